@@ -1,0 +1,3 @@
+module github.com/codeport/codeport
+
+go 1.26

@@ -1,0 +1,52 @@
+package port
+
+import "time"
+
+// Capabilities is a backend's honest description of itself: what runs the
+// code, what the code can use, and the limits in force. Gateways build the
+// tool description a model sees from it (PurposeHint), so it must never
+// promise what the backend cannot do.
+type Capabilities struct {
+	// Backend names the adapter: "wasm", "http", "subprocess".
+	Backend string
+	// Runtime and RuntimeVersion name the interpreter ("CPython", "3.12.0").
+	Runtime        string
+	RuntimeVersion string
+	// Tools lists the tool kinds that run for real on this backend.
+	Tools []ToolKind
+	// Packages lists third-party packages importable beyond the standard
+	// library; empty means standard library only.
+	Packages []Package
+	// UnavailableModules lists standard-library modules this build lacks,
+	// so a model is told rather than left to discover it.
+	UnavailableModules []string
+	// Network reports whether programs can open network connections.
+	Network bool
+	// WorkingDirectory is where files live, as the program sees it.
+	WorkingDirectory string
+	// Limits are the limits in force.
+	Limits Limits
+	// PurposeHint is the text a gateway shows a model about this tool.
+	PurposeHint string
+}
+
+// Package is an importable third-party package.
+type Package struct {
+	Name    string
+	Version string
+}
+
+// Limits are a backend's limits. A zero value means unknown or unlimited.
+type Limits struct {
+	DefaultTimeout     time.Duration
+	MaxTimeout         time.Duration
+	MemoryBytes        int64
+	OutputBytes        int64
+	SourceBytes        int64
+	WorkspaceBytes     int64
+	FileBytes          int64
+	MaxSessions        int
+	DefaultIdleTimeout time.Duration
+	MaxIdleTimeout     time.Duration
+	MaxLifetime        time.Duration
+}

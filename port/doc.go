@@ -1,0 +1,31 @@
+// Package port defines CodeExecutionPort, the one interface through which a
+// gateway runs model-written code, whatever backend answers: CPython in
+// process (adapters/wasm), a remote contract v1 sandbox (adapters/http) or
+// worker processes (adapters/subprocess).
+//
+// The package holds only the contract: operations, value types, typed
+// outcomes and typed errors. It has no dependencies, so gateway code and
+// adapters can both import it without pulling in a runtime.
+//
+// A gateway uses it like this:
+//
+//	sess, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+//	if err != nil {
+//		return err // errors.Is(err, port.ErrAtCapacity) and friends
+//	}
+//	defer p.DestroySession(context.WithoutCancel(ctx), sess.ID)
+//	res, err := p.Execute(ctx, sess.ID, port.ExecuteRequest{
+//		Tool: port.ToolCodeExecution,
+//		Code: "print(6 * 7)",
+//	})
+//	if err != nil {
+//		return err // the call could not run at all
+//	}
+//	fmt.Print(res.Stdout) // "42\n"; res.Outcome says how the program ended
+//
+// A failed program is not an error: Execute returns a Result whose Outcome is
+// OutcomeProgramError (or TimedOut, MemoryLimit, ...). Errors are reserved for
+// calls that could not run, and are tested with errors.Is against the
+// sentinels in this package (ErrSessionNotFound, ErrSessionBusy, ...), or with
+// errors.As against *CapacityError for the retry-after hint.
+package port

@@ -1,0 +1,202 @@
+package port
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// CodeExecutionPort is the code-execution contract v1 as a Go interface.
+//
+// Implementations are safe for concurrent use. A session accepts one call at
+// a time: a second concurrent Execute on the same session fails with
+// ErrSessionBusy rather than queueing, so a caller never waits behind code it
+// cannot see.
+type CodeExecutionPort interface {
+	// CreateSession leases a fresh session: empty interpreter state and an
+	// empty workspace. Lifetime hints are clamped down to the backend's
+	// ceilings, never up; the returned Session reports what is in force.
+	CreateSession(ctx context.Context, req CreateSessionRequest) (Session, error)
+
+	// Execute runs one tool call in a session. A program that fails, times
+	// out or runs out of memory is still a successful call: the Result's
+	// Outcome says what happened. The error is non-nil only when the call
+	// could not run (unknown session, busy, invalid request, ...).
+	Execute(ctx context.Context, sessionID string, req ExecuteRequest) (Result, error)
+
+	// DestroySession releases a session and everything it holds. Destroying
+	// an unknown or already destroyed session is not an error.
+	DestroySession(ctx context.Context, sessionID string) error
+
+	// ListFiles lists the entries of a directory of the session's workspace,
+	// given relative to the workspace root ("" or "." for the root).
+	ListFiles(ctx context.Context, sessionID, dir string) ([]FileInfo, error)
+
+	// GetFile opens a file of the session's workspace for reading. The
+	// caller closes the returned reader.
+	GetFile(ctx context.Context, sessionID, path string) (io.ReadCloser, FileInfo, error)
+
+	// PutFile writes a file into the session's workspace, creating parent
+	// directories and replacing an existing file. A file larger than the
+	// backend's cap is refused with ErrFileTooLarge, never truncated.
+	PutFile(ctx context.Context, sessionID, path string, r io.Reader) (FileInfo, error)
+
+	// Describe reports what this backend is and offers: the capability
+	// description a gateway turns into the tool description a model sees.
+	Describe(ctx context.Context) (Capabilities, error)
+
+	// Close releases the backend's resources: every live session is
+	// destroyed and every background task is stopped and awaited.
+	Close() error
+}
+
+// ToolKind selects the operation of an Execute call.
+type ToolKind string
+
+// The tool kinds of contract v1.
+const (
+	ToolCodeExecution       ToolKind = "code_execution"
+	ToolBashCodeExecution   ToolKind = "bash_code_execution"
+	ToolTextEditorExecution ToolKind = "text_editor_code_execution"
+)
+
+// Known reports whether k is a tool kind of contract v1.
+func (k ToolKind) Known() bool {
+	switch k {
+	case ToolCodeExecution, ToolBashCodeExecution, ToolTextEditorExecution:
+		return true
+	}
+	return false
+}
+
+// ResultType is the contract's result block type for the tool kind.
+func (k ToolKind) ResultType() string { return string(k) + "_tool_result" }
+
+// CreateSessionRequest carries the optional lifetime hints of CreateSession.
+// A zero duration means "no hint": the backend's default applies.
+type CreateSessionRequest struct {
+	IdleTimeout time.Duration
+	MaxLifetime time.Duration
+}
+
+// Session is the handle CreateSession returns.
+type Session struct {
+	ID string
+	// IdleTimeout and MaxLifetime are the bounds in force; zero means the
+	// backend did not report one.
+	IdleTimeout time.Duration
+	MaxLifetime time.Duration
+	CreatedAt   time.Time
+	// LastActivityAt is when the session was last used.
+	LastActivityAt time.Time
+}
+
+// ExecuteRequest is one tool call. Which input fields matter depends on Tool:
+// Code for code_execution, Command for bash_code_execution, Editor for
+// text_editor_code_execution.
+type ExecuteRequest struct {
+	Tool    ToolKind
+	Code    string
+	Command string
+	Editor  *EditorInput
+	// Timeout bounds execution. Zero means the backend's default; a value
+	// above the backend's ceiling is clamped to it, not refused.
+	Timeout time.Duration
+	// ToolUseID correlates the call; the backend generates one when empty.
+	ToolUseID string
+}
+
+// EditorCommand is a text_editor_code_execution command.
+type EditorCommand string
+
+// The editor commands of contract v1.
+const (
+	EditorView       EditorCommand = "view"
+	EditorCreate     EditorCommand = "create"
+	EditorStrReplace EditorCommand = "str_replace"
+	EditorInsert     EditorCommand = "insert"
+	EditorUndoEdit   EditorCommand = "undo_edit"
+)
+
+// EditorInput is the input of a text_editor_code_execution call. Pointer
+// fields distinguish "absent" from "empty", which the editor's validation
+// needs (an empty new_str is legal, a missing one is not).
+type EditorInput struct {
+	Command    EditorCommand
+	Path       string
+	FileText   *string
+	OldStr     *string
+	NewStr     *string
+	InsertLine *int
+	// ViewRange is nil, or a 1-based inclusive [start, end] where end -1
+	// means the end of the file.
+	ViewRange []int
+}
+
+// Outcome says how an executed program ended.
+type Outcome string
+
+// The outcomes of an Execute call that ran.
+const (
+	// OutcomeCompleted: the program ran to its end with return code 0.
+	OutcomeCompleted Outcome = "completed"
+	// OutcomeProgramError: the program raised, exited non-zero or was
+	// refused by the tool (an editor error, a shell command that failed).
+	OutcomeProgramError Outcome = "program_error"
+	// OutcomeTimedOut: the program was stopped at its deadline.
+	OutcomeTimedOut Outcome = "timed_out"
+	// OutcomeCancelled: the caller's context ended before the program did.
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeMemoryLimit: the program hit the session's memory limit.
+	OutcomeMemoryLimit Outcome = "memory_limit"
+)
+
+// Result is what an Execute call that ran returns.
+type Result struct {
+	ToolUseID string
+	Tool      ToolKind
+	Stdout    string
+	Stderr    string
+	// ReturnCode is the program's exit status: 0 on success, 1 for an
+	// uncaught exception, n for SystemExit(n), 124 for a timeout, 137 for
+	// the memory limit, 130 for a cancellation.
+	ReturnCode int
+	Outcome    Outcome
+	// Duration is the time spent executing.
+	Duration time.Duration
+	// OutputTruncated is set when stdout or stderr went over the output
+	// limit; the dropped bytes are gone and the stream ends with a notice.
+	OutputTruncated bool
+	// StateLost is set when the interpreter had to be discarded (timeout,
+	// cancellation, memory exhaustion, os._exit): the session goes on with a
+	// fresh interpreter and its workspace intact, and this call's Stderr
+	// says so.
+	StateLost bool
+	// Files lists files the call produced, for the contract's
+	// code_execution_output entries.
+	Files []OutputFile
+}
+
+// Return codes that the port gives to outcomes without an exit status of
+// their own. They follow the shell's conventions (timeout(1), 128+signal).
+const (
+	ReturnCodeTimedOut    = 124
+	ReturnCodeCancelled   = 130
+	ReturnCodeMemoryLimit = 137
+)
+
+// OutputFile is a file an execution produced.
+type OutputFile struct {
+	FileID   string
+	Filename string
+}
+
+// FileInfo describes a workspace file.
+type FileInfo struct {
+	// Path is relative to the workspace root, with forward slashes.
+	Path     string
+	Size     int64
+	IsDir    bool
+	ModTime  time.Time
+	MimeType string
+}
