@@ -1,0 +1,282 @@
+package workspace
+
+import (
+	"io"
+	"io/fs"
+	"sync"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	wsys "github.com/tetratelabs/wazero/sys"
+)
+
+// QuotaErrno is the errno a NewSysFS file system returns when a write would
+// go over the quota. wazero v1.12.0 has no ENOSPC in experimental/sys (and
+// maps any errno it does not know to EIO), so it is EIO: the guest sees
+// OSError(errno.EIO). Quota.Refusals tells the host that the quota was the
+// cause.
+const QuotaErrno = experimentalsys.EIO
+
+// NewSysFS returns the file system the guest sees for the host directory
+// dir: wazero's sysfs.DirFS(dir), with every byte the guest adds charged to q
+// while it is written.
+//
+//   - File writes (Write, Pwrite) and growth by Truncate reserve the bytes
+//     that extend the file before writing them. A write that does not fit
+//     is cut to what fits (a short write); one of which nothing fits fails
+//     with QuotaErrno, as does a Truncate that does not fit.
+//   - Shrinking a file by Truncate or by opening it with O_TRUNC, removing
+//     it with Unlink, and replacing it with Rename release its bytes. A
+//     removed or replaced file that is still open keeps its bytes charged
+//     until its last handle is closed, since they stay on disk until then.
+//   - Link and Symlink fail with EPERM: a link could lead outside dir on the
+//     host.
+//
+// Everything else is delegated to DirFS. Files already in dir are not
+// charged here: pair NewSysFS with a Workspace over the same directory
+// (workspace.New charges them, and RemoveAll releases them). A nil q means
+// an unlimited quota of its own.
+func NewSysFS(dir string, q *Quota) experimentalsys.FS {
+	if q == nil {
+		q = NewQuota(0)
+	}
+	return &quotaFS{FS: sysfs.DirFS(dir), dir: dir, q: q}
+}
+
+// quotaFS wraps a DirFS, accounting for file sizes in its quota.
+type quotaFS struct {
+	experimentalsys.FS
+	dir string
+	q   *Quota
+	// mu makes each size check and the change it guards one step, so that
+	// handles of this file system writing the same file account exactly.
+	mu sync.Mutex
+}
+
+// String implements fmt.Stringer.
+func (s *quotaFS) String() string { return s.dir }
+
+// OpenFile implements experimentalsys.FS. Regular files are returned wrapped
+// so that their writes are charged; O_TRUNC releases the old size.
+func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var before wsys.Stat_t
+	truncating := false
+	if flag&experimentalsys.O_TRUNC != 0 {
+		if st, errno := s.FS.Stat(path); errno == 0 && st.Mode.IsRegular() && st.Size > 0 {
+			before, truncating = st, true
+		}
+	}
+	f, errno := s.FS.OpenFile(path, flag, perm)
+	if errno != 0 {
+		return nil, errno
+	}
+	st, errno := f.Stat()
+	if errno != 0 {
+		_ = f.Close()
+		return nil, errno
+	}
+	if !st.Mode.IsRegular() {
+		return f, 0 // directories take no bytes of the quota
+	}
+	if truncating && st.Dev == before.Dev && st.Ino == before.Ino && st.Size < before.Size {
+		s.q.Release(before.Size - st.Size)
+	}
+	k := fileKey{dev: st.Dev, ino: st.Ino}
+	s.q.fileOpened(k)
+	return &quotaFile{File: f, fs: s, key: k}, 0
+}
+
+// Unlink implements experimentalsys.FS, releasing the file's bytes.
+func (s *quotaFS) Unlink(path string) experimentalsys.Errno {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, serr := s.FS.Lstat(path)
+	if errno := s.FS.Unlink(path); errno != 0 {
+		return errno
+	}
+	if serr == 0 && st.Mode.IsRegular() {
+		s.q.fileRemoved(fileKey{dev: st.Dev, ino: st.Ino}, st.Size)
+	}
+	return 0
+}
+
+// Rename implements experimentalsys.FS, releasing the bytes of a regular
+// file it replaces.
+func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fromSt, ferr := s.FS.Lstat(from)
+	toSt, terr := s.FS.Lstat(to)
+	if errno := s.FS.Rename(from, to); errno != 0 {
+		return errno
+	}
+	if terr != 0 || !toSt.Mode.IsRegular() {
+		return 0
+	}
+	if ferr == 0 && toSt.Ino != 0 && fromSt.Dev == toSt.Dev && fromSt.Ino == toSt.Ino {
+		return 0 // the same file: nothing was replaced
+	}
+	s.q.fileRemoved(fileKey{dev: toSt.Dev, ino: toSt.Ino}, toSt.Size)
+	return 0
+}
+
+// Link implements experimentalsys.FS: refused.
+func (s *quotaFS) Link(_, _ string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// Symlink implements experimentalsys.FS: refused.
+func (s *quotaFS) Symlink(_, _ string) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// reserve charges the bytes by which writing buf at offset start extends a
+// file of size bytes. It returns the part of buf that fits (all of it, or a
+// prefix) and the bytes reserved, or QuotaErrno when nothing fits.
+func (s *quotaFS) reserve(size, start int64, buf []byte) ([]byte, int64, experimentalsys.Errno) {
+	need := start + int64(len(buf)) - size
+	if need <= 0 {
+		return buf, 0, 0
+	}
+	got := s.q.reserveUpTo(need)
+	if got == need {
+		return buf, got, 0
+	}
+	fit := int64(len(buf)) - (need - got)
+	if fit <= 0 {
+		s.q.Release(got)
+		s.q.refused()
+		return nil, 0, QuotaErrno
+	}
+	return buf[:fit], got, 0
+}
+
+// growth is by how much writing n bytes at offset start extended a file of
+// size bytes.
+func growth(size, start int64, n int) int64 {
+	return max(0, start+int64(n)-size)
+}
+
+// quotaFile wraps a regular file of a quotaFS.
+type quotaFile struct {
+	experimentalsys.File
+	fs     *quotaFS
+	key    fileKey
+	closed bool
+}
+
+var _ experimentalsys.PollableFile = (*quotaFile)(nil)
+
+// Write implements experimentalsys.File, reserving the growth first.
+func (f *quotaFile) Write(buf []byte) (int, experimentalsys.Errno) {
+	if len(buf) == 0 {
+		return f.File.Write(buf)
+	}
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	st, errno := f.File.Stat()
+	if errno != 0 {
+		return 0, errno
+	}
+	start := st.Size
+	if !f.File.IsAppend() {
+		if start, errno = f.File.Seek(0, io.SeekCurrent); errno != 0 {
+			return 0, errno
+		}
+	}
+	buf, reserved, errno := f.fs.reserve(st.Size, start, buf)
+	if errno != 0 {
+		return 0, errno
+	}
+	n, errno := f.File.Write(buf)
+	f.fs.q.adjust(reserved, growth(st.Size, start, n))
+	return n, errno
+}
+
+// Pwrite implements experimentalsys.File, reserving the growth first.
+func (f *quotaFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
+	if len(buf) == 0 || off < 0 {
+		return f.File.Pwrite(buf, off)
+	}
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	st, errno := f.File.Stat()
+	if errno != 0 {
+		return 0, errno
+	}
+	buf, reserved, errno := f.fs.reserve(st.Size, off, buf)
+	if errno != 0 {
+		return 0, errno
+	}
+	n, errno := f.File.Pwrite(buf, off)
+	f.fs.q.adjust(reserved, growth(st.Size, off, n))
+	return n, errno
+}
+
+// Truncate implements experimentalsys.File: growth is reserved first (all
+// or nothing), shrinking releases.
+func (f *quotaFile) Truncate(size int64) experimentalsys.Errno {
+	if size < 0 {
+		return f.File.Truncate(size)
+	}
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	st, errno := f.File.Stat()
+	if errno != 0 {
+		return errno
+	}
+	delta := size - st.Size
+	if delta > 0 && f.fs.q.Reserve(delta) != nil {
+		return QuotaErrno
+	}
+	if errno := f.File.Truncate(size); errno != 0 {
+		if delta > 0 {
+			f.fs.q.Release(delta)
+		}
+		return errno
+	}
+	if delta < 0 {
+		f.fs.q.Release(-delta)
+	}
+	return 0
+}
+
+// Close implements experimentalsys.File. The last close of a file removed
+// while open releases its bytes.
+func (f *quotaFile) Close() experimentalsys.Errno {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if f.closed {
+		return f.File.Close()
+	}
+	f.closed = true
+	var size int64
+	if st, errno := f.File.Stat(); errno == 0 {
+		size = st.Size
+	}
+	errno := f.File.Close()
+	f.fs.q.fileClosed(f.key, size)
+	return errno
+}
+
+// IsNonblock implements experimentalsys.PollableFile.
+func (f *quotaFile) IsNonblock() bool {
+	if pf, ok := f.File.(experimentalsys.PollableFile); ok {
+		return pf.IsNonblock()
+	}
+	return false
+}
+
+// SetNonblock implements experimentalsys.PollableFile.
+func (f *quotaFile) SetNonblock(enable bool) experimentalsys.Errno {
+	if pf, ok := f.File.(experimentalsys.PollableFile); ok {
+		return pf.SetNonblock(enable)
+	}
+	return experimentalsys.ENOSYS
+}
+
+// Poll implements experimentalsys.Pollable.
+func (f *quotaFile) Poll(flag experimentalsys.Pflag, timeoutMillis int32) (bool, experimentalsys.Errno) {
+	if p, ok := f.File.(experimentalsys.Pollable); ok {
+		return p.Poll(flag, timeoutMillis)
+	}
+	return false, experimentalsys.ENOSYS
+}

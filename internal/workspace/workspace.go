@@ -1,0 +1,620 @@
+package workspace
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/codeport/codeport/port"
+	wsys "github.com/tetratelabs/wazero/sys"
+)
+
+// GuestRoot is where the workspace is mounted in the guest, and the
+// interpreter's working directory. Absolute paths are accepted only under it.
+const GuestRoot = "/workspace"
+
+// MaxPathBytes is the longest path Resolve accepts.
+const MaxPathBytes = 4096
+
+// tmpPrefix starts the names of the temporary files Write renames into place.
+const tmpPrefix = ".codeport-tmp-"
+
+// Workspace is one confined host directory. Every path it is given is
+// resolved inside its root and no symbolic link is ever followed; every byte
+// it writes is charged to its Quota.
+//
+// A Workspace holds no open descriptors and is safe for concurrent use as far
+// as the file system is: concurrent writes to the same path leave one of them.
+type Workspace struct {
+	root string
+	q    *Quota
+}
+
+// New returns the workspace rooted at the host directory root, creating it
+// (mode 0o700) if missing. The sizes of the regular files already in it are
+// charged to q even if that goes over its limit (they are on disk already);
+// later writes are then refused until enough is removed. A nil q means an
+// unlimited quota of the workspace's own.
+func New(root string, q *Quota) (*Workspace, error) {
+	if root == "" {
+		return nil, fmt.Errorf("workspace: empty root: %w", port.ErrInvalidRequest)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root: %w", err)
+	}
+	if q == nil {
+		q = NewQuota(0)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("workspace: creating root: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: root: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("workspace: root is not a directory: %w", port.ErrInvalidRequest)
+	}
+	files, err := regularFiles(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: scanning root: %w", err)
+	}
+	var total int64
+	for _, f := range files {
+		total += f.size
+	}
+	q.charge(total)
+	return &Workspace{root: abs, q: q}, nil
+}
+
+// Root returns the host path of the workspace root.
+func (w *Workspace) Root() string { return w.root }
+
+// Quota returns the quota the workspace charges.
+func (w *Workspace) Quota() *Quota { return w.q }
+
+// Resolve maps p to a host path inside the workspace. p is relative to the
+// workspace root, or absolute under GuestRoot; "", "." and GuestRoot name the
+// root itself. rel is the cleaned, slash-separated path relative to the root
+// ("." for the root).
+//
+// Errors wrap port.ErrPathEscapesWorkspace for any other absolute path, a
+// path whose cleaned form leaves the root, a NUL byte, or an existing path
+// component that is a symbolic link (wherever it points); they wrap
+// port.ErrInvalidRequest for invalid UTF-8 and paths over MaxPathBytes.
+func (w *Workspace) Resolve(p string) (hostPath, rel string, err error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return "", "", err
+	}
+	defer root.Close()
+	rel, _, err = w.resolveIn(root, p)
+	if err != nil {
+		return "", "", err
+	}
+	return w.hostPath(rel), rel, nil
+}
+
+// List returns the entries of directory dir, sorted by path, with paths
+// relative to the workspace root. Subdirectories are included with IsDir
+// set (and are not descended into); symbolic links and other special files
+// are left out. A missing dir is port.ErrFileNotFound, a file is
+// port.ErrInvalidRequest.
+func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	rel, fi, err := w.resolveIn(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi == nil {
+		return nil, fmt.Errorf("workspace: list %s: %w", rel, port.ErrFileNotFound)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("workspace: list %s: not a directory: %w", rel, port.ErrInvalidRequest)
+	}
+	d, err := root.Open(rel)
+	if err != nil {
+		return nil, pathErr("list", rel, err)
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, pathErr("list", rel, err)
+	}
+	out := make([]port.FileInfo, 0, len(entries))
+	for _, e := range entries {
+		if !e.Type().IsRegular() && !e.IsDir() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since ReadDir
+			}
+			return nil, pathErr("list", rel, err)
+		}
+		out = append(out, fileInfo(joinRel(rel, e.Name()), info))
+	}
+	slices.SortFunc(out, func(a, b port.FileInfo) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// Open opens the regular file p for reading. A missing file is
+// port.ErrFileNotFound, a directory port.ErrIsDirectory, any other kind of
+// file port.ErrInvalidRequest.
+func (w *Workspace) Open(p string) (io.ReadCloser, port.FileInfo, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	defer root.Close()
+	f, info, err := w.openIn(root, p)
+	if err != nil {
+		return nil, port.FileInfo{}, err // not a nil *os.File in an interface
+	}
+	return f, info, nil
+}
+
+func (w *Workspace) openIn(root *os.Root, p string) (*os.File, port.FileInfo, error) {
+	rel, fi, err := w.resolveIn(root, p)
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	if err := checkRegular("open", rel, fi); err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, port.FileInfo{}, pathErr("open", rel, err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = checkRegular("open", rel, st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, port.FileInfo{}, err
+	}
+	return f, fileInfo(rel, st), nil
+}
+
+// ReadFile returns the contents of the regular file p. A file over maxBytes
+// (when maxBytes > 0) is refused with an error wrapping port.ErrFileTooLarge.
+func (w *Workspace) ReadFile(p string, maxBytes int64) ([]byte, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, info, err := w.openIn(root, p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if maxBytes > 0 && info.Size > maxBytes {
+		return nil, tooLarge(info.Path, info.Size, maxBytes)
+	}
+	var r io.Reader = f
+	if maxBytes > 0 {
+		r = io.LimitReader(f, maxBytes+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, pathErr("read", info.Path, err)
+	}
+	if maxBytes > 0 && int64(len(data)) > maxBytes {
+		return nil, tooLarge(info.Path, int64(len(data)), maxBytes)
+	}
+	return data, nil
+}
+
+// WriteFile writes data to p as Write does.
+func (w *Workspace) WriteFile(p string, data []byte, maxBytes int64) error {
+	_, err := w.Write(p, bytes.NewReader(data), maxBytes)
+	return err
+}
+
+// Write writes everything r yields to the file p, creating parent
+// directories and replacing an existing file. The bytes go to a temporary
+// file in the same directory that is renamed over p only once complete, so a
+// refused or failed write leaves an existing p as it was.
+//
+// At most maxBytes+1 bytes are read from r when maxBytes > 0: more than
+// maxBytes is refused with an error wrapping port.ErrFileTooLarge. Bytes are
+// reserved from the quota as they are copied; a write that would go over the
+// quota is refused with a *QuotaError (also port.ErrFileTooLarge). The
+// bytes of a file being replaced count as free for its replacement, unless a
+// guest handle holds that file open. p naming a directory is
+// port.ErrIsDirectory.
+func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return port.FileInfo{}, err
+	}
+	defer root.Close()
+	rel, fi, err := w.resolveIn(root, p)
+	if err != nil {
+		return port.FileInfo{}, err
+	}
+	if rel == "." || (fi != nil && fi.IsDir()) {
+		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory)
+	}
+	if fi != nil && !fi.Mode().IsRegular() {
+		return port.FileInfo{}, fmt.Errorf("workspace: write %s: not a regular file: %w", rel, port.ErrInvalidRequest)
+	}
+	parent := path.Dir(rel)
+	if parent != "." {
+		if err := root.MkdirAll(parent, 0o755); err != nil {
+			if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
+				return port.FileInfo{}, fmt.Errorf("workspace: write %s: a parent is not a directory: %w", rel, port.ErrInvalidRequest)
+			}
+			return port.FileInfo{}, pathErr("write", rel, err)
+		}
+		// MkdirAll follows links it finds inside the root: make sure the
+		// parents it found or made are plain directories.
+		if _, _, err := w.resolveIn(root, parent); err != nil {
+			return port.FileInfo{}, err
+		}
+	}
+
+	perm := fs.FileMode(0o644)
+	var credit int64
+	if fi != nil {
+		perm = fi.Mode().Perm()
+		if !w.q.isOpen(keyOf(fi)) {
+			credit = fi.Size()
+		}
+	}
+	tmpRel := joinRel(parent, tmpPrefix+rand.Text())
+	f, err := root.OpenFile(tmpRel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return port.FileInfo{}, pathErr("write", rel, err)
+	}
+	var charged int64 // bytes reserved from the quota for the temp file
+	fail := func(err error) (port.FileInfo, error) {
+		f.Close()
+		root.Remove(tmpRel)
+		w.q.Release(charged)
+		return port.FileInfo{}, err
+	}
+	if err := f.Chmod(perm); err != nil { // umask may have narrowed it
+		return fail(pathErr("write", rel, err))
+	}
+
+	if maxBytes > 0 {
+		r = io.LimitReader(r, maxBytes+1)
+	}
+	var written int64
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if maxBytes > 0 && written+int64(n) > maxBytes {
+				return fail(tooLarge(rel, written+int64(n), maxBytes))
+			}
+			if need := written + int64(n) - credit - charged; need > 0 {
+				if err := w.q.Reserve(need); err != nil {
+					return fail(fmt.Errorf("workspace: write %s: %w", rel, err))
+				}
+				charged += need
+			}
+			if _, err := f.Write(buf[:n]); err != nil {
+				return fail(pathErr("write", rel, err))
+			}
+			written += int64(n)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fail(fmt.Errorf("workspace: write %s: reading input: %w", rel, rerr))
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fail(pathErr("write", rel, err))
+	}
+
+	// What is at rel now is what the rename replaces.
+	cur, err := root.Lstat(rel)
+	switch {
+	case err == nil && cur.IsDir():
+		return fail(fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory))
+	case err == nil && !cur.Mode().IsRegular():
+		return fail(fmt.Errorf("workspace: write %s: not a regular file: %w", rel, port.ErrInvalidRequest))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fail(pathErr("write", rel, err))
+	case err != nil:
+		cur = nil
+	}
+	if err := root.Rename(tmpRel, rel); err != nil {
+		return fail(pathErr("write", rel, err))
+	}
+	if cur != nil {
+		w.q.fileRemoved(keyOf(cur), cur.Size())
+	}
+	w.q.charge(written - charged) // the credited bytes are now the new file's
+
+	st, err := root.Lstat(rel)
+	if err != nil {
+		return port.FileInfo{}, pathErr("write", rel, err)
+	}
+	return fileInfo(rel, st), nil
+}
+
+// Remove removes the regular file p and releases its bytes. A missing file
+// is port.ErrFileNotFound, a directory port.ErrIsDirectory.
+func (w *Workspace) Remove(p string) error {
+	root, err := w.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rel, fi, err := w.resolveIn(root, p)
+	if err != nil {
+		return err
+	}
+	if err := checkRegular("remove", rel, fi); err != nil {
+		return err
+	}
+	if err := root.Remove(rel); err != nil {
+		return pathErr("remove", rel, err)
+	}
+	w.q.fileRemoved(keyOf(fi), fi.Size())
+	return nil
+}
+
+// Exists reports whether p names an existing file or directory. The error is
+// non-nil only when p is not a valid workspace path (see Resolve) or the
+// file system fails.
+func (w *Workspace) Exists(p string) (bool, error) {
+	_, err := w.Stat(p)
+	if errors.Is(err, port.ErrFileNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Stat describes the file or directory p. A missing one is
+// port.ErrFileNotFound.
+func (w *Workspace) Stat(p string) (port.FileInfo, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return port.FileInfo{}, err
+	}
+	defer root.Close()
+	rel, fi, err := w.resolveIn(root, p)
+	if err != nil {
+		return port.FileInfo{}, err
+	}
+	if fi == nil {
+		return port.FileInfo{}, fmt.Errorf("workspace: stat %s: %w", rel, port.ErrFileNotFound)
+	}
+	return fileInfo(rel, fi), nil
+}
+
+// RemoveAll deletes the workspace root and everything in it, and releases
+// the bytes of the files it removed. A root already gone is not an error.
+func (w *Workspace) RemoveAll() error {
+	files, err := regularFiles(w.root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("workspace: remove all: %w", err)
+	}
+	rerr := os.RemoveAll(w.root)
+	for _, f := range files {
+		if rerr != nil {
+			if _, err := os.Lstat(f.path); err == nil {
+				continue // still there
+			}
+		}
+		w.q.fileRemoved(f.key, f.size)
+	}
+	if rerr != nil {
+		return fmt.Errorf("workspace: remove all: %w", stripPath(rerr))
+	}
+	return nil
+}
+
+// openRoot opens the workspace root; every operation works through it so
+// that no path can leave the root even if the tree changes underneath.
+func (w *Workspace) openRoot() (*os.Root, error) {
+	root, err := os.OpenRoot(w.root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("workspace: root is gone: %w", port.ErrFileNotFound)
+		}
+		return nil, fmt.Errorf("workspace: opening root: %w", stripPath(err))
+	}
+	return root, nil
+}
+
+func (w *Workspace) hostPath(rel string) string {
+	if rel == "." {
+		return w.root
+	}
+	return filepath.Join(w.root, filepath.FromSlash(rel))
+}
+
+// resolveIn cleans p (see CleanPath) and Lstats each existing component in
+// turn, refusing symbolic links. fi describes the file p names, nil when it
+// does not exist (or a parent is not a directory).
+func (w *Workspace) resolveIn(root *os.Root, p string) (rel string, fi fs.FileInfo, err error) {
+	rel, err = CleanPath(p)
+	if err != nil {
+		return "", nil, err
+	}
+	if rel == "." {
+		fi, err := root.Lstat(".")
+		if err != nil {
+			return "", nil, pathErr("stat", rel, err)
+		}
+		return rel, fi, nil
+	}
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		cur, err := root.Lstat(prefix)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return rel, nil, nil
+			}
+			return "", nil, pathErr("stat", rel, err)
+		}
+		if cur.Mode()&fs.ModeSymlink != 0 {
+			return "", nil, fmt.Errorf("workspace: path %q goes through a symbolic link: %w", p, port.ErrPathEscapesWorkspace)
+		}
+		if i < len(parts)-1 && !cur.IsDir() {
+			return rel, nil, nil // a file used as a directory
+		}
+		fi = cur
+	}
+	return rel, fi, nil
+}
+
+// CleanPath is the lexical half of Resolve: it returns the cleaned,
+// slash-separated path relative to the workspace root that p names, without
+// looking at the file system (so without the symbolic-link check).
+func CleanPath(p string) (string, error) {
+	if len(p) > MaxPathBytes {
+		return "", fmt.Errorf("workspace: path of %d bytes is over the limit of %d: %w", len(p), MaxPathBytes, port.ErrInvalidRequest)
+	}
+	if !utf8.ValidString(p) {
+		return "", fmt.Errorf("workspace: path %q is not valid UTF-8: %w", p, port.ErrInvalidRequest)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", fmt.Errorf("workspace: path %q contains a NUL byte: %w", p, port.ErrPathEscapesWorkspace)
+	}
+	if p == "" {
+		return ".", nil
+	}
+	c := path.Clean(p)
+	if path.IsAbs(c) {
+		switch {
+		case c == GuestRoot:
+			return ".", nil
+		case strings.HasPrefix(c, GuestRoot+"/"):
+			return c[len(GuestRoot)+1:], nil
+		}
+		return "", fmt.Errorf("workspace: path %q is outside %s: %w", p, GuestRoot, port.ErrPathEscapesWorkspace)
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("workspace: path %q leads outside the workspace: %w", p, port.ErrPathEscapesWorkspace)
+	}
+	return c, nil
+}
+
+func checkRegular(op, rel string, fi fs.FileInfo) error {
+	switch {
+	case fi == nil:
+		return fmt.Errorf("workspace: %s %s: %w", op, rel, port.ErrFileNotFound)
+	case fi.IsDir():
+		return fmt.Errorf("workspace: %s %s: %w", op, rel, port.ErrIsDirectory)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("workspace: %s %s: not a regular file: %w", op, rel, port.ErrInvalidRequest)
+	}
+	return nil
+}
+
+func tooLarge(rel string, size, limit int64) error {
+	return fmt.Errorf("workspace: %s: %d bytes is over the limit of %d bytes: %w", rel, size, limit, port.ErrFileTooLarge)
+}
+
+// pathErr maps a file-system error to one that names the workspace path, not
+// the host path, and wraps the port sentinel that fits.
+func pathErr(op, rel string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("workspace: %s %s: %w", op, rel, port.ErrFileNotFound)
+	}
+	if errors.Is(err, syscall.EISDIR) {
+		return fmt.Errorf("workspace: %s %s: %w", op, rel, port.ErrIsDirectory)
+	}
+	return fmt.Errorf("workspace: %s %s: %w", op, rel, stripPath(err))
+}
+
+// stripPath drops the host path from *fs.PathError and *os.LinkError.
+func stripPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+func fileInfo(rel string, fi fs.FileInfo) port.FileInfo {
+	info := port.FileInfo{Path: rel, IsDir: fi.IsDir(), ModTime: fi.ModTime()}
+	if !info.IsDir {
+		info.Size = fi.Size()
+		info.MimeType = mimeType(rel)
+	}
+	return info
+}
+
+func mimeType(rel string) string {
+	if t := mime.TypeByExtension(path.Ext(rel)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+func joinRel(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func keyOf(fi fs.FileInfo) fileKey {
+	st := wsys.NewStat_t(fi)
+	return fileKey{dev: st.Dev, ino: st.Ino}
+}
+
+type regularFile struct {
+	path string
+	key  fileKey
+	size int64
+}
+
+// regularFiles lists the regular files under dir, without following links.
+func regularFiles(dir string) ([]regularFile, error) {
+	var out []regularFile
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != dir {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		out = append(out, regularFile{path: p, key: keyOf(fi), size: fi.Size()})
+		return nil
+	})
+	return out, err
+}
