@@ -1,0 +1,37 @@
+package contract_test
+
+import (
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/port"
+)
+
+// Serving a backend over contract v1. Any port.CodeExecutionPort works; the
+// example leaves out which.
+func ExampleNewHandler() {
+	var backend port.CodeExecutionPort // e.g. the wasm adapter
+	if backend == nil {
+		return
+	}
+	reg := prometheus.NewRegistry()
+	h := contract.NewHandler(backend,
+		contract.WithBearerToken(os.Getenv("CODEPORT_TOKEN")),
+		contract.WithLogger(slog.Default()),
+		contract.WithGatherer(reg),
+		contract.WithMaxUploadBytes(32<<20),
+	)
+	srv := &http.Server{
+		Addr:              "127.0.0.1:8080",
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	log.Fatal(srv.ListenAndServe())
+}

@@ -1,0 +1,101 @@
+package contract
+
+import (
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of the handler's limits.
+const (
+	// Code arrives inside a JSON string, so the cap leaves room for a large
+	// program after escaping; the backend's own source limit still applies.
+	defaultMaxRequestBytes = 10 << 20
+	// Uploads are streamed, so the cap bounds the work wasted on a refused
+	// upload rather than memory; the backend's file cap still applies.
+	defaultMaxUploadBytes = 100 << 20
+)
+
+// Option configures the handler NewHandler returns.
+type Option func(*config)
+
+type config struct {
+	token           string
+	ready           func() bool
+	gatherer        prometheus.Gatherer
+	logger          *slog.Logger
+	maxRequestBytes int64
+	maxUploadBytes  int64
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		logger:          slog.New(slog.DiscardHandler),
+		maxRequestBytes: defaultMaxRequestBytes,
+		maxUploadBytes:  defaultMaxUploadBytes,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithBearerToken requires "Authorization: Bearer <token>" on every route
+// except /healthz, which orchestrators probe without credentials. The
+// contract has no authentication of its own; a deployment reachable by
+// anything but its one trusted client needs this. The comparison takes the
+// same time whatever the presented credential. An empty token leaves the
+// handler open.
+func WithBearerToken(token string) Option {
+	return func(c *config) { c.token = token }
+}
+
+// WithReady makes GET /healthz answer 503 until ready reports true, so a
+// load balancer holds traffic back while the backend warms up (compiling a
+// runtime can take seconds). Without it the handler is always ready. ready is
+// called on every probe and must be safe for concurrent use.
+func WithReady(ready func() bool) Option {
+	return func(c *config) { c.ready = ready }
+}
+
+// WithGatherer serves the gatherer's metrics on GET /metrics in the
+// Prometheus exposition format. Without it /metrics answers 404: the handler
+// never reaches for the global registry on its own.
+func WithGatherer(g prometheus.Gatherer) Option {
+	return func(c *config) { c.gatherer = g }
+}
+
+// WithLogger logs one record per request: method, route pattern, status,
+// duration and session id, plus the error behind a 5xx. Code, output and
+// file contents are never logged. Without it nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithMaxRequestBytes caps JSON request bodies; a larger one is refused with
+// 413. The default is 10 MiB; n <= 0 keeps it.
+func WithMaxRequestBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxRequestBytes = n
+		}
+	}
+}
+
+// WithMaxUploadBytes caps the whole multipart body of a file upload; a larger
+// one is refused with 413 as soon as reading passes the cap, so a refused
+// upload costs at most n bytes of work. The default is 100 MiB; n <= 0 keeps
+// it.
+func WithMaxUploadBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxUploadBytes = n
+		}
+	}
+}

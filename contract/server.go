@@ -1,0 +1,602 @@
+package contract
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/codeport/codeport/port"
+)
+
+// statusClientClosed is recorded (for the log only: nobody is listening)
+// when the client went away before the port answered.
+const statusClientClosed = 499
+
+// maxPathFieldBytes bounds the multipart path field, which is read into
+// memory.
+const maxPathFieldBytes = 4096
+
+// NewHandler returns an http.Handler that serves p over code-execution
+// contract v1, plus /healthz, /capabilities, /metrics and /openapi.yaml.
+//
+// Each request's context is passed to p, so a client that disconnects
+// cancels its execution. The handler sets no timeouts of its own: put it in
+// an http.Server with ReadHeaderTimeout and IdleTimeout, and with a
+// WriteTimeout, if any, above the backend's longest execution.
+//
+// NewHandler panics if p is nil.
+func NewHandler(p port.CodeExecutionPort, opts ...Option) http.Handler {
+	if p == nil {
+		panic("contract: NewHandler called with a nil port")
+	}
+	s := &server{port: p, cfg: newConfig(opts), mux: http.NewServeMux()}
+	if s.cfg.token != "" {
+		s.tokenHash = sha256.Sum256([]byte(s.cfg.token))
+	}
+	if s.cfg.gatherer != nil {
+		s.metrics = promhttp.HandlerFor(s.cfg.gatherer, promhttp.HandlerOpts{
+			ErrorHandling: promhttp.ContinueOnError,
+		})
+	}
+	s.routes()
+	return s
+}
+
+type server struct {
+	port      port.CodeExecutionPort
+	cfg       config
+	tokenHash [sha256.Size]byte
+	mux       *http.ServeMux
+	metrics   http.Handler
+}
+
+func (s *server) routes() {
+	allowed := map[string][]string{}
+	handle := func(pattern string, h http.HandlerFunc, auth bool) {
+		method, path, _ := strings.Cut(pattern, " ")
+		allowed[path] = append(allowed[path], method)
+		if method == http.MethodGet {
+			allowed[path] = append(allowed[path], http.MethodHead)
+		}
+		if auth {
+			h = s.authenticated(h)
+		}
+		s.mux.Handle(pattern, h)
+	}
+	handle("POST /sessions", s.createSession, true)
+	handle("DELETE /sessions/{id}", s.destroySession, true)
+	handle("POST /sessions/{id}/exec", s.execute, true)
+	handle("GET /sessions/{id}/files/list", s.listFiles, true)
+	handle("GET /sessions/{id}/files", s.getFile, true)
+	handle("POST /sessions/{id}/files", s.putFile, true)
+	handle("GET /capabilities", s.capabilities, true)
+	handle("GET /metrics", s.serveMetrics, true)
+	handle("GET /openapi.yaml", s.openAPI, true)
+	handle("GET /healthz", s.healthz, false)
+
+	// ServeMux answers a wrong method with a plain-text 405 and an unknown
+	// path with a plain-text 404; the contract wants {"detail"} bodies, so
+	// both are registered explicitly. A method-less pattern loses to the
+	// method-specific ones above, so it sees only the wrong methods.
+	for path, methods := range allowed {
+		slices.Sort(methods)
+		allow := strings.Join(methods, ", ")
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeJSON(w, http.StatusMethodNotAllowed, Error{Detail: "method " + r.Method + " not allowed; allowed: " + allow})
+		})
+		if path != "/healthz" {
+			h = s.authenticated(h)
+		}
+		s.mux.Handle(path, h)
+	}
+	s.mux.Handle("/", s.authenticated(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, Error{Detail: "no such route"})
+	}))
+}
+
+// ServeHTTP routes the request and logs it once it is answered.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	s.mux.ServeHTTP(rec, r)
+	s.log(r, rec, time.Since(start))
+}
+
+func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs,
+		slog.String("method", r.Method),
+		slog.String("route", r.Pattern),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+	)
+	if id := r.PathValue("id"); id != "" {
+		attrs = append(attrs, slog.String("session_id", id))
+	}
+	level := slog.LevelInfo
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case rec.err != nil && status < 400:
+		// A failure after the status was sent: a download cut short.
+		level = slog.LevelWarn
+	}
+	// A client error is the client's business, and its message may quote
+	// the client's input; others are logged. Port errors never carry code,
+	// output or file contents.
+	if rec.err != nil && (status < 400 || status >= 500 || status == statusClientClosed) {
+		attrs = append(attrs, slog.String("error", rec.err.Error()))
+	}
+	s.cfg.logger.LogAttrs(context.WithoutCancel(r.Context()), level, "request", attrs...)
+}
+
+// authenticated wraps h with the bearer check when a token is configured.
+func (s *server) authenticated(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.token == "" {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			s.writeError(w, r, port.ErrUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *server) authorized(r *http.Request) bool {
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	// Hashing first makes the comparison independent of the presented
+	// credential's length as well as its content.
+	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
+	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1
+}
+
+func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
+	var body CreateSessionRequest
+	if err := s.decodeJSON(w, r, &body, true); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req, err := CreateSessionRequestToPort(body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.port.CreateSession(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if sess.ID == "" {
+		s.writeError(w, r, errors.New("port returned a session without an id"))
+		return
+	}
+	writeJSON(w, http.StatusCreated, SessionFromPort(sess))
+}
+
+func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
+	// The contract lets an unknown id be released "again": the session is
+	// in the desired state either way.
+	err := s.port.DestroySession(r.Context(), r.PathValue("id"))
+	if err != nil && !errors.Is(err, port.ErrSessionNotFound) {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) execute(w http.ResponseWriter, r *http.Request) {
+	var body ExecRequest
+	if err := s.decodeJSON(w, r, &body, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req, err := ExecRequestToPort(body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.port.Execute(r.Context(), r.PathValue("id"), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The contract promises the block type of the tool that ran and a
+	// tool_use_id on every response; do not rely on the port for either.
+	if res.Tool == "" {
+		res.Tool = req.Tool
+	}
+	if res.ToolUseID == "" {
+		res.ToolUseID = req.ToolUseID
+	}
+	if res.ToolUseID == "" {
+		res.ToolUseID = "srvtoolu_" + rand.Text()
+	}
+	writeJSON(w, http.StatusOK, ResultFromPort(res))
+}
+
+func (s *server) listFiles(w http.ResponseWriter, r *http.Request) {
+	dir := r.URL.Query().Get("path")
+	if dir == "" {
+		dir = "."
+	}
+	files, err := s.port.ListFiles(r.Context(), r.PathValue("id"), dir)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, FileListFromPort(files))
+}
+
+func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("path")
+	if name == "" {
+		s.writeError(w, r, invalidf("query parameter path is required"))
+		return
+	}
+	rc, info, err := s.port.GetFile(r.Context(), r.PathValue("id"), name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer rc.Close()
+	if info.IsDir {
+		s.writeError(w, r, fmt.Errorf("%w: %s", port.ErrIsDirectory, name))
+		return
+	}
+	h := w.Header()
+	ct := info.MimeType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	// The bytes are the program's, not the server's: a browser pointed at
+	// this route must neither sniff nor render them as a page of this origin.
+	h.Set("X-Content-Type-Options", "nosniff")
+	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": baseName(name)}); cd != "" {
+		h.Set("Content-Disposition", cd)
+	} else {
+		h.Set("Content-Disposition", "attachment")
+	}
+	src := io.Reader(rc)
+	if info.Size > 0 {
+		h.Set("Content-Length", strconv.FormatInt(info.Size, 10))
+		// Never send more than announced, whatever the file did since.
+		src = io.LimitReader(rc, info.Size)
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	n, err := io.Copy(w, src)
+	if err == nil && info.Size > 0 && n < info.Size {
+		err = fmt.Errorf("file ended after %d of %d bytes", n, info.Size)
+	}
+	if err != nil {
+		// Too late for a status; the short body tells the client.
+		if rec, ok := w.(*recorder); ok {
+			rec.err = fmt.Errorf("streaming file: %w", err)
+		}
+	}
+}
+
+func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
+	limit := s.cfg.maxUploadBytes
+	if r.ContentLength > limit {
+		s.writeError(w, r, &http.MaxBytesError{Limit: limit})
+		return
+	}
+	// Remember a cap overrun however the multipart reader or the port
+	// wrap the read error, so it is always reported as 413.
+	body := &capTracker{ReadCloser: http.MaxBytesReader(unwrap(w), r.Body, limit)}
+	r.Body = body
+	mr, err := r.MultipartReader()
+	if err != nil {
+		if errors.Is(err, http.ErrNotMultipart) {
+			s.writeError(w, r, errUnsupportedMedia)
+			return
+		}
+		s.writeError(w, r, invalidf("malformed multipart body"))
+		return
+	}
+	dest := ""
+	for {
+		part, err := mr.NextPart()
+		switch {
+		case body.err != nil:
+			s.writeError(w, r, body.err)
+			return
+		case errors.Is(err, io.EOF):
+			s.writeError(w, r, invalidf("multipart body has no file part"))
+			return
+		case err != nil:
+			s.writeError(w, r, invalidf("malformed multipart body"))
+			return
+		}
+		switch part.FormName() {
+		case "path":
+			b, err := io.ReadAll(io.LimitReader(part, maxPathFieldBytes+1))
+			if body.err != nil {
+				s.writeError(w, r, body.err)
+				return
+			}
+			if err != nil {
+				s.writeError(w, r, invalidf("malformed multipart body"))
+				return
+			}
+			if len(b) > maxPathFieldBytes {
+				s.writeError(w, r, invalidf("path field is over %d bytes", maxPathFieldBytes))
+				return
+			}
+			dest = string(b)
+		case "file":
+			// Streamed straight into the port: the upload is never held in
+			// memory. Hence the path field must come before the file part;
+			// parts after it are not read.
+			if dest == "" {
+				dest = baseName(part.FileName())
+			}
+			if dest == "" || dest == "." || dest == ".." {
+				s.writeError(w, r, invalidf("no path field and no usable file name"))
+				return
+			}
+			info, err := s.port.PutFile(r.Context(), r.PathValue("id"), dest, part)
+			if body.err != nil {
+				s.writeError(w, r, body.err)
+				return
+			}
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if info.Path == "" {
+				info.Path = dest
+			}
+			writeJSON(w, http.StatusCreated, FileUploadResultFromPort(info))
+			return
+		}
+		// Other parts are skipped by NextPart.
+	}
+}
+
+func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
+	caps, err := s.port.Describe(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, CapabilitiesFromPort(caps))
+}
+
+func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.metrics == nil {
+		writeJSON(w, http.StatusNotFound, Error{Detail: "metrics are not enabled"})
+		return
+	}
+	s.metrics.ServeHTTP(w, r)
+}
+
+func (s *server) openAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(openapiDoc)))
+	_, _ = io.WriteString(w, openapiDoc)
+}
+
+// healthStatus is the body of a 200 from /healthz.
+type healthStatus struct {
+	Status string `json:"status"`
+}
+
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.ready != nil && !s.cfg.ready() {
+		writeJSON(w, http.StatusServiceUnavailable, Error{Detail: "not ready"})
+		return
+	}
+	writeJSON(w, http.StatusOK, healthStatus{Status: "ok"})
+}
+
+// decodeJSON decodes a body that must hold exactly one JSON value. An empty
+// body is allowed only when allowEmpty is set, and leaves v untouched.
+func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	limit := s.cfg.maxRequestBytes
+	if r.ContentLength > limit {
+		return &http.MaxBytesError{Limit: limit}
+	}
+	r.Body = http.MaxBytesReader(unwrap(w), r.Body, limit)
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			return err
+		case errors.Is(err, io.EOF):
+			if allowEmpty {
+				return nil
+			}
+			return invalidf("request body is required")
+		}
+		return jsonError("", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return err
+		}
+		return invalidf("unexpected data after the JSON body")
+	}
+	return nil
+}
+
+// errUnsupportedMedia refuses an upload that is not multipart/form-data.
+var errUnsupportedMedia = errors.New("request body must be multipart/form-data")
+
+// writeError answers with the status the error maps to and a {"detail"}
+// body. Client errors say what was wrong (port errors never carry user
+// data); server errors say only which kind, and are logged in full.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusFor(err)
+	detail := err.Error()
+	switch {
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		status, detail = statusClientClosed, "client closed request"
+	case status == http.StatusInternalServerError:
+		detail = "internal error"
+	case status == http.StatusBadGateway:
+		detail = "backend unreachable"
+	}
+	if rec, ok := w.(*recorder); ok {
+		rec.err = err
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
+	case http.StatusRequestEntityTooLarge:
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			detail = fmt.Sprintf("request body is over the %d-byte limit", tooLarge.Limit)
+		}
+	}
+	writeJSON(w, status, Error{Detail: detail})
+}
+
+// statusFor maps an error to its HTTP status through the port's sentinels.
+func statusFor(err error) int {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errUnsupportedMedia):
+		return http.StatusUnsupportedMediaType
+	case errors.Is(err, port.ErrUnauthorized):
+		return http.StatusUnauthorized
+	case errors.Is(err, port.ErrSessionNotFound), errors.Is(err, port.ErrFileNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, port.ErrSessionBusy):
+		return http.StatusConflict
+	case errors.Is(err, port.ErrAtCapacity):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, port.ErrInvalidRequest):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, port.ErrUnsupportedTool), errors.Is(err, port.ErrIsDirectory):
+		return http.StatusBadRequest
+	case errors.Is(err, port.ErrPathEscapesWorkspace):
+		return http.StatusForbidden
+	case errors.Is(err, port.ErrFileTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, port.ErrBackendUnreachable):
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+// retryAfterSeconds is the capacity error's hint in whole seconds, rounded
+// up and at least 1: "Retry-After: 0" would invite a hot retry loop.
+func retryAfterSeconds(err error) int {
+	var ce *port.CapacityError
+	if !errors.As(err, &ce) || ce.RetryAfter <= 0 {
+		return 1
+	}
+	secs := math.Ceil(ce.RetryAfter.Seconds())
+	if secs > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return max(int(secs), 1)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a bug can get here: every body is one of this package's types.
+		status = http.StatusInternalServerError
+		b = []byte(`{"detail":"internal error"}`)
+		if rec, ok := w.(*recorder); ok {
+			rec.err = fmt.Errorf("encoding response: %w", err)
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// baseName is the last element of a client-supplied file name, whichever
+// separator the client's platform uses.
+func baseName(name string) string {
+	return name[strings.LastIndexAny(name, `/\`)+1:]
+}
+
+// recorder keeps what the log needs: the status and the error behind it.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	err    error
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// unwrap returns the server's own writer, which http.MaxBytesReader needs to
+// tell the server to close the connection after an oversized body instead
+// of draining it.
+func unwrap(w http.ResponseWriter) http.ResponseWriter {
+	if rec, ok := w.(*recorder); ok {
+		return rec.ResponseWriter
+	}
+	return w
+}
+
+// capTracker remembers that the request body went over its cap.
+type capTracker struct {
+	io.ReadCloser
+	err error
+}
+
+func (c *capTracker) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if err != nil && c.err == nil && errors.As(err, &tooLarge) {
+		c.err = err
+	}
+	return n, err
+}

@@ -1,0 +1,361 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// The wire types below are contract v1's JSON bodies. Field names are the
+// contract's; Go names follow Go conventions. Responses may carry fields a
+// type does not know: decoding ignores them, because the contract grows by
+// adding fields and a consumer must not reject what it does not recognise.
+
+// CreateSessionRequest is the optional body of POST /sessions.
+//
+// Both hints are pointers so that "absent" and "null" (no hint) stay
+// distinguishable from a present but invalid 0, which is refused rather than
+// read as "no hint".
+type CreateSessionRequest struct {
+	IdleTimeoutSeconds *int `json:"idle_timeout_seconds,omitempty"`
+	MaxLifetimeSeconds *int `json:"max_lifetime_seconds,omitempty"`
+}
+
+// UnmarshalJSON accepts an integer written as a whole float (60.0), which
+// JSON Schema counts as an integer and some clients produce, and refuses
+// fractions and non-numbers.
+func (r *CreateSessionRequest) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		IdleTimeoutSeconds optInt `json:"idle_timeout_seconds"`
+		MaxLifetimeSeconds optInt `json:"max_lifetime_seconds"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*r = CreateSessionRequest{
+		IdleTimeoutSeconds: raw.IdleTimeoutSeconds.ptr(),
+		MaxLifetimeSeconds: raw.MaxLifetimeSeconds.ptr(),
+	}
+	return nil
+}
+
+// SessionHandle is the body of a 201 from POST /sessions. Optional fields
+// are omitted when unknown, never sent as null, as the contract requires.
+type SessionHandle struct {
+	SessionID string `json:"session_id"`
+	// IdleTimeoutSeconds and MaxLifetimeSeconds are the bounds in force.
+	IdleTimeoutSeconds int `json:"idle_timeout_seconds,omitempty"`
+	MaxLifetimeSeconds int `json:"max_lifetime_seconds,omitempty"`
+	// CreatedAt and LastActivityAt are POSIX seconds with a fraction.
+	CreatedAt      float64 `json:"created_at,omitempty"`
+	LastActivityAt float64 `json:"last_activity_at,omitempty"`
+}
+
+// ExecRequest is the body of POST /sessions/{id}/exec.
+//
+// Input stays raw JSON here because its shape depends on Tool; ExecRequestToPort
+// decodes and validates it for the tool kind.
+type ExecRequest struct {
+	Tool  string          `json:"tool"`
+	Input json.RawMessage `json:"input"`
+	// TimeoutSeconds is nil when absent (the backend's default applies).
+	TimeoutSeconds *int `json:"timeout_seconds,omitempty"`
+	// ToolUseID is empty when absent or null.
+	ToolUseID string `json:"tool_use_id,omitempty"`
+}
+
+// UnmarshalJSON reads tool_use_id null as absent and accepts a whole-valued
+// float for timeout_seconds (see CreateSessionRequest.UnmarshalJSON). Wrong
+// JSON types are errors.
+func (r *ExecRequest) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Tool           *string         `json:"tool"`
+		Input          json.RawMessage `json:"input"`
+		TimeoutSeconds optInt          `json:"timeout_seconds"`
+		ToolUseID      *string         `json:"tool_use_id"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*r = ExecRequest{Input: raw.Input, TimeoutSeconds: raw.TimeoutSeconds.ptr()}
+	if raw.Tool != nil {
+		r.Tool = *raw.Tool
+	}
+	if raw.ToolUseID != nil {
+		r.ToolUseID = *raw.ToolUseID
+	}
+	return nil
+}
+
+// ExecResponse is the body of a 200 from POST /sessions/{id}/exec.
+//
+// Decoding is lenient the way the contract asks of consumers: a null stdout
+// or stderr reads as "", a null return_code or execution_time_ms as 0, a
+// null content list as empty.
+type ExecResponse struct {
+	ToolUseID       string      `json:"tool_use_id"`
+	ExecutionTimeMS int64       `json:"execution_time_ms"`
+	ResultBlock     ResultBlock `json:"result_block"`
+
+	// The fields below are codeport's additions to contract v1. Consumers
+	// that do not know them ignore them; codeport's own client uses them to
+	// recover the port's Result exactly.
+
+	// Outcome is the port.Outcome string ("completed", "timed_out", ...).
+	Outcome string `json:"outcome,omitempty"`
+	// OutputTruncated reports that stdout or stderr went over the output
+	// limit.
+	OutputTruncated bool `json:"output_truncated"`
+	// StateLost reports that the interpreter was replaced and the session's
+	// globals and imports are gone (the workspace survives).
+	StateLost bool `json:"state_lost"`
+}
+
+// ResultBlock is the Anthropic-shaped result block nested in ExecResponse.
+type ResultBlock struct {
+	// Type is "<tool kind>_tool_result".
+	Type      string              `json:"type"`
+	ToolUseID string              `json:"tool_use_id"`
+	Content   CodeExecutionResult `json:"content"`
+}
+
+// ResultTypeCodeExecution is the only result payload type contract v1 allows;
+// the error variant of Anthropic's union is ruled out.
+const ResultTypeCodeExecution = "code_execution_result"
+
+// OutputTypeCodeExecution is the type of a produced-file entry.
+const OutputTypeCodeExecution = "code_execution_output"
+
+// CodeExecutionResult is the result block's payload: one object, whose own
+// Content lists the files the call produced.
+type CodeExecutionResult struct {
+	Type       string       `json:"type"`
+	Stdout     string       `json:"stdout"`
+	Stderr     string       `json:"stderr"`
+	ReturnCode int          `json:"return_code"`
+	Content    []OutputFile `json:"content"`
+}
+
+// MarshalJSON fills in the payload type and writes an empty Content as [],
+// since the contract requires the list to be present even when empty and a
+// consumer may not treat null as a list.
+func (c CodeExecutionResult) MarshalJSON() ([]byte, error) {
+	type plain CodeExecutionResult
+	p := plain(c)
+	if p.Type == "" {
+		p.Type = ResultTypeCodeExecution
+	}
+	if p.Content == nil {
+		p.Content = []OutputFile{}
+	}
+	return json.Marshal(p)
+}
+
+// OutputFile is a file a call produced.
+type OutputFile struct {
+	Type     string `json:"type"`
+	FileID   string `json:"file_id"`
+	Filename string `json:"filename"`
+}
+
+// MarshalJSON fills in the entry type when it is empty.
+func (f OutputFile) MarshalJSON() ([]byte, error) {
+	type plain OutputFile
+	if f.Type == "" {
+		f.Type = OutputTypeCodeExecution
+	}
+	return json.Marshal(plain(f))
+}
+
+// FileList is the body of a 200 from GET /sessions/{id}/files/list.
+type FileList struct {
+	Files []FileInfo `json:"files"`
+}
+
+// MarshalJSON writes an empty list as [] rather than null.
+func (l FileList) MarshalJSON() ([]byte, error) {
+	type plain FileList
+	p := plain(l)
+	if p.Files == nil {
+		p.Files = []FileInfo{}
+	}
+	return json.Marshal(p)
+}
+
+// FileInfo describes one workspace entry.
+type FileInfo struct {
+	// Path is relative to the workspace root, with forward slashes.
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+	// MimeType is omitted when unknown.
+	MimeType string `json:"mime_type,omitempty"`
+	// ModifiedAt is POSIX seconds; omitted when unknown.
+	ModifiedAt float64 `json:"modified_at,omitempty"`
+	// IsDir is a codeport addition: contract v1 has no way to tell a
+	// directory from a file in a listing, and the port needs it.
+	IsDir bool `json:"is_dir"`
+}
+
+// FileUploadResult is the body of a 201 from POST /sessions/{id}/files.
+type FileUploadResult struct {
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+// Error is the body of every error response.
+type Error struct {
+	Detail string `json:"detail"`
+}
+
+// UnmarshalJSON accepts any shape of detail, since the contract leaves it to
+// the backend (FastAPI backends send a list of objects for validation
+// errors): a string is taken as is, anything else as its compact JSON text.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*e = Error{}
+	d := bytes.TrimSpace(raw.Detail)
+	switch {
+	case len(d) == 0 || string(d) == "null":
+	case d[0] == '"':
+		return json.Unmarshal(d, &e.Detail)
+	default:
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, d); err != nil {
+			return err
+		}
+		e.Detail = buf.String()
+	}
+	return nil
+}
+
+// Capabilities is the body of GET /capabilities: the backend's description
+// of itself, from which a gateway builds the tool description a model sees.
+type Capabilities struct {
+	Backend            string    `json:"backend"`
+	Runtime            string    `json:"runtime"`
+	RuntimeVersion     string    `json:"runtime_version"`
+	Tools              []string  `json:"tools"`
+	Packages           []Package `json:"packages"`
+	UnavailableModules []string  `json:"unavailable_modules"`
+	Network            bool      `json:"network"`
+	WorkingDirectory   string    `json:"working_directory"`
+	Limits             Limits    `json:"limits"`
+	PurposeHint        string    `json:"purpose_hint"`
+}
+
+// MarshalJSON writes empty lists as [] rather than null.
+func (c Capabilities) MarshalJSON() ([]byte, error) {
+	type plain Capabilities
+	p := plain(c)
+	if p.Tools == nil {
+		p.Tools = []string{}
+	}
+	if p.Packages == nil {
+		p.Packages = []Package{}
+	}
+	if p.UnavailableModules == nil {
+		p.UnavailableModules = []string{}
+	}
+	return json.Marshal(p)
+}
+
+// Package is an importable third-party package.
+type Package struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Limits are the limits in force. A zero limit is unknown or unlimited and is
+// omitted. Durations are seconds, possibly fractional.
+type Limits struct {
+	DefaultTimeoutSeconds     float64 `json:"default_timeout_seconds,omitempty"`
+	MaxTimeoutSeconds         float64 `json:"max_timeout_seconds,omitempty"`
+	MemoryBytes               int64   `json:"memory_bytes,omitempty"`
+	OutputBytesPerStream      int64   `json:"output_bytes_per_stream,omitempty"`
+	SourceBytes               int64   `json:"source_bytes,omitempty"`
+	WorkspaceBytes            int64   `json:"workspace_bytes,omitempty"`
+	FileBytes                 int64   `json:"file_bytes,omitempty"`
+	MaxSessions               int     `json:"max_sessions,omitempty"`
+	DefaultIdleTimeoutSeconds float64 `json:"default_idle_timeout_seconds,omitempty"`
+	MaxIdleTimeoutSeconds     float64 `json:"max_idle_timeout_seconds,omitempty"`
+	MaxLifetimeSeconds        float64 `json:"max_lifetime_seconds,omitempty"`
+}
+
+// optInt decodes an optional JSON integer: absent or null leaves it unset; a
+// whole number, written as an integer or as a float (60, 60.0, 6e1), sets it.
+// Anything else is an error. Values beyond int's range saturate, so a huge
+// timeout is clamped by the backend like any other too-large one instead of
+// failing to parse.
+type optInt struct {
+	v   int
+	set bool
+}
+
+func (o *optInt) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = optInt{}
+		return nil
+	}
+	v, err := parseWholeNumber(b)
+	if err != nil {
+		// A type error, so that encoding/json adds the field's name.
+		return &json.UnmarshalTypeError{
+			Value: jsonKind(b) + " " + truncateToken(string(b)),
+			Type:  reflect.TypeFor[int](),
+		}
+	}
+	*o = optInt{v: v, set: true}
+	return nil
+}
+
+func (o optInt) ptr() *int {
+	if !o.set {
+		return nil
+	}
+	v := o.v
+	return &v
+}
+
+var errNotInteger = errors.New("not an integer")
+
+// parseWholeNumber parses a JSON token as a whole number.
+func parseWholeNumber(b []byte) (int, error) {
+	s := string(b)
+	if len(s) == 0 || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
+		return 0, fmt.Errorf("%s: %w", truncateToken(s), errNotInteger)
+	}
+	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
+		return int(n), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%s: %w", truncateToken(s), errNotInteger)
+	}
+	switch {
+	case math.IsInf(f, 1) || f >= math.MaxInt:
+		return math.MaxInt, nil
+	case math.IsInf(f, -1) || f <= math.MinInt:
+		return math.MinInt, nil
+	case f != math.Trunc(f):
+		return 0, fmt.Errorf("%s: %w", truncateToken(s), errNotInteger)
+	}
+	return int(f), nil
+}
+
+// truncateToken keeps error messages short when a client sends a huge token.
+func truncateToken(s string) string {
+	const limit = 32
+	if len(s) > limit {
+		return s[:limit] + "..."
+	}
+	return s
+}
