@@ -246,6 +246,7 @@ type Capabilities struct {
 	Tools              []string  `json:"tools"`
 	Packages           []Package `json:"packages"`
 	UnavailableModules []string  `json:"unavailable_modules"`
+	Limitations        []string  `json:"limitations,omitempty"`
 	Network            bool      `json:"network"`
 	WorkingDirectory   string    `json:"working_directory"`
 	Limits             Limits    `json:"limits"`

@@ -20,6 +20,9 @@ type Capabilities struct {
 	// UnavailableModules lists standard-library modules this build lacks,
 	// so a model is told rather than left to discover it.
 	UnavailableModules []string
+	// Limitations are other things a program cannot do here, in a
+	// sentence each ("threads cannot be started").
+	Limitations []string
 	// Network reports whether programs can open network connections.
 	Network bool
 	// WorkingDirectory is where files live, as the program sees it.

@@ -1,0 +1,635 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+// newTestAdapter starts an adapter over the real pinned runtime. The
+// runtime is fetched by `make runtime` (which `make test` runs first); a
+// missing runtime fails the test rather than skipping it, because nothing
+// here is meaningful without it.
+func newTestAdapter(t testing.TB, tweak func(Config) Config) *Adapter {
+	t.Helper()
+	cfg := NewConfig().WithSessionsDir(t.TempDir())
+	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
+		cfg = cfg.WithRuntimeDir(dir)
+	}
+	if tweak != nil {
+		cfg = tweak(cfg)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	return a
+}
+
+func newSession(t testing.TB, a *Adapter) string {
+	t.Helper()
+	s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	return s.ID
+}
+
+func run(t testing.TB, a *Adapter, id, code string) port.Result {
+	t.Helper()
+	return runTimeout(t, a, id, code, 0)
+}
+
+func runTimeout(t testing.TB, a *Adapter, id, code string, timeout time.Duration) port.Result {
+	t.Helper()
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout})
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", firstLineOf(code), err)
+	}
+	return res
+}
+
+func firstLineOf(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+func expect(t testing.TB, res port.Result, stdout string, rc int, outcome port.Outcome) {
+	t.Helper()
+	if res.Stdout != stdout || res.ReturnCode != rc || res.Outcome != outcome {
+		t.Fatalf("got stdout %q rc %d outcome %s (stderr %q); want stdout %q rc %d outcome %s",
+			res.Stdout, res.ReturnCode, res.Outcome, res.Stderr, stdout, rc, outcome)
+	}
+}
+
+func TestStatePersistsWithinSessionAndNotAcross(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	s1, s2 := newSession(t, a), newSession(t, a)
+	expect(t, run(t, a, s1, "import math\nx = 41"), "", 0, port.OutcomeCompleted)
+	expect(t, run(t, a, s1, "def f(): return x + 1\nprint(f(), math.pi > 3)"), "42 True\n", 0, port.OutcomeCompleted)
+	res := run(t, a, s2, "print(x)")
+	expect(t, res, "", 1, port.OutcomeProgramError)
+	if !strings.Contains(res.Stderr, "NameError") {
+		t.Fatalf("fresh session should not see x; stderr %q", res.Stderr)
+	}
+	if res.ToolUseID == "" {
+		t.Fatal("no tool use id generated")
+	}
+}
+
+func TestTracebackShowsTheCellNotTheDriver(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	res := run(t, a, id, "def g():\n    return 1/0\ng()")
+	expect(t, res, "", 1, port.OutcomeProgramError)
+	for _, want := range []string{"Traceback", "<cell 1>", "line 2, in g", "return 1/0", "ZeroDivisionError"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	for _, bad := range []string{"_codeport", "<string>", "exec(code"} {
+		if strings.Contains(res.Stderr, bad) {
+			t.Errorf("stderr shows the driver (%q):\n%s", bad, res.Stderr)
+		}
+	}
+	res = run(t, a, id, "def broken(:\n  pass")
+	expect(t, res, "", 1, port.OutcomeProgramError)
+	if !strings.Contains(res.Stderr, "SyntaxError") || strings.Contains(res.Stderr, "_codeport") {
+		t.Fatalf("syntax error report: %q", res.Stderr)
+	}
+}
+
+func TestSystemExitSetsReturnCodeAndSessionSurvives(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	run(t, a, id, "keep = 'yes'")
+	res := run(t, a, id, "import sys\nprint('bye')\nsys.exit(3)")
+	expect(t, res, "bye\n", 3, port.OutcomeProgramError)
+	if res.StateLost {
+		t.Fatal("SystemExit must not lose state")
+	}
+	expect(t, run(t, a, id, "raise SystemExit"), "", 0, port.OutcomeCompleted)
+	res = run(t, a, id, "exit('message')")
+	expect(t, res, "", 1, port.OutcomeProgramError)
+	if !strings.Contains(res.Stderr, "message") {
+		t.Fatalf("stderr %q", res.Stderr)
+	}
+	expect(t, run(t, a, id, "print(keep)"), "yes\n", 0, port.OutcomeCompleted)
+}
+
+func TestOsExitLosesStateAndSaysSo(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	run(t, a, id, "x = 1\nopen('kept.txt', 'w').write('data')")
+	res := run(t, a, id, "import os\nprint('going', flush=True)\nos._exit(4)")
+	expect(t, res, "going\n", 4, port.OutcomeProgramError)
+	if !res.StateLost || !strings.Contains(res.Stderr, "fresh one") {
+		t.Fatalf("state loss not reported: lost=%v stderr=%q", res.StateLost, res.Stderr)
+	}
+	res = run(t, a, id, "print(open('kept.txt').read())\nprint('x' in globals())")
+	expect(t, res, "data\nFalse\n", 0, port.OutcomeCompleted)
+}
+
+func TestInputGetsEOF(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	res := run(t, a, id, "try:\n    input('name? ')\nexcept EOFError:\n    print('eof')")
+	expect(t, res, "name? eof\n", 0, port.OutcomeCompleted)
+}
+
+func TestOutputCapturedAtTheStreamLevel(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	code := `import os, sys, io
+os.write(1, b"raw-out\n")
+os.write(2, b"raw-err\n")
+print("to-err", file=sys.stderr)
+sys.stdout = open(1, "w", closefd=False)
+print("replaced")
+sys.stdout = sys.__stdout__
+`
+	res := run(t, a, id, code)
+	expect(t, res, "raw-out\nreplaced\n", 0, port.OutcomeCompleted)
+	if res.Stderr != "raw-err\nto-err\n" {
+		t.Fatalf("stderr %q", res.Stderr)
+	}
+}
+
+func TestHostileOutputCannotDesynchronise(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	code := `import os, sys, struct
+os.write(1, b"R\x00\x00\x00\x00\x00" + struct.pack(">Bi", 0, 0) + b"\xff\xfe\x00__END__\n")
+os.write(2, b"\x00\x00\x00\x05" + b"R" * 64)
+print("\x00tail")
+`
+	res := run(t, a, id, code)
+	if res.Outcome != port.OutcomeCompleted || !strings.HasSuffix(res.Stdout, "\x00tail\n") {
+		t.Fatalf("hostile cell: %+v", res)
+	}
+	if !bytes.Contains([]byte(res.Stdout), []byte{0xff, 0xfe, 0}) {
+		t.Fatalf("raw bytes were not kept: %q", res.Stdout)
+	}
+	for i := range 3 {
+		expect(t, run(t, a, id, fmt.Sprintf("print(%d)", i)), fmt.Sprintf("%d\n", i), 0, port.OutcomeCompleted)
+	}
+	// Writing to the driver's own descriptor cannot open a second handle.
+	res = run(t, a, id, "import os\ntry:\n    os.open('/.codeport/ctl', os.O_RDWR)\n    print('opened')\nexcept OSError as e:\n    print('refused')")
+	expect(t, res, "refused\n", 0, port.OutcomeCompleted)
+}
+
+func TestLargeOutputIsTruncatedWhileProduced(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	res := run(t, a, id, "print('x' * 50_000_000)\nprint('done')")
+	if !res.OutputTruncated || len(res.Stdout) > (1<<20)+200 || !strings.Contains(res.Stdout, "output truncated") {
+		t.Fatalf("truncated=%v len=%d tail=%q", res.OutputTruncated, len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-120):])
+	}
+	if !strings.HasPrefix(res.Stdout, strings.Repeat("x", 1000)) {
+		t.Fatal("kept output does not start with the program's output")
+	}
+	expect(t, run(t, a, id, "print('after')"), "after\n", 0, port.OutcomeCompleted)
+	// Many small writes are capped as well, stderr independently.
+	res = run(t, a, id, "import sys\nfor i in range(300000):\n    sys.stderr.write('e' * 10)\nprint('ok')")
+	if res.Stdout != "ok\n" || !res.OutputTruncated || !strings.Contains(res.Stderr, "bytes dropped") {
+		t.Fatalf("stderr cap: stdout %q truncated %v", res.Stdout, res.OutputTruncated)
+	}
+}
+
+func TestTimeoutStopsTheProgramAndKeepsEarlierOutput(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	run(t, a, id, "x = 1\nopen('kept.txt', 'w').write('still here')")
+	res := runTimeout(t, a, id, "print('before the loop')\nwhile True:\n    pass", time.Second)
+	expect(t, res, "before the loop\n", port.ReturnCodeTimedOut, port.OutcomeTimedOut)
+	if !res.StateLost || !strings.Contains(res.Stderr, "timed out") {
+		t.Fatalf("lost=%v stderr=%q", res.StateLost, res.Stderr)
+	}
+	res = run(t, a, id, "print(open('kept.txt').read(), 'x' in globals())")
+	expect(t, res, "still here False\n", 0, port.OutcomeCompleted)
+	// A program asleep in a host call is interrupted too.
+	start := time.Now()
+	res = runTimeout(t, a, id, "import time\nprint('zz', flush=True)\ntime.sleep(60)", time.Second)
+	expect(t, res, "zz\n", port.ReturnCodeTimedOut, port.OutcomeTimedOut)
+	if waited := time.Since(start); waited > 30*time.Second {
+		t.Fatalf("sleep outlived its deadline: %s", waited)
+	}
+}
+
+func TestTimeoutIsClampedNotRefused(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithTimeouts(time.Second, 2*time.Second) })
+	id := newSession(t, a)
+	res := runTimeout(t, a, id, "while True: pass", time.Hour)
+	expect(t, res, "", port.ReturnCodeTimedOut, port.OutcomeTimedOut)
+	if !strings.Contains(res.Stderr, "after 2s") {
+		t.Fatalf("clamped timeout not reported: %q", res.Stderr)
+	}
+}
+
+func TestCancellationStopsTheProgram(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('started', flush=True)\nwhile True: pass"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, res, "started\n", port.ReturnCodeCancelled, port.OutcomeCancelled)
+	if !res.StateLost {
+		t.Fatal("cancelled call should report state loss")
+	}
+	expect(t, run(t, a, id, "print(2)"), "2\n", 0, port.OutcomeCompleted)
+}
+
+func TestMemoryBombGivesMemoryLimitAndServerSurvives(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithMemoryLimit(64 << 20) })
+	id := newSession(t, a)
+	run(t, a, id, "kept = 'state'")
+	for _, bomb := range []string{
+		"b = bytearray(1 << 30)",
+		"chunks = []\nwhile True:\n    chunks.append(bytearray(1 << 20))",
+		"s = 'x' * (200 << 20)",
+	} {
+		res := run(t, a, id, bomb)
+		if res.Outcome != port.OutcomeMemoryLimit || res.ReturnCode != port.ReturnCodeMemoryLimit {
+			t.Fatalf("%q: outcome %s rc %d stderr %q", firstLineOf(bomb), res.Outcome, res.ReturnCode, res.Stderr)
+		}
+		if !strings.Contains(res.Stderr, "MemoryError") && !strings.Contains(res.Stderr, "out of memory") {
+			t.Fatalf("stderr %q", res.Stderr)
+		}
+		run(t, a, id, "chunks = None")
+	}
+	// The session and other sessions keep working.
+	res := run(t, a, id, "print(1 + 1)")
+	expect(t, res, "2\n", 0, port.OutcomeCompleted)
+	expect(t, run(t, a, newSession(t, a), "print('other')"), "other\n", 0, port.OutcomeCompleted)
+}
+
+func TestContainment(t *testing.T) {
+	t.Setenv("CODEPORT_TEST_CANARY", "host-secret")
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	cases := []struct{ name, code, want string }{
+		{"passwd", "try:\n    open('/etc/passwd').read()\n    print('read')\nexcept OSError:\n    print('denied')", "denied\n"},
+		{"dotdot", "try:\n    open('/workspace/../../../../etc/passwd').read()\n    print('read')\nexcept OSError:\n    print('denied')", "denied\n"},
+		{"relative dotdot", "try:\n    open('../../../../etc/hostname').read()\n    print('read')\nexcept OSError:\n    print('denied')", "denied\n"},
+		{"symlink", "import os\ntry:\n    os.symlink('/etc/passwd', 'link')\n    print('made')\nexcept OSError:\n    print('denied')", "denied\n"},
+		{"environ", "import os\nprint(sorted(os.environ))", "['HOME', 'LANG', 'TMPDIR']\n"},
+		{"cwd", "import os\nprint(os.getcwd())", "/workspace\n"},
+		{"network", "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 80), timeout=2)\n    print('connected')\nexcept Exception:\n    print('no network')", "no network\n"},
+		{"subprocess", "import subprocess\ntry:\n    subprocess.run(['ls'])\n    print('ran')\nexcept Exception:\n    print('no processes')", "no processes\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
+		})
+	}
+}
+
+func TestTempfileWorksAndCountsAgainstTheQuota(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWorkspaceLimit(1 << 20) })
+	id := newSession(t, a)
+	res := run(t, a, id, "import tempfile\nwith tempfile.NamedTemporaryFile('w', delete=False) as f:\n    f.write('hi')\nprint(f.name.startswith('/tmp/'), open(f.name).read())")
+	expect(t, res, "True hi\n", 0, port.OutcomeCompleted)
+	for _, code := range []string{
+		"import tempfile\ntry:\n    with tempfile.TemporaryFile() as f:\n        f.write(b'x' * (2 << 20))\n    print('wrote')\nexcept OSError as e:\n    print('refused')",
+		"try:\n    open('big.bin', 'wb').write(b'y' * (2 << 20))\n    print('wrote')\nexcept OSError as e:\n    print('refused')",
+	} {
+		res = run(t, a, id, code)
+		expect(t, res, "refused\n", 0, port.OutcomeCompleted)
+		if !strings.Contains(res.Stderr, "workspace limit of 1 MiB") {
+			t.Fatalf("quota refusal not explained: %q", res.Stderr)
+		}
+	}
+	// Deleting files gives the space back.
+	res = run(t, a, id, "import os\nos.remove('big.bin')\nopen('small.bin', 'wb').write(b'z' * (512 << 10))\nprint('ok')")
+	expect(t, res, "ok\n", 0, port.OutcomeCompleted)
+}
+
+func TestBusySessionRefusesASecondCall(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	started := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		close(started)
+		_, _ = a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import time\ntime.sleep(2)", Timeout: 10 * time.Second})
+	}()
+	<-started
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"})
+		if errors.Is(err, port.ErrSessionBusy) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second call never refused as busy (last error %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wg.Wait()
+}
+
+func TestRequestValidation(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithSourceLimit(100) })
+	id := newSession(t, a)
+	cases := []struct {
+		name string
+		id   string
+		req  port.ExecuteRequest
+		want error
+	}{
+		{"unknown session", "nope", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"}, port.ErrSessionNotFound},
+		{"unknown tool", id, port.ExecuteRequest{Tool: "rust_execution", Code: "1"}, port.ErrUnsupportedTool},
+		{"empty code", id, port.ExecuteRequest{Tool: port.ToolCodeExecution}, port.ErrInvalidRequest},
+		{"code too large", id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: strings.Repeat("#", 101)}, port.ErrInvalidRequest},
+		{"invalid utf-8", id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('\xff')"}, port.ErrInvalidRequest},
+		{"editor without input", id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution}, port.ErrInvalidRequest},
+		{"bash without command", id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution}, port.ErrInvalidRequest},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := a.Execute(context.Background(), c.id, c.req); !errors.Is(err, c.want) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestCapacityDestroyAndReclaim(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config {
+		return c.WithMaxSessions(2).WithRetryAfter(3 * time.Second).withReapInterval(50 * time.Millisecond)
+	})
+	ctx := context.Background()
+	s1 := newSession(t, a)
+	s2, err := a.CreateSession(ctx, port.CreateSessionRequest{IdleTimeout: 300 * time.Millisecond, MaxLifetime: 100 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.IdleTimeout != 300*time.Millisecond || s2.MaxLifetime != time.Hour {
+		t.Fatalf("hints not clamped down: idle %s lifetime %s", s2.IdleTimeout, s2.MaxLifetime)
+	}
+	_, err = a.CreateSession(ctx, port.CreateSessionRequest{})
+	var ce *port.CapacityError
+	if !errors.As(err, &ce) || !errors.Is(err, port.ErrAtCapacity) || ce.RetryAfter != 3*time.Second {
+		t.Fatalf("third session: %v", err)
+	}
+	// The idle session is reclaimed, which frees its slot.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := a.Execute(ctx, s2.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"})
+		if errors.Is(err, port.ErrSessionNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle session never reclaimed")
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	s3 := newSession(t, a)
+	// Destroy is idempotent, and a destroyed session is gone.
+	for range 2 {
+		if err := a.DestroySession(ctx, s1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Execute(ctx, s1, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"}); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Fatalf("destroyed session: %v", err)
+	}
+	// Destroying a session stops its running call, which returns cancelled.
+	done := make(chan port.Result, 1)
+	go func() {
+		res, _ := a.Execute(ctx, s3, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "while True: pass", Timeout: time.Minute})
+		done <- res
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := a.DestroySession(ctx, s3); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-done; res.Outcome != port.OutcomeCancelled {
+		t.Fatalf("call in a destroyed session: %s", res.Outcome)
+	}
+	if n := len(dirEntries(t, a.sessionsDir)); n != 0 {
+		t.Fatalf("%d session directories left behind", n)
+	}
+}
+
+func dirEntries(t testing.TB, dir string) []os.DirEntry {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+func TestFilesAreConfinedToTheWorkspace(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithFileLimit(1024) })
+	ctx := context.Background()
+	id := newSession(t, a)
+	if _, err := a.PutFile(ctx, id, "data/in.csv", strings.NewReader("a,b\n1,2\n")); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, a, id, "import csv\nrows = list(csv.reader(open('data/in.csv')))\nprint(rows)\nopen('out.txt', 'w').write('written by python')")
+	expect(t, res, "[['a', 'b'], ['1', '2']]\n", 0, port.OutcomeCompleted)
+	files, err := a.ListFiles(ctx, id, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Path)
+	}
+	if strings.Join(names, ",") != "data,out.txt" {
+		t.Fatalf("listing %v", names)
+	}
+	rc, info, err := a.GetFile(ctx, id, "out.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "written by python" || info.Size != int64(len(b)) {
+		t.Fatalf("got %q (%d)", b, info.Size)
+	}
+	if _, err := a.PutFile(ctx, id, "big.bin", bytes.NewReader(make([]byte, 1025))); !errors.Is(err, port.ErrFileTooLarge) {
+		t.Fatalf("oversized upload: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(a.sessionsDir, id, "workspace", "big.bin")); !os.IsNotExist(err) {
+		t.Fatalf("refused upload left a file: %v", err)
+	}
+	for _, p := range []string{"../x", "/etc/passwd", "/workspace/../../x", "a/../../x"} {
+		if _, err := a.PutFile(ctx, id, p, strings.NewReader("x")); !errors.Is(err, port.ErrPathEscapesWorkspace) {
+			t.Errorf("PutFile %q: %v", p, err)
+		}
+		if _, _, err := a.GetFile(ctx, id, p); !errors.Is(err, port.ErrPathEscapesWorkspace) {
+			t.Errorf("GetFile %q: %v", p, err)
+		}
+		if _, err := a.ListFiles(ctx, id, p); !errors.Is(err, port.ErrPathEscapesWorkspace) {
+			t.Errorf("ListFiles %q: %v", p, err)
+		}
+		res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: port.EditorView, Path: p}})
+		if err != nil || res.ReturnCode == 0 || !strings.Contains(res.Stderr, "outside") {
+			t.Errorf("editor view %q: err %v rc %d stderr %q", p, err, res.ReturnCode, res.Stderr)
+		}
+	}
+	if _, _, err := a.GetFile(ctx, id, "missing.txt"); !errors.Is(err, port.ErrFileNotFound) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := a.ListFiles(ctx, "nope", "."); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+func TestEditorCommandsThroughExecute(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	str := func(s string) *string { return &s }
+	line := func(n int) *int { return &n }
+	ed := func(in port.EditorInput) port.Result {
+		t.Helper()
+		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &in})
+		if err != nil {
+			t.Fatalf("%s: %v", in.Command, err)
+		}
+		return res
+	}
+	if res := ed(port.EditorInput{Command: port.EditorCreate, Path: "m.py", FileText: str("a = 1\nb = 2\n")}); res.ReturnCode != 0 {
+		t.Fatalf("create: %+v", res)
+	}
+	if res := ed(port.EditorInput{Command: port.EditorCreate, Path: "m.py", FileText: str("x")}); res.ReturnCode == 0 {
+		t.Fatal("create over an existing file succeeded")
+	}
+	if res := ed(port.EditorInput{Command: port.EditorStrReplace, Path: "m.py", OldStr: str("b = 2"), NewStr: str("b = 40")}); res.ReturnCode != 0 {
+		t.Fatalf("str_replace: %+v", res)
+	}
+	if res := ed(port.EditorInput{Command: port.EditorInsert, Path: "m.py", InsertLine: line(2), NewStr: str("print(a + b + 1)")}); res.ReturnCode != 0 {
+		t.Fatalf("insert: %+v", res)
+	}
+	res := ed(port.EditorInput{Command: port.EditorView, Path: "m.py", ViewRange: []int{2, -1}})
+	if !strings.Contains(res.Stdout, "2\tb = 40") || !strings.Contains(res.Stdout, "3\tprint(a + b + 1)") || strings.Contains(res.Stdout, "a = 1") {
+		t.Fatalf("view: %q", res.Stdout)
+	}
+	// The interpreter sees the editor's file.
+	expect(t, run(t, a, id, "exec(open('m.py').read())"), "42\n", 0, port.OutcomeCompleted)
+	if res := ed(port.EditorInput{Command: port.EditorUndoEdit, Path: "m.py"}); res.ReturnCode != 0 {
+		t.Fatalf("undo: %+v", res)
+	}
+	expect(t, run(t, a, id, "print(open('m.py').read())"), "a = 1\nb = 40\n\n", 0, port.OutcomeCompleted)
+	if _, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution,
+		Editor: &port.EditorInput{Command: port.EditorCreate, Path: "n.py"}}); !errors.Is(err, port.ErrInvalidRequest) {
+		t.Fatalf("create without file_text: %v", err)
+	}
+}
+
+func TestBashIsReportedUnsupported(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "ls"})
+	if err != nil || res.ReturnCode == 0 || !strings.Contains(res.Stderr, "not supported") {
+		t.Fatalf("bash: %v %+v", err, res)
+	}
+	caps, _ := a.Describe(context.Background())
+	for _, k := range caps.Tools {
+		if k == port.ToolBashCodeExecution {
+			t.Fatal("capabilities promise bash")
+		}
+	}
+}
+
+func TestUnavailableModulesAreReallyUnavailable(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	caps, err := a.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range caps.UnavailableModules {
+		res := run(t, a, id, fmt.Sprintf("try:\n    import %s\n    print('imported')\nexcept Exception as e:\n    print('missing')", m))
+		if res.Stdout != "missing\n" {
+			t.Errorf("capabilities list %s as unavailable, but it imports", m)
+		}
+	}
+}
+
+func TestMissingOrTamperedRuntimeIsAStartupError(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := New(NewConfig().WithRuntimeDir(dir)); !errors.Is(err, ErrRuntimeAsset) || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("missing asset: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RuntimeAssetName), []byte("\x00asm not really"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(NewConfig().WithRuntimeDir(dir)); !errors.Is(err, ErrRuntimeAsset) || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("tampered asset: %v", err)
+	}
+}
+
+func TestPythonBehavesAsAUserExpects(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	cases := []struct{ name, code, want string }{
+		{"sleep waits", "import time\nt = time.monotonic()\ntime.sleep(0.2)\nprint(time.monotonic() - t >= 0.2)", "True\n"},
+		{"from-imported sleep", "from time import sleep\nsleep(0.01)\nprint('slept')", "slept\n"},
+		{"negative sleep", "import time\ntry:\n    time.sleep(-1)\nexcept ValueError:\n    print('refused')", "refused\n"},
+		{"randomness differs per session", "import os\nprint(len(set(os.urandom(16) for _ in range(4))))", "4\n"},
+		{"__name__", "print(__name__)", "__main__\n"},
+		{"import from workspace", "open('helper.py', 'w').write('VALUE = 7\\n')\nimport helper\nprint(helper.VALUE)", "7\n"},
+		{"unicode", "print('héllo ✓')", "héllo ✓\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
+		})
+	}
+	// Two sessions do not share random state.
+	other := newSession(t, a)
+	r1 := run(t, a, id, "import random\nprint(random.random())")
+	r2 := run(t, a, other, "import random\nprint(random.random())")
+	if r1.Stdout == r2.Stdout {
+		t.Fatalf("two sessions drew the same random number %q", r1.Stdout)
+	}
+}
+
+func TestLimitationsAreReal(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	res := run(t, a, id, `import threading, subprocess, zoneinfo, datetime
+try:
+    threading.Thread(target=print).start(); print("thread started")
+except RuntimeError:
+    print("no threads")
+try:
+    subprocess.run(["true"]); print("process started")
+except OSError:
+    print("no processes")
+try:
+    zoneinfo.ZoneInfo("Europe/Paris"); print("tz data")
+except zoneinfo.ZoneInfoNotFoundError:
+    print("no tz data")
+print(datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc).isoformat())`)
+	expect(t, res, "no threads\nno processes\nno tz data\n2026-01-01T00:00:00+00:00\n", 0, port.OutcomeCompleted)
+	if caps, _ := a.Describe(context.Background()); len(caps.Limitations) != 2 {
+		t.Fatalf("limitations %q", caps.Limitations)
+	}
+}

@@ -1,0 +1,119 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/codeport/codeport/port"
+)
+
+// cellResult is how one cell ended. dead reports that the interpreter is
+// gone and must be replaced before the session's next call.
+type cellResult struct {
+	stdout, stderr string
+	truncated      bool
+	returnCode     int
+	outcome        port.Outcome
+	dead           bool
+	duration       time.Duration
+}
+
+// run executes one cell, bounded by timeout and by ctx. A program stopped
+// at its deadline or by ctx is stopped for real: run returns only after the
+// instance's goroutine has ended, so the caller may release the session's
+// capacity at once.
+func (it *interpreter) run(ctx context.Context, code string, timeout time.Duration, outputLimit int, memoryLimit int64) cellResult {
+	it.stdout.begin(outputLimit)
+	it.stderr.begin(outputLimit)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	start := time.Now()
+	it.ctl.send(code)
+
+	var r cellResult
+	var note string
+	select {
+	case c := <-it.ctl.done:
+		r.returnCode = int(c.returnCode)
+		switch c.status {
+		case statusOK:
+			r.outcome = port.OutcomeCompleted
+		case statusExit:
+			r.outcome = port.OutcomeCompleted
+			if r.returnCode != 0 {
+				r.outcome = port.OutcomeProgramError
+			}
+		case statusNoMemory:
+			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
+			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s); the interpreter and its state are kept]", formatBytes(memoryLimit))
+		default:
+			r.outcome = port.OutcomeProgramError
+		}
+	case <-it.exited:
+		r.dead = true
+		var exit *sys.ExitError
+		switch {
+		case errors.As(it.exitErr, &exit):
+			// os._exit(n), or the driver ended on its own.
+			r.returnCode = int(exit.ExitCode())
+			r.outcome = port.OutcomeCompleted
+			if r.returnCode != 0 {
+				r.outcome = port.OutcomeProgramError
+			}
+			note = fmt.Sprintf("[codeport: the interpreter exited with status %d; a fresh one will run the next call (variables and imports are lost, files are kept)]", r.returnCode)
+		case it.memoryBytes() >= memoryLimit-(4<<20):
+			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
+			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", formatBytes(memoryLimit))
+		default:
+			r.outcome, r.returnCode = port.OutcomeProgramError, 1
+			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(it.exitErr))
+		}
+	case <-timer.C:
+		it.kill()
+		r.dead = true
+		r.outcome, r.returnCode = port.OutcomeTimedOut, port.ReturnCodeTimedOut
+		note = fmt.Sprintf("[codeport: execution timed out after %s and was stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]", timeout)
+	case <-ctx.Done():
+		it.kill()
+		r.dead = true
+		r.outcome, r.returnCode = port.OutcomeCancelled, port.ReturnCodeCancelled
+		note = "[codeport: execution was cancelled and stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
+	}
+	r.duration = time.Since(start)
+	var t1, t2 bool
+	r.stdout, t1 = it.stdout.end()
+	r.stderr, t2 = it.stderr.end()
+	r.truncated = t1 || t2
+	if note != "" {
+		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
+			r.stderr += "\n"
+		}
+		r.stderr += note + "\n"
+	}
+	return r
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

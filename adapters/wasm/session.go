@@ -1,0 +1,79 @@
+package wasm
+
+import (
+	"context"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codeport/codeport/internal/editor"
+	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/port"
+)
+
+// session is one leased session: an interpreter, a workspace and a
+// temporary directory that share one quota.
+type session struct {
+	id      string
+	dir     string
+	ws      *workspace.Workspace
+	tmpDir  string
+	quota   *workspace.Quota
+	created time.Time
+	idle    time.Duration
+	// lifetime bounds the session from created.
+	lifetime time.Duration
+
+	lastActive atomic.Int64 // UnixNano
+	busy       atomic.Bool
+
+	// ctx ends when the session is destroyed; a running call watches it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// mu is held by the call in progress: one call at a time, and a second
+	// one is refused rather than queued.
+	mu     sync.Mutex
+	interp *interpreter // nil after a loss, until the next code call
+	editor *editor.Editor
+	gone   bool
+}
+
+func (s *session) touch() { s.lastActive.Store(time.Now().UnixNano()) }
+
+func (s *session) handle() port.Session {
+	return port.Session{
+		ID:             s.id,
+		IdleTimeout:    s.idle,
+		MaxLifetime:    s.lifetime,
+		CreatedAt:      s.created,
+		LastActivityAt: time.Unix(0, s.lastActive.Load()),
+	}
+}
+
+// expired says why the session should be reclaimed at now, or "".
+func (s *session) expired(now time.Time) string {
+	if now.Sub(s.created) >= s.lifetime {
+		return "lifetime"
+	}
+	if !s.busy.Load() && now.Sub(time.Unix(0, s.lastActive.Load())) >= s.idle {
+		return "idle"
+	}
+	return ""
+}
+
+// destroy stops a call in progress, waits for it, and removes everything
+// the session holds. The session must already be out of the adapter's map.
+func (s *session) destroy() {
+	s.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gone = true
+	if s.interp != nil {
+		s.interp.kill()
+		s.interp = nil
+	}
+	_ = s.ws.RemoveAll()
+	_ = os.RemoveAll(s.dir)
+}
