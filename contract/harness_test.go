@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/port"
 )
 
 // spec is contract/openapi.yaml, loaded and validated once.
@@ -144,10 +145,18 @@ func newHarness(t *testing.T, fp *fakePort, opts ...contract.Option) *harness {
 	if fp == nil {
 		fp = newFakePort()
 	}
-	h := contract.NewHandler(fp, opts...)
+	h := servePort(t, fp, opts...)
+	h.port = fp
+	return h
+}
+
+// servePort serves any port over a real HTTP server on loopback.
+func servePort(t *testing.T, p port.CodeExecutionPort, opts ...contract.Option) *harness {
+	t.Helper()
+	h := contract.NewHandler(p, opts...)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &harness{t: t, port: fp, h: h, srv: srv, spec: mustSpec(t)}
+	return &harness{t: t, h: h, srv: srv, spec: mustSpec(t)}
 }
 
 type response struct {

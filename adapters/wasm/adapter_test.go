@@ -333,7 +333,15 @@ func TestBusySessionRefusesASecondCall(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		close(started)
-		_, _ = a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import time\ntime.sleep(2)", Timeout: 10 * time.Second})
+		// The prober below may hold the session for a moment: retry
+		// until the long call itself is admitted.
+		for range 100 {
+			_, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import time\ntime.sleep(2)", Timeout: 10 * time.Second})
+			if !errors.Is(err, port.ErrSessionBusy) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}()
 	<-started
 	deadline := time.Now().Add(5 * time.Second)

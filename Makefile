@@ -1,0 +1,43 @@
+# codeport. The README's two commands: `make run` and `make test`.
+
+GO          ?= go
+# Where the pinned CPython runtime lives; the same default as the binary's.
+RUNTIME_DIR ?= $(or $(CODEPORT_RUNTIME_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/codeport/runtime)
+LISTEN      ?= 127.0.0.1:8080
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+export CODEPORT_RUNTIME_DIR := $(RUNTIME_DIR)
+
+.PHONY: all build run runtime test check bench clean
+
+all: build
+
+## runtime: fetch the pinned runtime into $(RUNTIME_DIR) if it is missing, and verify it
+runtime:
+	@scripts/fetch-runtime.sh "$(RUNTIME_DIR)"
+
+## build: fetch the runtime if missing, build bin/codeport
+build: runtime
+	$(GO) build -o bin/codeport ./cmd/codeport
+
+## run: build, then serve contract v1 on $(LISTEN)
+run: build
+	bin/codeport serve --listen $(LISTEN)
+
+## check: formatting, vet and staticcheck
+check:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## test: checks, then every test under the race detector against the real runtime
+test: runtime check
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+## bench: the benchmarks, with the numbers the closing notes quote
+bench: runtime
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
+
+clean:
+	rm -rf bin

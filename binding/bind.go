@@ -1,0 +1,139 @@
+package binding
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/port"
+)
+
+// Bound is the adapter chosen by the configuration. It is a
+// port.CodeExecutionPort whose Describe carries the purpose hint.
+type Bound struct {
+	port.CodeExecutionPort
+	// Adapter names the bound adapter ("wasm").
+	Adapter string
+	ready   func() bool
+}
+
+// Options are what Open needs besides the configuration.
+type Options struct {
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+}
+
+// Open binds the adapter the configuration selects: the in-process CPython
+// runtime (the only adapter until the HTTP and subprocess adapters land).
+// The returned port must be closed.
+func Open(cfg Config, opts Options) (*Bound, error) {
+	wc := wasm.NewConfig().
+		WithTimeouts(cfg.Timeout, cfg.MaxTimeout).
+		WithMemoryLimit(cfg.MemoryLimit).
+		WithOutputLimit(int(cfg.OutputLimit)).
+		WithSourceLimit(int(cfg.SourceLimit)).
+		WithWorkspaceLimit(cfg.WorkspaceLimit).
+		WithFileLimit(cfg.FileLimit).
+		WithMaxSessions(cfg.MaxSessions).
+		WithSessionLifetimes(cfg.IdleTimeout, cfg.MaxIdleTimeout, cfg.MaxLifetime).
+		WithLogger(opts.Logger)
+	if cfg.RuntimeDir != "" {
+		wc = wc.WithRuntimeDir(cfg.RuntimeDir)
+	}
+	if cfg.CompileCacheDir != "" {
+		wc = wc.WithCompilationCacheDir(cfg.CompileCacheDir)
+	}
+	if cfg.SessionsDir != "" {
+		wc = wc.WithSessionsDir(cfg.SessionsDir)
+	}
+	if opts.Registry != nil {
+		wc = wc.WithMetrics(opts.Registry)
+	}
+	a, err := wasm.New(wc)
+	if err != nil {
+		return nil, fmt.Errorf("bind wasm adapter: %w", err)
+	}
+	return &Bound{CodeExecutionPort: a, Adapter: "wasm", ready: a.Ready}, nil
+}
+
+// Ready reports whether the bound adapter can start sessions without
+// waiting (the in-process runtime is compiled).
+func (b *Bound) Ready() bool { return b.ready() }
+
+// Describe returns the bound adapter's capability description with its
+// purpose hint filled in.
+func (b *Bound) Describe(ctx context.Context) (port.Capabilities, error) {
+	c, err := b.CodeExecutionPort.Describe(ctx)
+	if err != nil {
+		return c, err
+	}
+	if c.PurposeHint == "" {
+		c.PurposeHint = PurposeHint(c)
+	}
+	return c, nil
+}
+
+// PurposeHint is the text a model is shown about the tool, built only from
+// what the capability description says, so it never promises a package,
+// a network or a limit the backend does not have.
+func PurposeHint(c port.Capabilities) string {
+	var b strings.Builder
+	runtime := strings.TrimSpace(c.Runtime + " " + c.RuntimeVersion)
+	if runtime == "" {
+		runtime = "Python"
+	}
+	fmt.Fprintf(&b, "Runs Python code in a sandboxed %s interpreter and returns what it prints. ", runtime)
+	b.WriteString("Print the results you need: only stdout and stderr come back, not the value of the last expression. ")
+	b.WriteString("Variables, imports and files persist between calls in the same session. ")
+	if len(c.Packages) == 0 {
+		b.WriteString("Only the Python standard library is available: no third-party packages (no numpy, pandas, scipy, sympy or matplotlib) and nothing can be installed. ")
+	} else {
+		names := make([]string, 0, len(c.Packages))
+		for _, p := range c.Packages {
+			if p.Version != "" {
+				names = append(names, p.Name+" "+p.Version)
+			} else {
+				names = append(names, p.Name)
+			}
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "Besides the standard library, these packages can be imported: %s; nothing else can be installed. ", strings.Join(names, ", "))
+	}
+	if len(c.UnavailableModules) > 0 {
+		fmt.Fprintf(&b, "These standard modules are not available: %s. ", strings.Join(c.UnavailableModules, ", "))
+	}
+	for _, l := range c.Limitations {
+		b.WriteString(strings.TrimSpace(l))
+		if !strings.HasSuffix(l, ".") {
+			b.WriteString(".")
+		}
+		b.WriteString(" ")
+	}
+	if !c.Network {
+		b.WriteString("There is no network access. ")
+	}
+	if c.WorkingDirectory != "" {
+		fmt.Fprintf(&b, "Files live in the working directory %s; use relative paths. ", c.WorkingDirectory)
+	}
+	if c.Limits.DefaultTimeout > 0 {
+		fmt.Fprintf(&b, "Each call may run for %s", roundDuration(c.Limits.DefaultTimeout))
+		if c.Limits.MemoryBytes > 0 {
+			fmt.Fprintf(&b, " and use %s of memory", FormatSize(c.Limits.MemoryBytes))
+		}
+		b.WriteString(". ")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func roundDuration(d time.Duration) string {
+	if d >= time.Second {
+		d = d.Round(time.Second)
+	}
+	return d.String()
+}

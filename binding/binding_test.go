@@ -1,0 +1,141 @@
+package binding
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadPrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "codeport.yaml")
+	yaml := "timeout: 45s\nmemory_limit: 128MiB\nmax_sessions: 3\nlisten: 127.0.0.1:9000\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fv := Flags(fs)
+	if err := fs.Parse([]string{"--config", file, "--max-sessions", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(fv, env(map[string]string{"CODEPORT_MEMORY_LIMIT": "512MiB", "CODEPORT_MAX_SESSIONS": "4"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Defaults < file < environment < flags.
+	if cfg.Timeout != 45*time.Second || cfg.MemoryLimit != 512<<20 || cfg.MaxSessions != 5 || cfg.Listen != "127.0.0.1:9000" || cfg.OutputLimit != 1<<20 {
+		t.Fatalf("%+v", cfg)
+	}
+	if cfg.ConfigFile != file {
+		t.Fatalf("config file %q", cfg.ConfigFile)
+	}
+}
+
+func TestLoadRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"unknown yaml key", map[string]string{"CODEPORT_CONFIG": write("a.yaml", "memroy_limit: 1MiB\n")}, `unknown key "memroy_limit"`},
+		{"yaml not a map", map[string]string{"CODEPORT_CONFIG": write("b.yaml", "- 1\n- 2\n")}, "config file"},
+		{"missing file", map[string]string{"CODEPORT_CONFIG": filepath.Join(dir, "absent.yaml")}, "config file"},
+		{"bad size", map[string]string{"CODEPORT_MEMORY_LIMIT": "a lot"}, "CODEPORT_MEMORY_LIMIT"},
+		{"negative size", map[string]string{"CODEPORT_FILE_LIMIT": "-1"}, "CODEPORT_FILE_LIMIT"},
+		{"bad duration", map[string]string{"CODEPORT_TIMEOUT": "soon"}, "CODEPORT_TIMEOUT"},
+		{"timeout above max", map[string]string{"CODEPORT_TIMEOUT": "10m", "CODEPORT_MAX_TIMEOUT": "1m"}, "max-timeout"},
+		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "CODEPORT_MAX_SESSIONS"},
+		{"log level", map[string]string{"CODEPORT_LOG_LEVEL": "loud"}, "log-level"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(nil, env(c.env))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1048576": 1 << 20, "256MiB": 256 << 20, "1 GiB": 1 << 30, "10KB": 10000, "4K": 4096, "2G": 2 << 30} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-5", "1.5MiB", "MiB", "99999999999999999999"} {
+		if _, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) accepted", in)
+		}
+	}
+	if FormatSize(256<<20) != "256MiB" || FormatSize(1000) != "1000" {
+		t.Fatal("FormatSize")
+	}
+}
+
+func TestPurposeHintTellsTheTruth(t *testing.T) {
+	stdlib := PurposeHint(port.Capabilities{Runtime: "CPython", RuntimeVersion: "3.12.0", UnavailableModules: []string{"ssl"},
+		Limitations: []string{"Threads cannot be started"}, WorkingDirectory: "/workspace",
+		Limits: port.Limits{DefaultTimeout: 30 * time.Second, MemoryBytes: 256 << 20}})
+	for _, want := range []string{"CPython 3.12.0", "Print", "standard library", "no third-party packages", "ssl", "Threads cannot be started.", "no network", "/workspace", "30s", "256MiB"} {
+		if !strings.Contains(stdlib, want) {
+			t.Errorf("hint lacks %q: %s", want, stdlib)
+		}
+	}
+	sci := PurposeHint(port.Capabilities{Runtime: "CPython", Packages: []port.Package{{Name: "numpy", Version: "2.1.0"}}, Network: true})
+	if !strings.Contains(sci, "numpy 2.1.0") || strings.Contains(sci, "no third-party") || strings.Contains(sci, "no network") {
+		t.Errorf("hint for a backend with packages and network: %s", sci)
+	}
+}
+
+func TestOpenBindsTheInProcessRuntime(t *testing.T) {
+	cfg := Defaults()
+	cfg.RuntimeDir = os.Getenv("CODEPORT_RUNTIME_DIR")
+	cfg.SessionsDir = t.TempDir()
+	cfg.MemoryLimit = 128 << 20
+	b, err := Open(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Adapter != "wasm" {
+		t.Fatalf("adapter %q", b.Adapter)
+	}
+	caps, err := b.Describe(context.Background())
+	if err != nil || caps.Limits.MemoryBytes != 128<<20 || caps.PurposeHint == "" {
+		t.Fatalf("%v %+v", err, caps)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := b.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('bound')"})
+	if err != nil || res.Stdout != "bound\n" || !b.Ready() {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+func TestOpenReportsAMissingRuntime(t *testing.T) {
+	cfg := Defaults()
+	cfg.RuntimeDir = t.TempDir()
+	if _, err := Open(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "make runtime") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,336 @@
+package binding
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is codeport's configuration, from defaults, then an optional YAML
+// file, then CODEPORT_* environment variables, then flags: each source
+// overrides the ones before it.
+type Config struct {
+	// ConfigFile is the YAML file read, if any.
+	ConfigFile string
+
+	// Serving.
+	Listen    string
+	AuthToken string
+	LogLevel  string
+
+	// The in-process runtime.
+	RuntimeDir      string
+	CompileCacheDir string
+	SessionsDir     string
+
+	// Limits.
+	Timeout        time.Duration
+	MaxTimeout     time.Duration
+	MemoryLimit    int64
+	OutputLimit    int64
+	SourceLimit    int64
+	WorkspaceLimit int64
+	FileLimit      int64
+	MaxSessions    int
+	IdleTimeout    time.Duration
+	MaxIdleTimeout time.Duration
+	MaxLifetime    time.Duration
+}
+
+// Defaults returns the configuration before any source is applied.
+func Defaults() Config {
+	return Config{
+		Listen:         "127.0.0.1:8080",
+		LogLevel:       "info",
+		Timeout:        30 * time.Second,
+		MaxTimeout:     300 * time.Second,
+		MemoryLimit:    256 << 20,
+		OutputLimit:    1 << 20,
+		SourceLimit:    1 << 20,
+		WorkspaceLimit: 100 << 20,
+		FileLimit:      50 << 20,
+		MaxSessions:    64,
+		IdleTimeout:    10 * time.Minute,
+		MaxIdleTimeout: time.Hour,
+		MaxLifetime:    time.Hour,
+	}
+}
+
+// setting is one configuration value, known by a flag name, an
+// environment variable and a YAML key, all set through one parser so the
+// three sources cannot disagree on syntax.
+type setting struct {
+	name  string // flag name; the YAML key is name with '-' as '_'
+	usage string
+	set   func(c *Config, v string) error
+	get   func(c *Config) string
+}
+
+func (s setting) env() string {
+	return "CODEPORT_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+}
+
+func (s setting) yamlKey() string { return strings.ReplaceAll(s.name, "-", "_") }
+
+func settings() []setting {
+	str := func(name, usage string, f func(*Config) *string) setting {
+		return setting{name, usage,
+			func(c *Config, v string) error { *f(c) = v; return nil },
+			func(c *Config) string { return *f(c) }}
+	}
+	dur := func(name, usage string, f func(*Config) *time.Duration) setting {
+		return setting{name, usage,
+			func(c *Config, v string) error {
+				d, err := parseDuration(v)
+				if err == nil {
+					*f(c) = d
+				}
+				return err
+			},
+			func(c *Config) string { return f(c).String() }}
+	}
+	size := func(name, usage string, f func(*Config) *int64) setting {
+		return setting{name, usage,
+			func(c *Config, v string) error {
+				n, err := ParseSize(v)
+				if err == nil {
+					*f(c) = n
+				}
+				return err
+			},
+			func(c *Config) string { return FormatSize(*f(c)) }}
+	}
+	return []setting{
+		str("listen", "address to serve contract v1 on", func(c *Config) *string { return &c.Listen }),
+		str("auth-token", "bearer token clients must send (empty: no authentication)", func(c *Config) *string { return &c.AuthToken }),
+		str("log-level", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
+		str("runtime-dir", "directory holding the pinned CPython runtime (default: codeport/runtime in the user cache directory)", func(c *Config) *string { return &c.RuntimeDir }),
+		str("compile-cache-dir", "wazero compilation cache (default: wazero/ in the runtime directory)", func(c *Config) *string { return &c.CompileCacheDir }),
+		str("sessions-dir", "host directory for session workspaces (default: a private temporary directory)", func(c *Config) *string { return &c.SessionsDir }),
+		dur("timeout", "execution timeout of a call that asks for none", func(c *Config) *time.Duration { return &c.Timeout }),
+		dur("max-timeout", "ceiling a requested timeout is clamped to", func(c *Config) *time.Duration { return &c.MaxTimeout }),
+		size("memory-limit", "memory per session", func(c *Config) *int64 { return &c.MemoryLimit }),
+		size("output-limit", "output kept per stream per call", func(c *Config) *int64 { return &c.OutputLimit }),
+		size("source-limit", "largest code accepted in one call", func(c *Config) *int64 { return &c.SourceLimit }),
+		size("workspace-limit", "files per session, temporary files included", func(c *Config) *int64 { return &c.WorkspaceLimit }),
+		size("file-limit", "largest uploaded file", func(c *Config) *int64 { return &c.FileLimit }),
+		{"max-sessions", "sessions alive at once", func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				return fmt.Errorf("want a whole number of at least 1, got %q", v)
+			}
+			c.MaxSessions = n
+			return nil
+		}, func(c *Config) string { return strconv.Itoa(c.MaxSessions) }},
+		dur("idle-timeout", "idle time after which a session is reclaimed, when it gives no hint", func(c *Config) *time.Duration { return &c.IdleTimeout }),
+		dur("max-idle-timeout", "ceiling of idle timeout hints", func(c *Config) *time.Duration { return &c.MaxIdleTimeout }),
+		dur("max-lifetime", "longest a session lives (also the ceiling of lifetime hints)", func(c *Config) *time.Duration { return &c.MaxLifetime }),
+	}
+}
+
+// Flags binds the configuration flags to fs. Call Load after fs.Parse.
+func Flags(fs *flag.FlagSet) *FlagValues {
+	fv := &FlagValues{fs: fs, values: map[string]*string{}}
+	def := Defaults()
+	fv.config = fs.String("config", "", "YAML configuration file (env CODEPORT_CONFIG)")
+	for _, s := range settings() {
+		d := s.get(&def)
+		if d == "" || d == "0s" {
+			d = ""
+		}
+		usage := fmt.Sprintf("%s (env %s)", s.usage, s.env())
+		fv.values[s.name] = fs.String(s.name, d, usage)
+	}
+	return fv
+}
+
+// FlagValues holds parsed flags until Load merges them.
+type FlagValues struct {
+	fs     *flag.FlagSet
+	config *string
+	values map[string]*string
+}
+
+// Load builds the configuration: defaults, then the YAML file (from
+// --config or CODEPORT_CONFIG), then the environment, then the flags given
+// on the command line. getenv is os.Getenv outside tests. fv may be nil.
+func Load(fv *FlagValues, getenv func(string) string) (Config, error) {
+	c := Defaults()
+	all := settings()
+	set := map[string]bool{}
+	if fv != nil {
+		fv.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	}
+
+	path := getenv("CODEPORT_CONFIG")
+	if fv != nil && set["config"] {
+		path = *fv.config
+	}
+	if path != "" {
+		if err := loadYAML(&c, path, all); err != nil {
+			return Config{}, err
+		}
+		c.ConfigFile = path
+	}
+	for _, s := range all {
+		if v, ok := lookupEnv(getenv, s.env()); ok {
+			if err := s.set(&c, v); err != nil {
+				return Config{}, fmt.Errorf("environment %s: %w", s.env(), err)
+			}
+		}
+	}
+	if fv != nil {
+		for _, s := range all {
+			if set[s.name] {
+				if err := s.set(&c, *fv.values[s.name]); err != nil {
+					return Config{}, fmt.Errorf("flag --%s: %w", s.name, err)
+				}
+			}
+		}
+	}
+	return c, c.check()
+}
+
+func lookupEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+func loadYAML(c *Config, path string, all []setting) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	byKey := map[string]setting{}
+	for _, s := range all {
+		byKey[s.yamlKey()] = s
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, ok := byKey[k]
+		if !ok {
+			known := make([]string, 0, len(byKey))
+			for k := range byKey {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			return fmt.Errorf("config file %s: unknown key %q (known: %s)", path, k, strings.Join(known, ", "))
+		}
+		var v string
+		switch x := raw[k].(type) {
+		case string:
+			v = x
+		case int, int64, float64, bool:
+			v = fmt.Sprint(x)
+		case nil:
+			continue
+		default:
+			return fmt.Errorf("config file %s: key %q: want a scalar value", path, k)
+		}
+		if err := s.set(c, v); err != nil {
+			return fmt.Errorf("config file %s: key %q: %w", path, k, err)
+		}
+	}
+	return nil
+}
+
+func (c Config) check() error {
+	var errs []error
+	if c.Timeout <= 0 || c.MaxTimeout <= 0 || c.Timeout > c.MaxTimeout {
+		errs = append(errs, errors.New("timeout must be positive and at most max-timeout"))
+	}
+	if c.IdleTimeout <= 0 || c.MaxIdleTimeout <= 0 || c.MaxLifetime <= 0 || c.IdleTimeout > c.MaxIdleTimeout {
+		errs = append(errs, errors.New("idle-timeout, max-idle-timeout and max-lifetime must be positive, idle-timeout at most max-idle-timeout"))
+	}
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"memory-limit", c.MemoryLimit}, {"output-limit", c.OutputLimit}, {"source-limit", c.SourceLimit}, {"workspace-limit", c.WorkspaceLimit}, {"file-limit", c.FileLimit}} {
+		if v.n <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", v.name))
+		}
+	}
+	if c.OutputLimit > 1<<30 || c.SourceLimit > 1<<30 {
+		errs = append(errs, errors.New("output-limit and source-limit must be at most 1GiB"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return nil
+}
+
+// parseDuration reads a Go duration ("30s", "5m") or a number of seconds.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n <= 0 {
+			return 0, fmt.Errorf("want a positive duration, got %q", v)
+		}
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive duration such as 30s or 5m, got %q", v)
+	}
+	return d, nil
+}
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+}
+
+// ParseSize reads a byte size: a whole number of bytes, or one with a unit
+// (KiB, MiB, GiB; KB, MB, GB; K, M, G as binary).
+func ParseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("want a positive size such as 256MiB or 1048576, got %q", v)
+	}
+	return n * mult, nil
+}
+
+// FormatSize writes n in the largest binary unit that divides it.
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return strconv.FormatInt(n, 10)
+}

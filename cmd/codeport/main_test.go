@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cli runs the command in process with the test's runtime directory and a
+// private sessions directory.
+func cli(t *testing.T, ctx context.Context, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	args = append(args[:1:1], append([]string{"--sessions-dir", t.TempDir()}, args[1:]...)...)
+	code := run(ctx, args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExec(t *testing.T) {
+	ctx := context.Background()
+	code, out, errs := cli(t, ctx, "", "exec", "-c", "import sys\nprint(sum(range(10)))\nprint('warn', file=sys.stderr)")
+	if code != 0 || out != "45\n" || errs != "warn\n" {
+		t.Fatalf("exec: %d %q %q", code, out, errs)
+	}
+	code, _, errs = cli(t, ctx, "", "exec", "-c", "raise SystemExit(5)")
+	if code != 5 || errs != "" {
+		t.Fatalf("exit status: %d %q", code, errs)
+	}
+	code, _, errs = cli(t, ctx, "", "exec", "-c", "1/0")
+	if code != 1 || !strings.Contains(errs, "ZeroDivisionError") {
+		t.Fatalf("exception: %d %q", code, errs)
+	}
+	code, out, _ = cli(t, ctx, "print('from stdin')", "exec", "-")
+	if code != 0 || out != "from stdin\n" {
+		t.Fatalf("stdin: %d %q", code, out)
+	}
+	file := filepath.Join(t.TempDir(), "prog.py")
+	if err := os.WriteFile(file, []byte("print('from a file')"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = cli(t, ctx, "", "exec", file)
+	if code != 0 || out != "from a file\n" {
+		t.Fatalf("file: %d %q", code, out)
+	}
+	code, _, errs = cli(t, ctx, "", "exec", "--timeout", "1s", "-c", "while True: pass")
+	if code != 124 || !strings.Contains(errs, "timed out") {
+		t.Fatalf("timeout: %d %q", code, errs)
+	}
+	if code, _, errs = cli(t, ctx, "", "exec"); code != 2 || !strings.Contains(errs, "Usage") {
+		t.Fatalf("no code: %d %q", code, errs)
+	}
+	if code, _, errs = cli(t, ctx, "", "exec", "--memory-limit", "lots", "-c", "1"); code != 2 || !strings.Contains(errs, "memory-limit") {
+		t.Fatalf("bad flag value: %d %q", code, errs)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	code, out, errs := cli(t, context.Background(), "", "describe", "--memory-limit", "128MiB")
+	if code != 0 {
+		t.Fatalf("describe: %d %s", code, errs)
+	}
+	var d struct {
+		Adapter     string   `json:"adapter"`
+		Backend     string   `json:"backend"`
+		Tools       []string `json:"tools"`
+		PurposeHint string   `json:"purpose_hint"`
+		Limits      struct {
+			MemoryBytes int64 `json:"memory_bytes"`
+		} `json:"limits"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if d.Adapter != "wasm" || d.Backend != "wasm" || d.Limits.MemoryBytes != 128<<20 || !strings.Contains(d.PurposeHint, "standard library") {
+		t.Fatalf("description: %+v", d)
+	}
+}
+
+func TestServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", addr, "--auth-token", "s3cret", "--sessions-dir", t.TempDir()}, strings.NewReader(""), &bytes.Buffer{}, &errb)
+	}()
+	base := "http://" + addr
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("never healthy: %v; log:\n%s", err, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	req, _ := http.NewRequest("POST", base+"/sessions", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without token: %v %v", err, resp)
+	}
+	req, _ = http.NewRequest("POST", base+"/sessions", nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("with token: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d:\n%s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	if log := errb.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") {
+		t.Fatalf("log:\n%s", log)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), nil, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Usage") {
+		t.Fatalf("no command: %d", code)
+	}
+	if code := run(context.Background(), []string{"frobnicate"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown command") {
+		t.Fatalf("unknown command: %d", code)
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"serve", "-h"}, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "CODEPORT_MEMORY_LIMIT") {
+		t.Fatalf("serve -h: %d %s", code, errb.String())
+	}
+
+}

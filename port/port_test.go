@@ -1,0 +1,36 @@
+package port_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+func TestCapacityErrorMatchesTheSentinel(t *testing.T) {
+	err := fmt.Errorf("create: %w", &port.CapacityError{Resource: "sessions", Limit: 4, RetryAfter: 2 * time.Second})
+	var ce *port.CapacityError
+	if !errors.Is(err, port.ErrAtCapacity) || !errors.As(err, &ce) || ce.RetryAfter != 2*time.Second {
+		t.Fatalf("%v", err)
+	}
+	if errors.Is(err, port.ErrSessionBusy) {
+		t.Fatal("a capacity error is not a busy session")
+	}
+	if !strings.Contains(err.Error(), "4 sessions") {
+		t.Fatalf("message %q", err)
+	}
+}
+
+func TestToolKinds(t *testing.T) {
+	for _, k := range []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution} {
+		if !k.Known() || k.ResultType() != string(k)+"_tool_result" {
+			t.Errorf("%s", k)
+		}
+	}
+	if port.ToolKind("code_execution_v2").Known() || port.ToolKind("").Known() {
+		t.Fatal("unknown kinds are known")
+	}
+}
