@@ -109,6 +109,13 @@ func TestTracebackShowsTheCellNotTheDriver(t *testing.T) {
 			t.Errorf("stderr shows the driver (%q):\n%s", bad, res.Stderr)
 		}
 	}
+	// Lines of earlier cells show too, in our reports and in the
+	// program's own use of traceback.
+	run(t, a, id, "def h():\n    raise KeyError('k')")
+	res = run(t, a, id, "import traceback\ntry:\n    h()\nexcept KeyError:\n    traceback.print_exc()\nh()")
+	if strings.Count(res.Stderr, "raise KeyError('k')") != 2 || !strings.Contains(res.Stderr, "<cell 2>") {
+		t.Errorf("earlier cell's source not shown:\n%s", res.Stderr)
+	}
 	res = run(t, a, id, "def broken(:\n  pass")
 	expect(t, res, "", 1, port.OutcomeProgramError)
 	if !strings.Contains(res.Stderr, "SyntaxError") || strings.Contains(res.Stderr, "_codeport") {

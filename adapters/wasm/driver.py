@@ -9,15 +9,17 @@
 #                  a status byte and a big-endian signed 32-bit return code.
 # The driver's own names live in this module's globals, which are not the
 # namespace user code runs in: cells run in a fresh __main__ module.
+#
+# traceback and linecache are imported only when first needed: importing
+# them (tokenize compiles large regular expressions) costs about 330 ms in
+# WebAssembly, more than the rest of the interpreter's start-up.
 
 import builtins
-import linecache
 import os
 import select
 import struct
 import sys
 import time
-import traceback
 import types
 
 _OK, _EXC, _EXIT, _NOMEM = 0, 1, 2, 3
@@ -76,19 +78,56 @@ def _codeport_main():
             except BaseException:
                 pass
 
+    # Cell sources, so tracebacks can show the lines of earlier cells.
+    sources = {}
+    synced = [None]  # the linecache module whose cache holds sources
+
+    def remember(name, src):
+        entry = (len(src), None, src.splitlines(True), name)
+        sources[name] = entry
+        lc = sys.modules.get("linecache")
+        if lc is None:
+            return
+        if synced[0] is not lc:
+            lc.cache.update(sources)
+            synced[0] = lc
+        else:
+            lc.cache[name] = entry
+
     def report(exc, skip_first):
         tb = exc.__traceback__
         if skip_first and tb is not None:
             tb = tb.tb_next
         try:
+            import traceback
+
+            lc = sys.modules["linecache"]
+            if synced[0] is not lc:
+                lc.cache.update(sources)
+                synced[0] = lc
             traceback.print_exception(type(exc), exc, tb, file=sys.__stderr__)
         except BaseException:
-            os.write(2, ("%s\n" % type(exc).__name__).encode())
+            # Out of memory, or a broken traceback module: report frames
+            # and the exception without help.
+            lines = ["Traceback (most recent call last):\n"]
+            while tb is not None:
+                co = tb.tb_frame.f_code
+                lines.append('  File "%s", line %s, in %s\n' % (co.co_filename, tb.tb_lineno, co.co_name))
+                tb = tb.tb_next
+            try:
+                msg = str(exc)
+            except BaseException:
+                msg = ""
+            lines.append("%s%s\n" % (type(exc).__name__, ": " + msg if msg else ""))
+            try:
+                os.write(2, "".join(lines).encode("utf-8", "replace"))
+            except BaseException:
+                os.write(2, b"MemoryError\n")
 
     def run(src, n):
         name = "<cell %d>" % n
         try:
-            linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+            remember(name, src)
             code = compile(src, name, "exec", dont_inherit=True)
         except MemoryError as e:
             report(e, False)
