@@ -86,7 +86,7 @@ func New(cfg Config) (*Adapter, error) {
 		defer a.bg.Done()
 		defer close(a.ready)
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, wasmBytes, cacheDir, cfg.memoryBytes)
+		a.eng, a.engErr = newEngine(ctx, wasmBytes, cacheDir, cfg.memoryBytes, cfg.logger)
 		if a.engErr == nil {
 			cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
 		} else {

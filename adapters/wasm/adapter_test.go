@@ -648,3 +648,12 @@ print(datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc).isoformat())`)
 		t.Fatalf("limitations %q", caps.Limitations)
 	}
 }
+
+func TestUnusableCompilationCacheFallsBackToMemory(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "not-a-directory")
+	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestAdapter(t, func(c Config) Config { return c.WithCompilationCacheDir(filepath.Join(blocker, "cache")) })
+	expect(t, run(t, a, newSession(t, a), "print('compiled in memory')"), "compiled in memory\n", 0, port.OutcomeCompleted)
+}

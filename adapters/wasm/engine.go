@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,10 +59,12 @@ func verifyAsset(dir string) ([]byte, error) {
 	return b, nil
 }
 
-func newEngine(ctx context.Context, wasmBytes []byte, cacheDir string, memoryBytes int64) (*engine, error) {
+func newEngine(ctx context.Context, wasmBytes []byte, cacheDir string, memoryBytes int64, logger *slog.Logger) (*engine, error) {
 	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 	if err != nil {
-		return nil, fmt.Errorf("compilation cache %s: %w", cacheDir, err)
+		// A read-only runtime directory costs start-up time, not service.
+		logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
+		cache = wazero.NewCompilationCache()
 	}
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).

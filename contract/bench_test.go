@@ -1,0 +1,97 @@
+package contract_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/measure"
+)
+
+// benchServer serves the in-process adapter on loopback, as `codeport
+// serve` does.
+func benchServer(b *testing.B) (*httptest.Server, *http.Client) {
+	b.Helper()
+	cfg := wasm.NewConfig().WithSessionsDir(b.TempDir())
+	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
+		cfg = cfg.WithRuntimeDir(dir)
+	}
+	a, err := wasm.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(contract.NewHandler(a))
+	b.Cleanup(srv.Close)
+	return srv, srv.Client() // keep-alive
+}
+
+func call(b *testing.B, c *http.Client, method, url string, body []byte, want int) []byte {
+	req, _ := http.NewRequest(method, url, bytes.NewReader(body))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		b.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, out)
+	}
+	return out
+}
+
+func createSession(b *testing.B, srv *httptest.Server, c *http.Client) string {
+	var h contract.SessionHandle
+	if err := json.Unmarshal(call(b, c, "POST", srv.URL+"/sessions", nil, 201), &h); err != nil {
+		b.Fatal(err)
+	}
+	return h.SessionID
+}
+
+var printOne = []byte(`{"tool":"code_execution","input":{"code":"print(1)"}}`)
+
+// BenchmarkHTTPExecutePrint: print(1) in a live session over loopback HTTP
+// with keep-alive (the reference backend: 0.58 ms median).
+func BenchmarkHTTPExecutePrint(b *testing.B) {
+	srv, c := benchServer(b)
+	id := createSession(b, srv, c)
+	url := srv.URL + "/sessions/" + id + "/exec"
+	var samples []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		call(b, c, "POST", url, printOne, 200)
+		samples = append(samples, time.Since(t))
+	}
+	measure.Report(b, "call", samples)
+}
+
+// BenchmarkHTTPCreateExecDestroy: create + print(1) + delete over HTTP
+// (the reference backend: 23 ms median).
+func BenchmarkHTTPCreateExecDestroy(b *testing.B) {
+	srv, c := benchServer(b)
+	var samples []time.Duration
+	for b.Loop() {
+		t := time.Now()
+		id := createSession(b, srv, c)
+		call(b, c, "POST", srv.URL+"/sessions/"+id+"/exec", printOne, 200)
+		call(b, c, "DELETE", srv.URL+"/sessions/"+id, nil, 204)
+		samples = append(samples, time.Since(t))
+	}
+	measure.Report(b, "create-exec-destroy", samples)
+}
