@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/port"
 )
 
@@ -124,7 +125,7 @@ func PurposeHint(c port.Capabilities) string {
 	if c.Limits.DefaultTimeout > 0 {
 		fmt.Fprintf(&b, "Each call may run for %s", roundDuration(c.Limits.DefaultTimeout))
 		if c.Limits.MemoryBytes > 0 {
-			fmt.Fprintf(&b, " and use %s of memory", FormatSize(c.Limits.MemoryBytes))
+			fmt.Fprintf(&b, " and use %s of memory", bytesize.Format(c.Limits.MemoryBytes))
 		}
 		b.WriteString(". ")
 	}

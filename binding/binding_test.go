@@ -72,22 +72,6 @@ func TestLoadRefusesBadInput(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"1048576": 1 << 20, "256MiB": 256 << 20, "1 GiB": 1 << 30, "10KB": 10000, "4K": 4096, "2G": 2 << 30} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-5", "1.5MiB", "MiB", "99999999999999999999"} {
-		if _, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q) accepted", in)
-		}
-	}
-	if FormatSize(256<<20) != "256MiB" || FormatSize(1000) != "1000" {
-		t.Fatal("FormatSize")
-	}
-}
-
 func TestPurposeHintTellsTheTruth(t *testing.T) {
 	stdlib := PurposeHint(port.Capabilities{Runtime: "CPython", RuntimeVersion: "3.12.0", UnavailableModules: []string{"ssl"},
 		Limitations: []string{"Threads cannot be started"}, WorkingDirectory: "/workspace",

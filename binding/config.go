@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/bytesize"
 )
 
 // Config is codeport's configuration, from defaults, then an optional YAML
@@ -44,22 +47,24 @@ type Config struct {
 	MaxLifetime    time.Duration
 }
 
-// Defaults returns the configuration before any source is applied.
+// Defaults returns the configuration before any source is applied: the
+// in-process adapter's own defaults, so the two cannot drift apart.
 func Defaults() Config {
+	l := wasm.NewConfig().Limits()
 	return Config{
 		Listen:         "127.0.0.1:8080",
 		LogLevel:       "info",
-		Timeout:        30 * time.Second,
-		MaxTimeout:     300 * time.Second,
-		MemoryLimit:    256 << 20,
-		OutputLimit:    1 << 20,
-		SourceLimit:    1 << 20,
-		WorkspaceLimit: 100 << 20,
-		FileLimit:      50 << 20,
-		MaxSessions:    64,
-		IdleTimeout:    10 * time.Minute,
-		MaxIdleTimeout: time.Hour,
-		MaxLifetime:    time.Hour,
+		Timeout:        l.DefaultTimeout,
+		MaxTimeout:     l.MaxTimeout,
+		MemoryLimit:    l.MemoryBytes,
+		OutputLimit:    l.OutputBytes,
+		SourceLimit:    l.SourceBytes,
+		WorkspaceLimit: l.WorkspaceBytes,
+		FileLimit:      l.FileBytes,
+		MaxSessions:    l.MaxSessions,
+		IdleTimeout:    l.DefaultIdleTimeout,
+		MaxIdleTimeout: l.MaxIdleTimeout,
+		MaxLifetime:    l.MaxLifetime,
 	}
 }
 
@@ -99,13 +104,13 @@ func settings() []setting {
 	size := func(name, usage string, f func(*Config) *int64) setting {
 		return setting{name, usage,
 			func(c *Config, v string) error {
-				n, err := ParseSize(v)
+				n, err := bytesize.Parse(v)
 				if err == nil {
 					*f(c) = n
 				}
 				return err
 			},
-			func(c *Config) string { return FormatSize(*f(c)) }}
+			func(c *Config) string { return bytesize.Format(*f(c)) }}
 	}
 	return []setting{
 		str("listen", "address to serve contract v1 on", func(c *Config) *string { return &c.Listen }),
@@ -293,44 +298,4 @@ func parseDuration(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("want a positive duration such as 30s or 5m, got %q", v)
 	}
 	return d, nil
-}
-
-var sizeUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
-}
-
-// ParseSize reads a byte size: a whole number of bytes, or one with a unit
-// (KiB, MiB, GiB; KB, MB, GB; K, M, G as binary).
-func ParseSize(v string) (int64, error) {
-	s := strings.TrimSpace(v)
-	mult := int64(1)
-	for _, u := range sizeUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("want a positive size such as 256MiB or 1048576, got %q", v)
-	}
-	return n * mult, nil
-}
-
-// FormatSize writes n in the largest binary unit that divides it.
-func FormatSize(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return strconv.FormatInt(n, 10)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/internal/editor"
 	"github.com/codeport/codeport/internal/telemetry"
 	"github.com/codeport/codeport/internal/workspace"
@@ -345,14 +346,14 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 	}
 	timeout = min(timeout, a.cfg.maxTimeout)
 	refusals := s.quota.Refusals()
-	r := s.interp.run(ctx, req.Code, timeout, a.cfg.outputBytes, a.cfg.memoryBytes/65536*65536)
+	r := s.interp.run(ctx, req.Code, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the program saw EIO), so
 		// the cause is told here.
 		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
 			r.stderr += "\n"
 		}
-		r.stderr += fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]\n", formatBytes(a.cfg.workspaceBytes))
+		r.stderr += fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]\n", bytesize.Format(a.cfg.workspaceBytes))
 	}
 	if r.dead {
 		s.interp.kill()
@@ -469,19 +470,7 @@ func (a *Adapter) Describe(context.Context) (port.Capabilities, error) {
 		Limitations:        append([]string(nil), limitations...),
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
-		Limits: port.Limits{
-			DefaultTimeout:     a.cfg.defaultTimeout,
-			MaxTimeout:         a.cfg.maxTimeout,
-			MemoryBytes:        a.cfg.memoryBytes / 65536 * 65536,
-			OutputBytes:        int64(a.cfg.outputBytes),
-			SourceBytes:        int64(a.cfg.sourceBytes),
-			WorkspaceBytes:     a.cfg.workspaceBytes,
-			FileBytes:          a.cfg.fileBytes,
-			MaxSessions:        a.cfg.maxSessions,
-			DefaultIdleTimeout: a.cfg.defaultIdle,
-			MaxIdleTimeout:     a.cfg.maxIdle,
-			MaxLifetime:        a.cfg.maxLifetime,
-		},
+		Limits:             a.cfg.Limits(),
 	}, nil
 }
 

@@ -322,7 +322,7 @@ func TestTempfileWorksAndCountsAgainstTheQuota(t *testing.T) {
 	} {
 		res = run(t, a, id, code)
 		expect(t, res, "refused\n", 0, port.OutcomeCompleted)
-		if !strings.Contains(res.Stderr, "workspace limit of 1 MiB") {
+		if !strings.Contains(res.Stderr, "workspace limit of 1MiB") {
 			t.Fatalf("quota refusal not explained: %q", res.Stderr)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codeport/codeport/port"
 )
 
 // The pinned runtime: CPython 3.12.0 for WASI with its standard library
@@ -144,6 +146,27 @@ func (c Config) WithLogger(l *slog.Logger) Config {
 	c.logger = l
 	return c
 }
+
+// Limits reports the limits this configuration puts in force, as the
+// capability description publishes them.
+func (c Config) Limits() port.Limits {
+	return port.Limits{
+		DefaultTimeout:     c.defaultTimeout,
+		MaxTimeout:         c.maxTimeout,
+		MemoryBytes:        c.memoryBytes / wasmPage * wasmPage,
+		OutputBytes:        int64(c.outputBytes),
+		SourceBytes:        int64(c.sourceBytes),
+		WorkspaceBytes:     c.workspaceBytes,
+		FileBytes:          c.fileBytes,
+		MaxSessions:        c.maxSessions,
+		DefaultIdleTimeout: c.defaultIdle,
+		MaxIdleTimeout:     c.maxIdle,
+		MaxLifetime:        c.maxLifetime,
+	}
+}
+
+// wasmPage is the unit of WebAssembly memory.
+const wasmPage = 65536
 
 // withReapInterval sets how often abandoned sessions are looked for; tests
 // shorten it.

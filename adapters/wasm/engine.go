@@ -74,7 +74,7 @@ func newEngine(ctx context.Context, wasmBytes []byte, cacheDir string, memoryByt
 		// Makes running code stop when its instance context is cancelled:
 		// how timeouts and cancellations interrupt a program.
 		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(uint32(memoryBytes / 65536))
+		WithMemoryLimitPages(uint32(memoryBytes / wasmPage))
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/port"
 )
 
@@ -50,7 +51,7 @@ func (it *interpreter) run(ctx context.Context, code string, timeout time.Durati
 			}
 		case statusNoMemory:
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s); the interpreter and its state are kept]", formatBytes(memoryLimit))
+			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s); the interpreter and its state are kept]", bytesize.Format(memoryLimit))
 		default:
 			r.outcome = port.OutcomeProgramError
 		}
@@ -68,7 +69,7 @@ func (it *interpreter) run(ctx context.Context, code string, timeout time.Durati
 			note = fmt.Sprintf("[codeport: the interpreter exited with status %d; a fresh one will run the next call (variables and imports are lost, files are kept)]", r.returnCode)
 		case it.memoryBytes() >= memoryLimit-(4<<20):
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", formatBytes(memoryLimit))
+			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
 		default:
 			r.outcome, r.returnCode = port.OutcomeProgramError, 1
 			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(it.exitErr))
@@ -104,16 +105,4 @@ func firstLine(err error) string {
 	}
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -125,7 +125,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		contract.WithReady(bound.Ready),
 		contract.WithGatherer(reg),
 		contract.WithLogger(logger),
-		contract.WithMaxUploadBytes(cfg.FileLimit),
+		// The port enforces the file limit exactly; the body may be a
+		// little larger for the multipart framing and the path field.
+		contract.WithMaxUploadBytes(cfg.FileLimit + 64<<10),
 	}
 	if cfg.AuthToken != "" {
 		opts = append(opts, contract.WithBearerToken(cfg.AuthToken))
