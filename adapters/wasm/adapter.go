@@ -346,7 +346,7 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 	}
 	timeout = min(timeout, a.cfg.maxTimeout)
 	refusals := s.quota.Refusals()
-	r := s.interp.run(ctx, req.Code, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
+	r := s.interp.run(ctx, requestCell, req.Code, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the program saw EIO), so
 		// the cause is told here.

@@ -96,12 +96,19 @@ type controlFile struct {
 	partial []byte
 }
 
-// send frames a cell for the driver. The buffer of one cannot block: the
-// host sends one cell and then waits for its completion.
-func (f *controlFile) send(code string) {
-	msg := make([]byte, 4+len(code))
-	binary.BigEndian.PutUint32(msg, uint32(len(code)))
-	copy(msg[4:], code)
+// Request kinds; see driver.py.
+const (
+	requestCell   = 'C' // source run in the session's __main__
+	requestPython = 'P' // a `python ...` command line from the bash tool
+)
+
+// send frames a request for the driver. The buffer of one cannot block:
+// the host sends one request and then waits for its completion.
+func (f *controlFile) send(kind byte, payload string) {
+	msg := make([]byte, 5+len(payload))
+	binary.BigEndian.PutUint32(msg, uint32(1+len(payload)))
+	msg[4] = kind
+	copy(msg[5:], payload)
 	f.requests <- msg
 }
 

@@ -1,11 +1,18 @@
-# codeport's in-guest driver. It runs as `python -u -I -c <this file>` inside
-# the WASI instance of one session and never returns while the session lives.
+# codeport's in-guest driver. It runs inside the WASI instance of one session
+# and never returns while the session lives. The host starts it as
+#   python -u -I -c BOOTSTRAP DRIVER
+# where BOOTSTRAP compiles this file under the name "<codeport>", so the
+# driver's own frames can be told from the user's and left out of tracebacks.
 #
 # Protocol, over the control file /.codeport/ctl (not stdout or stderr, so
 # nothing a program prints can be mistaken for it):
-#   host -> guest: 4-byte big-endian length, then that many bytes of UTF-8
-#                  source for one cell. End of file means "shut down".
-#   guest -> host: one byte "R" once ready, then after each cell 5 bytes:
+#   host -> guest: 4-byte big-endian length, then that many bytes: a kind
+#                  byte and its payload. "C": UTF-8 source of one cell, run in
+#                  the session's __main__. "P": a JSON object {"argv": [...],
+#                  "stdin": "..."}, a `python ...` command line from the bash
+#                  tool, run in the same interpreter. End of file means "shut
+#                  down".
+#   guest -> host: one byte "R" once ready, then after each request 5 bytes:
 #                  a status byte and a big-endian signed 32-bit return code.
 # The driver's own names live in this module's globals, which are not the
 # namespace user code runs in: cells run in a fresh __main__ module.
@@ -94,10 +101,18 @@ def _codeport_main():
         else:
             lc.cache[name] = entry
 
-    def report(exc, skip_first):
-        tb = exc.__traceback__
-        if skip_first and tb is not None:
+    def user_frames(tb):
+        # Leading frames of the driver (and of runpy, which real Python
+        # does not show for a script) are not the user's business.
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename
+            if name != "<codeport>" and not name.endswith("runpy.py"):
+                break
             tb = tb.tb_next
+        return tb
+
+    def report(exc):
+        tb = user_frames(exc.__traceback__)
         try:
             import traceback
 
@@ -124,19 +139,11 @@ def _codeport_main():
             except BaseException:
                 os.write(2, b"MemoryError\n")
 
-    def run(src, n):
-        name = "<cell %d>" % n
+    def outcome(fn):
+        # Runs fn, which runs user code, and says how it ended:
+        # (status, return code), or (status, 1, exception) out of memory.
         try:
-            remember(name, src)
-            code = compile(src, name, "exec", dont_inherit=True)
-        except MemoryError as e:
-            report(e, False)
-            return _NOMEM, 1
-        except BaseException as e:
-            report(e, False)
-            return _EXC, 1
-        try:
-            exec(code, ns)
+            fn()
             return _OK, 0
         except SystemExit as e:
             c = e.code
@@ -152,8 +159,61 @@ def _codeport_main():
         except MemoryError as e:
             return _NOMEM, 1, e
         except BaseException as e:
-            report(e, True)
+            report(e)
             return _EXC, 1
+
+    def run_cell(src, n):
+        name = "<cell %d>" % n
+        remember(name, src)
+        return outcome(lambda: exec(compile(src, name, "exec", dont_inherit=True), ns))
+
+    def run_python(payload):
+        # A `python ...` command line from the bash tool, in this same
+        # interpreter: argv and stdin are swapped in for its duration.
+        import io
+        import json
+        import runpy
+
+        req = json.loads(payload)
+        argv, data = req["argv"][1:], req.get("stdin", "")
+        saved = sys.argv, sys.stdin
+
+        def invoke():
+            opts = list(argv)
+            while opts and opts[0] in ("-u", "-B", "-I", "-E", "-s", "-S", "-q"):
+                opts.pop(0)
+            if opts and opts[0] in ("-V", "--version"):
+                print("Python %d.%d.%d" % sys.version_info[:3])
+                return
+            sys.stdin = io.StringIO(data)
+            if opts and opts[0] == "-c":
+                if len(opts) < 2:
+                    print("Argument expected for the -c option", file=sys.stderr)
+                    raise SystemExit(2)
+                sys.argv = ["-c"] + opts[2:]
+                code = compile(opts[1], "<string>", "exec", dont_inherit=True)
+                exec(code, ns)
+            elif opts and opts[0] == "-m":
+                if len(opts) < 2:
+                    print("Argument expected for the -m option", file=sys.stderr)
+                    raise SystemExit(2)
+                sys.argv = [opts[1]] + opts[2:]
+                runpy.run_module(opts[1], run_name="__main__", alter_sys=True)
+            elif opts and opts[0] != "-":
+                if opts[0].startswith("-"):
+                    print("unknown option %s" % opts[0], file=sys.stderr)
+                    raise SystemExit(2)
+                sys.argv = list(opts)
+                runpy.run_path(opts[0], run_name="__main__")
+            else:
+                sys.argv = [""] + opts[1:] if opts else [""]
+                sys.stdin = io.StringIO("")
+                exec(compile(data, "<stdin>", "exec", dont_inherit=True), ns)
+
+        try:
+            return outcome(invoke)
+        finally:
+            sys.argv, sys.stdin = saved
 
     os.write(ctl, b"R")
     n = 0
@@ -161,16 +221,17 @@ def _codeport_main():
         hdr = read_exact(4)
         if hdr is None:
             return
-        src = read_exact(struct.unpack(">I", hdr)[0])
-        if src is None:
+        req = read_exact(struct.unpack(">I", hdr)[0])
+        if req is None:
             return
         n += 1
-        r = run(src.decode("utf-8", "replace"), n)
+        text = req[1:].decode("utf-8", "replace")
+        r = run_python(text) if req[:1] == b"P" else run_cell(text, n)
         if len(r) == 3:
             # Out of memory: give back the reserve so the report can be
             # formatted, then take it again for the next time.
             del reserve
-            report(r[2], True)
+            report(r[2])
             r = r[:2]
             try:
                 reserve = bytearray(256 * 1024)

@@ -28,6 +28,11 @@ import (
 //go:embed driver.py
 var driverSource string
 
+// driverBootstrap runs driver.py (passed as the next argument) under the
+// file name "<codeport>", which its tracebacks filter on, and takes it out
+// of sys.argv.
+const driverBootstrap = "import sys; exec(compile(sys.argv.pop(1), '<codeport>', 'exec'))"
+
 // ErrRuntimeAsset is returned by New when the runtime asset is missing or is
 // not the pinned build.
 var ErrRuntimeAsset = errors.New("wasm runtime asset")
@@ -123,7 +128,7 @@ func (e *engine) start(ctx context.Context, workDir, tmpDir string, quota *works
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(). // _start is called below, on the instance's own goroutine
-		WithArgs("python", "-u", "-I", "-c", driverSource).
+		WithArgs("python", "-u", "-I", "-c", driverBootstrap, driverSource).
 		WithEnv("HOME", workspace.GuestRoot).
 		WithEnv("TMPDIR", "/tmp").
 		WithEnv("LANG", "C.UTF-8").

@@ -28,13 +28,13 @@ type cellResult struct {
 // at its deadline or by ctx is stopped for real: run returns only after the
 // instance's goroutine has ended, so the caller may release the session's
 // capacity at once.
-func (it *interpreter) run(ctx context.Context, code string, timeout time.Duration, outputLimit int, memoryLimit int64) cellResult {
+func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeout time.Duration, outputLimit int, memoryLimit int64) cellResult {
 	it.stdout.begin(outputLimit)
 	it.stderr.begin(outputLimit)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	start := time.Now()
-	it.ctl.send(code)
+	it.ctl.send(kind, payload)
 
 	var r cellResult
 	var note string
