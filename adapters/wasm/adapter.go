@@ -227,6 +227,7 @@ func (a *Adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 		ctx: sctx, cancel: cancel,
 	}
 	s.lastActive.Store(now.UnixNano())
+	s.shell = a.newShell(s)
 	if s.interp, err = a.startInterpreter(ctx, s); err != nil {
 		s.destroy()
 		return nil, err
@@ -320,9 +321,9 @@ func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 			res.Outcome = port.OutcomeProgramError
 		}
 	case port.ToolBashCodeExecution:
-		res.Stderr = "bash_code_execution is not supported by this backend yet: use code_execution (Python) instead\n"
-		res.ReturnCode = 127
-		res.Outcome = port.OutcomeProgramError
+		if err := a.executeBash(ctx, s, req, &res); err != nil {
+			return port.Result{}, err
+		}
 	}
 	a.metrics.Executed(string(req.Tool), string(res.Outcome), res.Duration.Seconds())
 	a.cfg.logger.Info("executed", "session", s.id, "tool", req.Tool, "outcome", res.Outcome,
@@ -340,11 +341,7 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 		}
 		s.interp = it
 	}
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = a.cfg.defaultTimeout
-	}
-	timeout = min(timeout, a.cfg.maxTimeout)
+	timeout := a.clampTimeout(req.Timeout)
 	refusals := s.quota.Refusals()
 	r := s.interp.run(ctx, requestCell, req.Code, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
@@ -363,6 +360,15 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 	res.Outcome, res.Duration = r.outcome, r.duration
 	res.OutputTruncated, res.StateLost = r.truncated, r.dead
 	return nil
+}
+
+// clampTimeout applies the default to a call that asks for no timeout and
+// clamps one above the ceiling: clamped, not refused.
+func (a *Adapter) clampTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		d = a.cfg.defaultTimeout
+	}
+	return min(d, a.cfg.maxTimeout)
 }
 
 // validate checks a request before any session is touched, and fills the
@@ -465,7 +471,7 @@ func (a *Adapter) Describe(context.Context) (port.Capabilities, error) {
 		Backend:            "wasm",
 		Runtime:            "CPython",
 		RuntimeVersion:     RuntimeVersion,
-		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolTextEditorExecution},
+		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution},
 		UnavailableModules: append([]string(nil), unavailableModules...),
 		Limitations:        append([]string(nil), limitations...),
 		Network:            false,

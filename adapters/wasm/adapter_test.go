@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -557,18 +558,82 @@ func TestEditorCommandsThroughExecute(t *testing.T) {
 	}
 }
 
-func TestBashIsReportedUnsupported(t *testing.T) {
+func bash(t *testing.T, a *Adapter, id, command string, timeout time.Duration) port.Result {
+	t.Helper()
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: command, Timeout: timeout})
+	if err != nil {
+		t.Fatalf("bash %q: %v", command, err)
+	}
+	return res
+}
+
+func TestBashRunsInTheWorkspaceAndSharesThePythonSession(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
-	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "ls"})
-	if err != nil || res.ReturnCode == 0 || !strings.Contains(res.Stderr, "not supported") {
-		t.Fatalf("bash: %v %+v", err, res)
+	run(t, a, id, "x = 21")
+	cases := []struct{ command, want string }{
+		{"echo hello | tr a-z A-Z || echo fallback", "fallback\n"}, // tr is not provided: 127, then ||
+		{"printf 'b\\na\\nb\\n' | sort | uniq -c", "      1 a\n      2 b\n"},
+		{"mkdir -p sub && echo data > sub/f.txt && cat sub/f.txt && pwd", "data\n/workspace\n"},
+		{"python -c 'print(x * 2)'", "42\n"},
+		{"cd sub && python3 -c 'import os; print(os.getcwd())'", "/workspace/sub\n"},
+		{"pwd", "/workspace/sub\n"}, // the shell's directory persists
+		{"cd /workspace && printf 'import sys\\nprint(sys.argv[1:])\\n' > s.py && python s.py a b", "['a', 'b']\n"},
+		{"python -c 'print(1); print(2)' | python -c 'import sys; print(sum(int(l) for l in sys.stdin))'", "3\n"},
+		{"export GREETING=hi && python -c 'import os; print(os.environ[\"GREETING\"])'", "hi\n"},
+	}
+	for _, c := range cases {
+		res := bash(t, a, id, c.command, 0)
+		if res.Stdout != c.want {
+			t.Errorf("%s: stdout %q (rc %d, stderr %q), want %q", c.command, res.Stdout, res.ReturnCode, res.Stderr, c.want)
+		}
+	}
+	// Python run from bash changed nothing of the session but what it set.
+	expect(t, run(t, a, id, "import os\nprint(os.getcwd(), x)"), "/workspace 21\n", 0, port.OutcomeCompleted)
+
+	res := bash(t, a, id, "frobnicate --now", 0)
+	if res.ReturnCode != 127 || !strings.Contains(res.Stderr, "command not found") || res.Outcome != port.OutcomeProgramError {
+		t.Fatalf("unknown command: %+v", res)
+	}
+	res = bash(t, a, id, "cat /etc/passwd", 0)
+	if res.ReturnCode == 0 || strings.Contains(res.Stdout, "root:") {
+		t.Fatalf("cat /etc/passwd: %+v", res)
+	}
+	res = bash(t, a, id, "python -c \"print('y' * 3_000_000)\"", 0)
+	if !res.OutputTruncated || len(res.Stdout) > (1<<20)+200 {
+		t.Fatalf("bash output limit: truncated %v, %d bytes", res.OutputTruncated, len(res.Stdout))
 	}
 	caps, _ := a.Describe(context.Background())
-	for _, k := range caps.Tools {
-		if k == port.ToolBashCodeExecution {
-			t.Fatal("capabilities promise bash")
-		}
+	if !slices.Contains(caps.Tools, port.ToolBashCodeExecution) {
+		t.Fatal("capabilities do not list bash")
+	}
+}
+
+func TestBashTimeouts(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	run(t, a, id, "kept = 1")
+	res := bash(t, a, id, "echo start; while true; do :; done", time.Second)
+	if res.Outcome != port.OutcomeTimedOut || res.ReturnCode != port.ReturnCodeTimedOut || res.Stdout != "start\n" || res.StateLost {
+		t.Fatalf("shell loop: %+v", res)
+	}
+	expect(t, run(t, a, id, "print(kept)"), "1\n", 0, port.OutcomeCompleted)
+	res = bash(t, a, id, "python -c \"print('py', flush=True)\nwhile True: pass\"", time.Second)
+	if res.Outcome != port.OutcomeTimedOut || !res.StateLost || res.Stdout != "py\n" {
+		t.Fatalf("python loop under bash: %+v", res)
+	}
+	expect(t, run(t, a, id, "print('kept' in globals())"), "False\n", 0, port.OutcomeCompleted)
+}
+
+func TestBashVariablesCannotExhaustTheGateway(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithMemoryLimit(32 << 20) })
+	id := newSession(t, a)
+	res := bash(t, a, id, "a=x; while true; do a=$a$a; done", time.Minute)
+	if res.Outcome != port.OutcomeMemoryLimit || !strings.Contains(res.Stderr, "grew past") {
+		t.Fatalf("doubling loop: %s rc %d stderr %q", res.Outcome, res.ReturnCode, res.Stderr)
+	}
+	if res := bash(t, a, id, "echo still here", 0); res.Stdout != "still here\n" {
+		t.Fatalf("after: %+v", res)
 	}
 }
 

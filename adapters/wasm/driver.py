@@ -9,8 +9,9 @@
 #   host -> guest: 4-byte big-endian length, then that many bytes: a kind
 #                  byte and its payload. "C": UTF-8 source of one cell, run in
 #                  the session's __main__. "P": a JSON object {"argv": [...],
-#                  "stdin": "..."}, a `python ...` command line from the bash
-#                  tool, run in the same interpreter. End of file means "shut
+#                  "stdin": "...", "cwd": "...", "env": [...]}, a
+#                  `python ...` command line from the bash tool, run in the
+#                  same interpreter in the shell's directory and environment. End of file means "shut
 #                  down".
 #   guest -> host: one byte "R" once ready, then after each request 5 bytes:
 #                  a status byte and a big-endian signed 32-bit return code.
@@ -176,7 +177,15 @@ def _codeport_main():
 
         req = json.loads(payload)
         argv, data = req["argv"][1:], req.get("stdin", "")
-        saved = sys.argv, sys.stdin
+        saved = sys.argv, sys.stdin, os.getcwd(), dict(os.environ)
+        # The shell's directory and exported variables, for this command.
+        try:
+            os.chdir(req.get("cwd") or "/workspace")
+        except OSError:
+            pass
+        if req.get("env"):
+            os.environ.clear()
+            os.environ.update(kv.split("=", 1) for kv in req["env"] if "=" in kv)
 
         def invoke():
             opts = list(argv)
@@ -213,7 +222,13 @@ def _codeport_main():
         try:
             return outcome(invoke)
         finally:
-            sys.argv, sys.stdin = saved
+            sys.argv, sys.stdin = saved[0], saved[1]
+            try:
+                os.chdir(saved[2])
+            except OSError:
+                os.chdir("/workspace")
+            os.environ.clear()
+            os.environ.update(saved[3])
 
     os.write(ctl, b"R")
     n = 0

@@ -37,6 +37,7 @@ type session struct {
 	mu     sync.Mutex
 	interp *interpreter // nil after a loss, until the next code call
 	editor *editor.Editor
+	shell  *sessionShell
 	gone   bool
 }
 

@@ -1,0 +1,560 @@
+package shell
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/port"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Python runs python or python3 in the session's interpreter. argv is the
+// command line as typed (argv[0] is "python" or "python3"); relative paths in
+// it are relative to the shell's current directory, which InvocationFrom(ctx)
+// reports together with the exported variables. Python must return promptly
+// once ctx is done. A non-nil error means the interpreter could not run the
+// command at all; the shell prints it and the command fails.
+type Python func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error)
+
+// Options configures a Shell.
+type Options struct {
+	// Workspace is the session's workspace: the only files the shell can
+	// reach, seen as /workspace. It is required.
+	Workspace *workspace.Workspace
+	// Python runs python and python3; nil makes them fail with
+	// "python: not available" and status 127.
+	Python Python
+	// MaxFileBytes caps the size of a file a command writes (redirections,
+	// cp, tee, ...), of the input a command holds in memory (sort, a line of
+	// grep, a script) and of what a command writes into a command
+	// substitution $(...); <= 0 means no cap beyond the workspace quota.
+	MaxFileBytes int64
+}
+
+// Invocation describes where a delegated command (python) runs.
+type Invocation struct {
+	// Dir is the shell's current directory, "/workspace" or below.
+	Dir string
+	// Env lists the exported variables as "NAME=value", sorted by name.
+	Env []string
+}
+
+type invocationKey struct{}
+
+// InvocationFrom returns the Invocation of the command whose ctx this is,
+// for a Python function. ok is false for a ctx that does not come from the
+// shell.
+func InvocationFrom(ctx context.Context) (inv Invocation, ok bool) {
+	inv, ok = ctx.Value(invocationKey{}).(Invocation)
+	return inv, ok
+}
+
+// Shell is the bash_code_execution tool of one session: a POSIX shell
+// interpreter whose commands are implemented in Go, confined to the
+// session's workspace. The current directory, the variables (exported or
+// not), functions and shell options persist from one Run to the next.
+//
+// A Shell runs one command at a time; concurrent calls of Run wait for each
+// other.
+type Shell struct {
+	opts Options
+	fs   *fsys
+
+	mu      sync.Mutex // held by Run
+	runner  *interp.Runner
+	initErr error
+
+	// fifoDir is the interpreter's temporary directory. The interpreter
+	// opens paths of the form <tempdir>/sh-interp-* directly with the
+	// operating system, without the open handler, as it expects them to be
+	// its own FIFOs (process substitution). It is a path below /dev/null,
+	// which can never be opened, with a random part no command can see.
+	fifoDir string
+
+	filesMu sync.Mutex
+	files   map[*fileWriter]struct{}
+	kept    []*os.File // standard inputs kept by exec
+}
+
+// New returns the shell of a session. Its current directory is /workspace.
+func New(opts Options) *Shell {
+	s := &Shell{
+		opts:    opts,
+		fs:      &fsys{ws: opts.Workspace, max: opts.MaxFileBytes},
+		fifoDir: devNull + "/codeport-" + rand.Text(),
+		files:   make(map[*fileWriter]struct{}),
+	}
+	if opts.Workspace == nil {
+		s.initErr = fmt.Errorf("shell: no workspace: %w", port.ErrInvalidRequest)
+		return s
+	}
+	s.runner, s.initErr = s.newRunner(guestRoot, initialEnv(), nil, nil, nil)
+	return s
+}
+
+// initialEnv is the environment a session starts with; nothing comes from
+// the host.
+func initialEnv() []string {
+	return []string{
+		"HOME=" + guestRoot,
+		"PWD=" + guestRoot,
+		"PATH=/usr/bin:/bin",
+		"LANG=C.UTF-8",
+	}
+}
+
+// Run runs command, a bash script, writing its output to stdout and
+// stderr (nil discards), from several goroutines but one write at a time.
+// It returns the script's exit status: a failed command is a status, not an
+// error. The error is non-nil only when ctx ended before the script did
+// (status 124 for a deadline, 130 for a cancellation) or when the shell
+// could not be set up.
+//
+// When Run returns, nothing writes to stdout or stderr any more: background
+// jobs have been stopped and waited for, files opened for writing are
+// closed and in place. (The interpreter feeds a here-document to its
+// command from a goroutine of its own; that goroutine ends when the command
+// does, as its pipe is then closed.)
+func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Writer) (exitCode int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.initErr != nil {
+		return 1, s.initErr
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxStatus(err), err
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	var wmu sync.Mutex
+	out := &lockedWriter{mu: &wmu, w: stdout}
+	errw := &lockedWriter{mu: &wmu, w: stderr}
+
+	file, code := parse(command, "bash", errw)
+	if file == nil {
+		return code, nil
+	}
+	defer s.closeFiles()
+	if err := interp.StdIO(nil, out, errw)(s.runner); err != nil {
+		return 1, err
+	}
+	code, err = s.runFile(ctx, s.runner, file, errw)
+	s.settle(s.runner, code)
+	return code, err
+}
+
+// parse parses a script, printing a syntax error as bash does (status 2).
+func parse(src, name string, stderr io.Writer) (*syntax.File, int) {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), name)
+	if err != nil {
+		fmt.Fprintln(stderr, err) // "name:line:col: message"
+		return nil, 2
+	}
+	var procSubst bool
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.ProcSubst); ok {
+			procSubst = true
+		}
+		return !procSubst
+	})
+	if procSubst {
+		fmt.Fprintln(stderr, "bash: process substitution <(...) and >(...) is not supported here; use a pipe or a file")
+		return nil, 2
+	}
+	quoteUserTildes(file)
+	return file, 0
+}
+
+// quoteUserTildes makes "~name" literal, as for a user that does not exist:
+// expanding it would look the name up in the host's user database. "~",
+// "~/..." (the workspace, via HOME), "~+" and "~-" still expand.
+func quoteUserTildes(file *syntax.File) {
+	syntax.Walk(file, func(n syntax.Node) bool {
+		w, ok := n.(*syntax.Word)
+		if !ok || len(w.Parts) == 0 {
+			return true
+		}
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok && len(lit.Value) > 1 && lit.Value[0] == '~' && isNameByte(lit.Value[1]) {
+			lit.Value = `\` + lit.Value
+		}
+		return true
+	})
+}
+
+func isNameByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// runFile runs a parsed script on r and stops what it left running in the
+// background. The status follows Run's rules.
+func (s *Shell) runFile(ctx context.Context, r *interp.Runner, file *syntax.File, stderr io.Writer) (code int, err error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "bash: internal error: %v\n", p)
+			code, err = 1, nil
+		}
+	}()
+	err = r.Run(runCtx, file)
+	// Background jobs (cmd &) do not outlive the command: stop them and
+	// wait for them, so that no goroutine runs once Run has returned.
+	cancel()
+	waitBackground(r)
+	if cerr := ctx.Err(); cerr != nil {
+		return ctxStatus(cerr), cerr
+	}
+	var status interp.ExitStatus
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &status):
+		return int(status), nil
+	}
+	fmt.Fprintf(stderr, "bash: %v\n", err)
+	return 1, nil
+}
+
+// settleStmts end a Run in the session's runner: the EXIT trap is a
+// script's, run at the end of each command, not at every later one.
+var (
+	waitStmt   = mustParse("builtin wait")
+	settleStmt = mustParse("builtin trap - EXIT")
+)
+
+func mustParse(src string) *syntax.Stmt {
+	f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+	if err != nil {
+		panic(err)
+	}
+	return f.Stmts[0]
+}
+
+// waitBackground waits for the background jobs of r, whose context has
+// been cancelled. Its output is discarded (xtrace would print the wait).
+func waitBackground(r *interp.Runner) {
+	interp.StdIO(nil, io.Discard, io.Discard)(r)
+	r.Run(context.Background(), waitStmt)
+}
+
+// settle resets the per-command state of the session's runner and leaves
+// $? at the script's status for the next Run.
+func (s *Shell) settle(r *interp.Runner, code int) {
+	interp.StdIO(nil, io.Discard, io.Discard)(r)
+	ctx := context.Background()
+	r.Run(ctx, settleStmt)
+	// "(exit N) && :" sets $? without running an ERR trap or set -e.
+	r.Run(ctx, mustParse(fmt.Sprintf("(builtin exit %d) && builtin :", code&0xff)))
+}
+
+func ctxStatus(err error) int {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return port.ReturnCodeTimedOut
+	}
+	return port.ReturnCodeCancelled
+}
+
+// newRunner returns an interpreter whose every file access and command goes
+// through this shell, in the guest directory dir with the exported
+// variables env.
+func (s *Shell) newRunner(dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, error) {
+	var userTmp *string
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			userTmp = &v
+			return true
+		}
+		return false
+	})
+	env = append(env, "TMPDIR="+s.fifoDir)
+	r, err := interp.New(
+		interp.Env(expand.ListEnviron(env...)),
+		guestDir(dir),
+		interp.StdIO(stdin, stdout, stderr),
+		interp.CallHandler(s.callHandler),
+		interp.ExecHandlers(s.execMiddleware),
+		interp.OpenHandler(s.openHandler),
+		interp.ReadDirHandler2(s.readDirHandler),
+		interp.StatHandler(s.statHandler),
+		interp.AccessHandler(s.accessHandler),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("shell: %w", err)
+	}
+	// Reset reads TMPDIR once; then the variable goes (or gets the user's
+	// value back) before any command can see it.
+	r.Reset()
+	restore := "unset TMPDIR"
+	if userTmp != nil {
+		q, err := syntax.Quote(*userTmp, syntax.LangBash)
+		if err == nil {
+			restore = "export TMPDIR=" + q
+		}
+	}
+	if err := r.Run(context.Background(), mustParse(restore)); err != nil {
+		return nil, fmt.Errorf("shell: setting up the environment: %w", err)
+	}
+	return r, nil
+}
+
+// guestDir sets the interpreter's directory to a guest path, which does not
+// exist on the host (interp.Dir would check that it does).
+func guestDir(dir string) interp.RunnerOption {
+	return func(r *interp.Runner) error {
+		r.Dir = dir
+		return nil
+	}
+}
+
+// lockedWriter serialises the writes of the goroutines of one Run (pipeline
+// stages, background jobs) to the caller's writers; stdout and stderr share
+// the mutex as they may be the same writer.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// internalPrefix marks the commands the call handler diverts from the
+// interpreter's builtins to this package's versions. A shell word cannot
+// start with a NUL byte, so no user command or function has such a name.
+const internalPrefix = "\x00"
+
+// overridden are the builtins this package replaces: its echo and printf
+// report write errors (a full quota) as failures, its pwd and type do not
+// look at the host's file system.
+var overridden = map[string]bool{"echo": true, "printf": true, "pwd": true, "type": true}
+
+// callHandler runs before every simple command, builtins included.
+func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error) {
+	name := args[0]
+	switch {
+	case overridden[name]:
+		return divert(args), nil
+	case name == "command" && len(args) > 1 && (args[1] == "-v" || args[1] == "-V"):
+		return divert(args), nil
+	case name == "cd" && len(args) <= 2:
+		// The builtin checks the directory through the stat handler; check
+		// it first to explain a refusal.
+		hc := interp.HandlerCtx(ctx)
+		if _, msg := s.cdTarget(hc.Dir, hc.Env, args[1:]); msg != "" {
+			return divert(args), nil
+		}
+	case name == "exec" && len(args) == 1:
+		// "exec < file" keeps its redirections for the rest of the
+		// script, and the interpreter never closes them: Run does.
+		if f, ok := interp.HandlerCtx(ctx).Stdin.(*os.File); ok {
+			s.filesMu.Lock()
+			s.kept = append(s.kept, f)
+			s.filesMu.Unlock()
+		}
+	case (name == "source" || name == ".") && len(args) > 1 && args[1] != "":
+		// The builtin looks the script up in $PATH on the host first.
+		hc := interp.HandlerCtx(ctx)
+		args = slices.Clone(args)
+		args[1] = guestAbs(hc.Dir, args[1])
+	}
+	return args, nil
+}
+
+func divert(args []string) []string {
+	args = slices.Clone(args)
+	args[0] = internalPrefix + args[0]
+	return args
+}
+
+// cdTarget returns the directory cd would change to, or the message of its
+// refusal.
+func (s *Shell) cdTarget(dir string, env expand.Environ, args []string) (string, string) {
+	var p string
+	switch {
+	case len(args) == 0:
+		p = env.Get("HOME").String()
+	case args[0] == "-":
+		p = env.Get("OLDPWD").String()
+	default:
+		p = args[0]
+	}
+	if p == "" {
+		return "", "" // the builtin explains
+	}
+	t, err := resolve(dir, p)
+	if err == nil && t.dev != "" {
+		err = syscall.ENOTDIR
+	}
+	if err == nil {
+		var fi fs.FileInfo
+		fi, err = s.fs.stat(t.rel)
+		if err == nil && !fi.IsDir() {
+			err = syscall.ENOTDIR
+		}
+	}
+	if err != nil {
+		return "", fmt.Sprintf("%s: %s", p, errText(err))
+	}
+	return t.abs, ""
+}
+
+// execMiddleware is the interpreter's exec handler: it never calls next (the
+// interpreter's default, which starts host processes).
+func (s *Shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return s.exec
+}
+
+// openHandler opens the files of redirections (< > >>) and of source.
+func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	t, err := resolve(hc.Dir, p)
+	if err != nil {
+		return nil, pathError(p, err)
+	}
+	write := flag&(os.O_WRONLY|os.O_RDWR) != 0
+	switch t.dev {
+	case devNull:
+		if write {
+			return nopWriteCloser{io.Discard}, nil
+		}
+		return emptyFile()
+	case devStdout, devStderr:
+		if !write {
+			return nil, pathError(p, fs.ErrPermission)
+		}
+		if t.dev == devStdout {
+			return nopWriteCloser{hc.Stdout}, nil
+		}
+		return nopWriteCloser{hc.Stderr}, nil
+	case devStdin:
+		if write || hc.Stdin == nil {
+			return emptyFile()
+		}
+		if f, ok := hc.Stdin.(*os.File); ok {
+			return f, nil // closing it twice is harmless
+		}
+		return emptyFile()
+	}
+	if !write {
+		f, err := s.fs.open(t.rel)
+		if err != nil {
+			return nil, pathError(p, err)
+		}
+		return f, nil
+	}
+	if flag&os.O_RDWR != 0 {
+		return nil, pathError(p, errors.New("opening a file for reading and writing is not supported"))
+	}
+	return s.createFile(t, flag&os.O_APPEND != 0, hc.Stderr)
+}
+
+// createFile opens the workspace file t for writing, as a redirection does:
+// the directory must exist, the file is created or (unless appending)
+// emptied.
+func (s *Shell) createFile(t target, appending bool, report io.Writer) (*fileWriter, error) {
+	if t.root {
+		return nil, pathError(t.arg, port.ErrIsDirectory)
+	}
+	if fi, err := s.fs.stat(path.Dir(t.rel)); err != nil {
+		return nil, pathError(t.arg, err)
+	} else if !fi.IsDir() {
+		return nil, pathError(t.arg, syscall.ENOTDIR)
+	}
+	var prefix io.ReadCloser
+	fi, err := s.fs.stat(t.rel)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, pathError(t.arg, port.ErrIsDirectory)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, pathError(t.arg, errors.New("not a regular file"))
+	case err == nil && appending:
+		f, err := s.fs.open(t.rel)
+		if err != nil {
+			return nil, pathError(t.arg, err)
+		}
+		prefix = f
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, pathError(t.arg, err)
+	}
+	return s.startWrite(t.arg, t.rel, prefix, report), nil
+}
+
+// readDirHandler lists directories for globbing. A directory it may not
+// list (outside the workspace, through a symbolic link) reads as empty, so
+// a pattern there matches nothing and stays as typed, for the command to
+// refuse.
+func (s *Shell) readDirHandler(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	hc := interp.HandlerCtx(ctx)
+	t, err := resolve(hc.Dir, p)
+	if err != nil || t.dev != "" {
+		return nil, nil
+	}
+	infos, err := s.fs.readDir(t.rel)
+	switch {
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrNotExist):
+		return nil, &fs.PathError{Op: "readdir", Path: p, Err: err}
+	case err != nil:
+		return nil, nil
+	}
+	entries := make([]fs.DirEntry, len(infos))
+	for i, info := range infos {
+		entries[i] = fs.FileInfoToDirEntry(info)
+	}
+	return entries, nil
+}
+
+// statHandler describes files for test, [ and cd. A symbolic link is
+// described (for test -L) but never followed.
+func (s *Shell) statHandler(ctx context.Context, p string, followSymlinks bool) (fs.FileInfo, error) {
+	hc := interp.HandlerCtx(ctx)
+	t, err := resolve(hc.Dir, p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	if t.dev != "" {
+		return devInfo{name: path.Base(t.dev)}, nil
+	}
+	var fi fs.FileInfo
+	if followSymlinks {
+		fi, err = s.fs.stat(t.rel)
+	} else {
+		fi, err = s.fs.lstat(t.rel)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	return fi, nil
+}
+
+// accessHandler answers test -r, -w, -x (and cd's check) from the owner's
+// permission bits.
+func (s *Shell) accessHandler(ctx context.Context, p string, mode interp.AccessMode) error {
+	fi, err := s.statHandler(ctx, p, true)
+	if err != nil {
+		return err
+	}
+	perm := fi.Mode().Perm() >> 6
+	if uint32(perm)&uint32(mode) != uint32(mode) {
+		return &fs.PathError{Op: "access", Path: p, Err: fs.ErrPermission}
+	}
+	return nil
+}
