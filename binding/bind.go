@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/port"
@@ -19,7 +20,7 @@ import (
 // port.CodeExecutionPort whose Describe carries the purpose hint.
 type Bound struct {
 	port.CodeExecutionPort
-	// Adapter names the bound adapter ("wasm").
+	// Adapter names the bound adapter ("wasm" or "http").
 	Adapter string
 	ready   func() bool
 }
@@ -30,10 +31,24 @@ type Options struct {
 	Registry prometheus.Registerer
 }
 
-// Open binds the adapter the configuration selects: the in-process CPython
-// runtime (the only adapter until the HTTP and subprocess adapters land).
-// The returned port must be closed.
+// Open binds the adapter the configuration selects: a configured sandbox
+// URL wins and binds the HTTP adapter; otherwise the in-process CPython
+// runtime. The returned port must be closed.
 func Open(cfg Config, opts Options) (*Bound, error) {
+	if cfg.SandboxURL != "" {
+		hc := httpadapter.NewConfig(cfg.SandboxURL).
+			WithToken(cfg.SandboxToken).
+			WithDefaultTimeout(cfg.Timeout).
+			WithMaxFileBytes(cfg.FileLimit)
+		if opts.Logger != nil {
+			hc = hc.WithLogger(opts.Logger)
+		}
+		a, err := httpadapter.New(hc)
+		if err != nil {
+			return nil, fmt.Errorf("bind http adapter: %w", err)
+		}
+		return &Bound{CodeExecutionPort: a, Adapter: "http", ready: func() bool { return true }}, nil
+	}
 	wc := wasm.NewConfig().
 		WithTimeouts(cfg.Timeout, cfg.MaxTimeout).
 		WithMemoryLimit(cfg.MemoryLimit).
@@ -92,9 +107,12 @@ func PurposeHint(c port.Capabilities) string {
 	fmt.Fprintf(&b, "Runs Python code in a sandboxed %s interpreter and returns what it prints. ", runtime)
 	b.WriteString("Print the results you need: only stdout and stderr come back, not the value of the last expression. ")
 	b.WriteString("Variables, imports and files persist between calls in the same session. ")
-	if len(c.Packages) == 0 {
+	switch {
+	case c.Partial && len(c.Packages) == 0:
+		b.WriteString("Whether third-party packages can be imported is unknown: import them inside try/except and say what is missing. ")
+	case len(c.Packages) == 0:
 		b.WriteString("Only the Python standard library is available: no third-party packages (no numpy, pandas, scipy, sympy or matplotlib) and nothing can be installed. ")
-	} else {
+	default:
 		names := make([]string, 0, len(c.Packages))
 		for _, p := range c.Packages {
 			if p.Version != "" {
@@ -116,7 +134,10 @@ func PurposeHint(c port.Capabilities) string {
 		}
 		b.WriteString(" ")
 	}
-	if !c.Network {
+	switch {
+	case c.Partial && !c.Network:
+		b.WriteString("Do not rely on network access. ")
+	case !c.Network:
 		b.WriteString("There is no network access. ")
 	}
 	if c.WorkingDirectory != "" {

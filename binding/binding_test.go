@@ -3,12 +3,14 @@ package binding
 import (
 	"context"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/port"
 )
 
@@ -81,6 +83,10 @@ func TestPurposeHintTellsTheTruth(t *testing.T) {
 			t.Errorf("hint lacks %q: %s", want, stdlib)
 		}
 	}
+	partial := PurposeHint(port.Capabilities{Runtime: "Python", Partial: true})
+	if strings.Contains(partial, "Only the Python standard library") || strings.Contains(partial, "There is no network") || !strings.Contains(partial, "unknown") {
+		t.Errorf("a partial description must neither promise nor deny packages or network: %s", partial)
+	}
 	sci := PurposeHint(port.Capabilities{Runtime: "CPython", Packages: []port.Package{{Name: "numpy", Version: "2.1.0"}}, Network: true})
 	if !strings.Contains(sci, "numpy 2.1.0") || strings.Contains(sci, "no third-party") || strings.Contains(sci, "no network") {
 		t.Errorf("hint for a backend with packages and network: %s", sci)
@@ -121,5 +127,50 @@ func TestOpenReportsAMissingRuntime(t *testing.T) {
 	cfg.RuntimeDir = t.TempDir()
 	if _, err := Open(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "make runtime") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestASandboxURLBindsTheHTTPAdapter(t *testing.T) {
+	inner := Defaults()
+	inner.RuntimeDir = os.Getenv("CODEPORT_RUNTIME_DIR")
+	inner.SessionsDir = t.TempDir()
+	backend, err := Open(inner, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	srv := httptest.NewServer(contract.NewHandler(backend, contract.WithBearerToken("tok")))
+	defer srv.Close()
+
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fv := Flags(fs)
+	if err := fs.Parse([]string{"--sandbox-url", srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(fv, env(map[string]string{"CODEPORT_SANDBOX_TOKEN": "tok"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Adapter != "http" || !b.Ready() {
+		t.Fatalf("adapter %q", b.Adapter)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := b.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('through http')"})
+	if err != nil || res.Stdout != "through http\n" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	caps, err := b.Describe(ctx)
+	if err != nil || caps.Backend != "http" || caps.PurposeHint == "" {
+		t.Fatalf("%v %+v", err, caps)
 	}
 }

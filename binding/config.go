@@ -28,6 +28,11 @@ type Config struct {
 	AuthToken string
 	LogLevel  string
 
+	// A remote contract v1 backend; when set, it is bound instead of the
+	// in-process runtime.
+	SandboxURL   string
+	SandboxToken string
+
 	// The in-process runtime.
 	RuntimeDir      string
 	CompileCacheDir string
@@ -116,6 +121,8 @@ func settings() []setting {
 		str("listen", "address to serve contract v1 on", func(c *Config) *string { return &c.Listen }),
 		str("auth-token", "bearer token clients must send (empty: no authentication)", func(c *Config) *string { return &c.AuthToken }),
 		str("log-level", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
+		str("sandbox-url", "base URL of a remote contract v1 backend; when set it is used instead of the in-process runtime", func(c *Config) *string { return &c.SandboxURL }),
+		str("sandbox-token", "bearer token for the remote backend", func(c *Config) *string { return &c.SandboxToken }),
 		str("runtime-dir", "directory holding the pinned CPython runtime (default: codeport/runtime in the user cache directory)", func(c *Config) *string { return &c.RuntimeDir }),
 		str("compile-cache-dir", "wazero compilation cache (default: wazero/ in the runtime directory)", func(c *Config) *string { return &c.CompileCacheDir }),
 		str("sessions-dir", "host directory for session workspaces (default: a private temporary directory)", func(c *Config) *string { return &c.SessionsDir }),

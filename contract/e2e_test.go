@@ -89,7 +89,14 @@ func TestEndToEndSessionsAndState(t *testing.T) {
 	if _, out := h.exec(s1, code("x = 40", 0)); out.ResultBlock.Content.ReturnCode != 0 {
 		t.Fatalf("%+v", out)
 	}
-	_, out := h.exec(s1, `{"tool":"code_execution","input":{"code":"print(x + 2)"},"tool_use_id":"toolu_mine"}`)
+	raw, out := h.exec(s1, `{"tool":"code_execution","input":{"code":"print(x + 2)"},"tool_use_id":"toolu_mine"}`)
+	// The document requires only the contract's fields; codeport always
+	// sends its own additions too.
+	for _, key := range []string{`"execution_time_ms":`, `"outcome":`, `"output_truncated":`, `"state_lost":`} {
+		if !strings.Contains(string(raw.body), key) {
+			t.Errorf("exec response lacks %s: %s", key, raw.body)
+		}
+	}
 	if out.ResultBlock.Content.Stdout != "42\n" || out.ToolUseID != "toolu_mine" || out.ResultBlock.ToolUseID != "toolu_mine" ||
 		out.ResultBlock.Type != "code_execution_tool_result" || out.Outcome != "completed" {
 		t.Fatalf("state across calls: %+v", out)

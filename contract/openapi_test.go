@@ -47,8 +47,10 @@ func TestSpecCheckerCatches(t *testing.T) {
 			strings.Replace(goodExec, `"content":[]`, `"content":null`, 1), true},
 		{"exec with an unknown outcome", "POST", "/sessions/s/exec", 200, jsonHeader(),
 			strings.Replace(goodExec, `"completed"`, `"exploded"`, 1), true},
-		{"exec without outcome", "POST", "/sessions/s/exec", 200, jsonHeader(),
-			strings.Replace(goodExec, `"outcome":"completed",`, ``, 1), true},
+		{"exec with an unknown outcome", "POST", "/sessions/s/exec", 200, jsonHeader(),
+			strings.Replace(goodExec, `"outcome":"completed",`, `"outcome":"exploded",`, 1), true},
+		{"exec without codeport's additions (another backend)", "POST", "/sessions/s/exec", 200, jsonHeader(),
+			strings.Replace(goodExec, `"outcome":"completed",`, ``, 1), false},
 		{"503 without Retry-After", "POST", "/sessions", 503, jsonHeader(), `{"detail":"full"}`, true},
 		{"503 with Retry-After 0", "POST", "/sessions", 503, jsonHeader("Retry-After", "0"), `{"detail":"full"}`, true},
 		{"503 with Retry-After", "POST", "/sessions", 503, jsonHeader("Retry-After", "2"), `{"detail":"full"}`, false},
@@ -60,7 +62,8 @@ func TestSpecCheckerCatches(t *testing.T) {
 		{"error without detail", "POST", "/sessions/s/exec", 404, jsonHeader(), `{"message":"x"}`, true},
 		{"plain-text error", "POST", "/sessions/s/exec", 404, http.Header{"Content-Type": {"text/plain"}}, `not found`, true},
 		{"plain-text 405", "PUT", "/sessions", 405, http.Header{"Content-Type": {"text/plain"}}, `Method Not Allowed`, true},
-		{"file list without is_dir", "GET", "/sessions/s/files/list", 200, jsonHeader(), `{"files":[{"path":"a","size_bytes":1}]}`, true},
+		{"file list with a negative size", "GET", "/sessions/s/files/list", 200, jsonHeader(), `{"files":[{"path":"a","size_bytes":-1}]}`, true},
+		{"file list without is_dir (another backend)", "GET", "/sessions/s/files/list", 200, jsonHeader(), `{"files":[{"path":"a","size_bytes":1}]}`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

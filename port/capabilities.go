@@ -29,6 +29,10 @@ type Capabilities struct {
 	WorkingDirectory string
 	// Limits are the limits in force.
 	Limits Limits
+	// Partial is set when the description was not reported by the backend
+	// but made up from what the client knows: then Packages and Network
+	// say nothing, and a hint must not promise or deny them.
+	Partial bool
 	// PurposeHint is the text a gateway shows a model about this tool.
 	PurposeHint string
 }

@@ -1,0 +1,531 @@
+package httpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/port"
+)
+
+// describeTTL is how long a capability description is reused.
+const describeTTL = time.Minute
+
+// userAgent identifies the adapter to the backend.
+const userAgent = "codeport-httpadapter/1"
+
+// Adapter is a port.CodeExecutionPort that forwards every call to a remote
+// contract v1 backend. It is safe for concurrent use.
+type Adapter struct {
+	cfg    Config
+	base   string // scheme://host[:port][/prefix], no trailing slash
+	client *http.Client
+	log    *slog.Logger
+	closed atomic.Bool
+
+	capsMu sync.Mutex
+	caps   port.Capabilities
+	capsAt time.Time
+}
+
+var _ port.CodeExecutionPort = (*Adapter)(nil)
+
+// New checks the configuration and returns the adapter. It never contacts
+// the backend: the first call does. The base URL must be absolute http or
+// https with a host, and carry no query, fragment or credentials (use
+// WithToken).
+func New(cfg Config) (*Adapter, error) {
+	base, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.client == nil {
+		cfg.client = newDefaultClient()
+	}
+	return &Adapter{cfg: cfg, base: base, client: cfg.client, log: cfg.logger}, nil
+}
+
+func (c Config) validate() (string, error) {
+	bad := func(format string, args ...any) (string, error) {
+		return "", fmt.Errorf("httpadapter config: "+format, args...)
+	}
+	u, err := url.Parse(c.baseURL)
+	switch {
+	case c.baseURL == "":
+		return bad("base URL not set")
+	case err != nil:
+		return bad("base URL: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad("base URL must be http or https, not %q", u.Scheme)
+	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
+		return bad("base URL has no host")
+	case u.User != nil:
+		return bad("base URL carries credentials; use WithToken")
+	case u.RawQuery != "" || u.ForceQuery:
+		return bad("base URL has a query")
+	case u.Fragment != "" || strings.Contains(c.baseURL, "#"):
+		return bad("base URL has a fragment")
+	case strings.ContainsAny(c.token, "\x00\r\n") || strings.TrimSpace(c.token) != c.token:
+		return bad("token contains control characters or surrounding spaces")
+	case c.margin <= 0:
+		return bad("timeout margin must be positive (a client must allow more than it grants)")
+	case c.defaultTimeout <= 0 || c.requestTimeout <= 0:
+		return bad("timeouts must be positive")
+	case c.maxFileBytes <= 0 || c.maxResponseBytes <= 0:
+		return bad("size caps must be positive")
+	}
+	for _, b := range []byte(c.token) {
+		if b < 0x20 || b == 0x7f {
+			return bad("token contains control characters or surrounding spaces")
+		}
+	}
+	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
+}
+
+// sessionPath is the escaped path of a session's route.
+func sessionPath(id, suffix string) string {
+	return "/sessions/" + url.PathEscape(id) + suffix
+}
+
+// usableID reports whether id can name a session on the wire at all. An
+// empty id, "." or ".." would address another route.
+func usableID(id string) bool {
+	return id != "" && id != "." && id != ".."
+}
+
+func (a *Adapter) errClosed() error {
+	return fmt.Errorf("httpadapter: %w: adapter closed", port.ErrRuntimeFailure)
+}
+
+func unknownSession(id string) error {
+	if len(id) > 64 {
+		id = id[:64] + "..."
+	}
+	return fmt.Errorf("httpadapter: %w: %q", port.ErrSessionNotFound, id)
+}
+
+// newRequest builds a request of call c with the adapter's headers.
+func (a *Adapter) newRequest(ctx context.Context, c *call, query string, body io.Reader) (*http.Request, error) {
+	target := a.base + c.path
+	if query != "" {
+		target += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, c.method, target, body)
+	if err != nil {
+		return nil, fmt.Errorf("httpadapter: %s: %w: %v", c, port.ErrInvalidRequest, err)
+	}
+	if a.cfg.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.cfg.token)
+	}
+	req.Header.Set("User-Agent", userAgent)
+	return req, nil
+}
+
+// do sends req and logs the exchange. ctx is the caller's context, callCtx
+// the request's; a transport failure is classified with both.
+func (a *Adapter) do(ctx, callCtx context.Context, c *call, req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := a.client.Do(req)
+	if err != nil {
+		err = transportError(ctx, callCtx, c, err)
+		a.logCall(ctx, c, 0, time.Since(start), err)
+		return nil, err
+	}
+	a.logCall(ctx, c, resp.StatusCode, time.Since(start), nil)
+	return resp, nil
+}
+
+func (a *Adapter) logCall(ctx context.Context, c *call, status int, d time.Duration, err error) {
+	attrs := []slog.Attr{
+		slog.String("method", c.method),
+		slog.String("route", c.route),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+	}
+	if c.session != "" {
+		attrs = append(attrs, slog.String("session_id", c.session))
+	}
+	level := slog.LevelDebug
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+		if errors.Is(err, port.ErrBackendUnreachable) {
+			level = slog.LevelWarn
+		}
+	}
+	a.log.LogAttrs(context.WithoutCancel(ctx), level, "remote call", attrs...)
+}
+
+// finish ends a response: the rest of the body is drained (a little of it,
+// so the connection can be reused) and closed.
+func (a *Adapter) finish(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	_ = resp.Body.Close()
+	if a.closed.Load() {
+		// A call that was under way when Close ran must not leave its
+		// connection in the pool.
+		a.client.CloseIdleConnections()
+	}
+}
+
+// roundTrip sends a JSON call and reads the answer. A 2xx body is returned
+// whole (up to the response cap); any other status is mapped to the port's
+// errors. ok lists further statuses that count as success with no body
+// (DELETE's 404).
+func (a *Adapter) roundTrip(ctx context.Context, c *call, query string, body []byte, ok ...int) (int, []byte, error) {
+	callCtx, cancel := context.WithTimeoutCause(ctx, c.wall, errWallClock)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := a.newRequest(callCtx, c, query, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.do(ctx, callCtx, c, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return a.readAnswer(ctx, callCtx, c, resp, ok...)
+}
+
+// readAnswer reads and ends a response: a 2xx body whole (up to the
+// response cap), any other status mapped to the port's errors, the statuses
+// in ok as success with no body.
+func (a *Adapter) readAnswer(ctx, callCtx context.Context, c *call, resp *http.Response, ok ...int) (int, []byte, error) {
+	defer a.finish(resp)
+	status := resp.StatusCode
+	if slices.Contains(ok, status) {
+		return status, nil, nil
+	}
+	if status < 200 || status > 299 {
+		return status, nil, statusError(c, status, resp.Header, readErrorBody(resp.Body))
+	}
+	limit := a.cfg.maxResponseBytes
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return status, nil, transportError(ctx, callCtx, c, err)
+	}
+	if int64(len(b)) > limit {
+		return status, nil, violation(c, status, fmt.Sprintf("body over the %d-byte cap", limit))
+	}
+	return status, b, nil
+}
+
+// decode decodes a 2xx body, whose shape the caller then checks.
+func decode(c *call, status int, b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return violation(c, status, "field "+typeErr.Field+" has the wrong type")
+		}
+		return violation(c, status, "body is not a JSON object of the expected shape")
+	}
+	return nil
+}
+
+// present records whether a JSON member is there and not null.
+type present bool
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = present(string(b) != "null")
+	return nil
+}
+
+// CreateSession implements port.CodeExecutionPort: POST /sessions.
+func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
+	if a.closed.Load() {
+		return port.Session{}, a.errClosed()
+	}
+	if req.IdleTimeout < 0 || req.MaxLifetime < 0 {
+		return port.Session{}, fmt.Errorf("httpadapter: %w: lifetime hints must be positive", port.ErrInvalidRequest)
+	}
+	body, err := json.Marshal(contract.CreateSessionRequestFromPort(req))
+	if err != nil {
+		return port.Session{}, fmt.Errorf("httpadapter: encoding request: %w", err)
+	}
+	c := &call{op: opCreate, method: http.MethodPost, path: "/sessions", route: "POST /sessions", wall: a.cfg.requestTimeout}
+	status, b, err := a.roundTrip(ctx, c, "", body)
+	if err != nil {
+		return port.Session{}, err
+	}
+	var h contract.SessionHandle
+	if err := decode(c, status, b, &h); err != nil {
+		return port.Session{}, err
+	}
+	if h.SessionID == "" {
+		return port.Session{}, violation(c, status, "no session_id")
+	}
+	return contract.SessionToPort(h), nil
+}
+
+// Execute implements port.CodeExecutionPort: POST /sessions/{id}/exec.
+//
+// The wall clock is the granted timeout (the request's, rounded up to whole
+// seconds as sent, or the configured default) plus the margin, within ctx.
+// A cancelled ctx gives an error wrapping ctx.Err(), since the remote
+// outcome is unknown. A tool kind that contract v1 does not know is sent as
+// is, with the input its fields describe (editor fields, else a command,
+// else code), for a backend that offers more.
+func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
+	if a.closed.Load() {
+		return port.Result{}, a.errClosed()
+	}
+	wire, err := execRequest(req)
+	if err != nil {
+		return port.Result{}, fmt.Errorf("httpadapter: %w", err)
+	}
+	if !usableID(id) {
+		return port.Result{}, unknownSession(id)
+	}
+	granted := a.cfg.defaultTimeout
+	if wire.TimeoutSeconds != nil {
+		granted = saturatingSeconds(*wire.TimeoutSeconds)
+	}
+	body, err := json.Marshal(wire)
+	if err != nil {
+		return port.Result{}, fmt.Errorf("httpadapter: encoding request: %w", err)
+	}
+	c := &call{
+		op: opExecute, method: http.MethodPost, path: sessionPath(id, "/exec"),
+		route: "POST /sessions/{id}/exec", session: id, tool: req.Tool,
+		wall: saturatingAdd(granted, a.cfg.margin), secrets: requestTexts(req),
+	}
+	status, b, err := a.roundTrip(ctx, c, "", body)
+	if err != nil {
+		return port.Result{}, err
+	}
+	var must struct {
+		ToolUseID   present `json:"tool_use_id"`
+		ResultBlock present `json:"result_block"`
+	}
+	var resp contract.ExecResponse
+	if err := decode(c, status, b, &must); err != nil {
+		return port.Result{}, err
+	}
+	switch {
+	case !bool(must.ToolUseID):
+		return port.Result{}, violation(c, status, "no tool_use_id")
+	case !bool(must.ResultBlock):
+		return port.Result{}, violation(c, status, "no result_block")
+	}
+	if err := decode(c, status, b, &resp); err != nil {
+		return port.Result{}, err
+	}
+	res := contract.ResultToPort(resp)
+	if res.Tool == "" {
+		res.Tool = req.Tool
+	}
+	if res.ToolUseID == "" {
+		res.ToolUseID = req.ToolUseID
+	}
+	return res, nil
+}
+
+// execRequest converts a request for the wire with the contract's
+// conversion. An unknown tool kind, which that conversion refuses, is
+// converted as the known kind its fields fit and sent under its own name.
+func execRequest(req port.ExecuteRequest) (contract.ExecRequest, error) {
+	if req.Tool == "" {
+		return contract.ExecRequest{}, fmt.Errorf("%w: no tool kind", port.ErrUnsupportedTool)
+	}
+	if req.Tool.Known() {
+		return contract.ExecRequestFromPort(req)
+	}
+	as := req
+	switch {
+	case req.Editor != nil:
+		as.Tool = port.ToolTextEditorExecution
+	case req.Command != "" && req.Code == "":
+		as.Tool = port.ToolBashCodeExecution
+	default:
+		as.Tool = port.ToolCodeExecution
+	}
+	wire, err := contract.ExecRequestFromPort(as)
+	if err != nil {
+		return contract.ExecRequest{}, err
+	}
+	wire.Tool = string(req.Tool)
+	return wire, nil
+}
+
+// requestTexts are the user-written texts of a request.
+func requestTexts(req port.ExecuteRequest) []string {
+	texts := []string{req.Code, req.Command}
+	if e := req.Editor; e != nil {
+		for _, p := range []*string{e.FileText, e.OldStr, e.NewStr} {
+			if p != nil {
+				texts = append(texts, *p)
+			}
+		}
+	}
+	return texts
+}
+
+// DestroySession implements port.CodeExecutionPort: DELETE
+// /sessions/{id}. A 404 is success: the session is gone either way.
+func (a *Adapter) DestroySession(ctx context.Context, id string) error {
+	if a.closed.Load() {
+		return a.errClosed()
+	}
+	if !usableID(id) {
+		return nil
+	}
+	c := &call{op: opDestroy, method: http.MethodDelete, path: sessionPath(id, ""),
+		route: "DELETE /sessions/{id}", session: id, wall: a.cfg.requestTimeout}
+	_, _, err := a.roundTrip(ctx, c, "", nil, http.StatusNotFound)
+	return err
+}
+
+// ListFiles implements port.CodeExecutionPort: GET
+// /sessions/{id}/files/list?path=dir.
+func (a *Adapter) ListFiles(ctx context.Context, id, dir string) ([]port.FileInfo, error) {
+	if a.closed.Load() {
+		return nil, a.errClosed()
+	}
+	if !usableID(id) {
+		return nil, unknownSession(id)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	c := &call{op: opList, method: http.MethodGet, path: sessionPath(id, "/files/list"),
+		route: "GET /sessions/{id}/files/list", session: id, wall: a.cfg.requestTimeout}
+	status, b, err := a.roundTrip(ctx, c, url.Values{"path": {dir}}.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var must struct {
+		Files present `json:"files"`
+	}
+	if err := decode(c, status, b, &must); err != nil {
+		return nil, err
+	}
+	if !must.Files {
+		return nil, violation(c, status, "no files")
+	}
+	var list contract.FileList
+	if err := decode(c, status, b, &list); err != nil {
+		return nil, err
+	}
+	return contract.FileListToPort(list), nil
+}
+
+// Describe implements port.CodeExecutionPort: GET /capabilities, which
+// `codeport serve` offers, with Backend set to "http" and the rest as the
+// remote reports it. A backend without that route (404 or 405) gets a
+// description that promises nothing the adapter cannot know: Python of an
+// unknown version, code_execution only, unknown limits, and Partial set, so
+// that the empty Packages and false Network are read as unknown rather than
+// as absent. A description is reused for a minute.
+func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
+	if a.closed.Load() {
+		return port.Capabilities{}, a.errClosed()
+	}
+	a.capsMu.Lock()
+	if !a.capsAt.IsZero() && time.Since(a.capsAt) < describeTTL {
+		caps := cloneCaps(a.caps)
+		a.capsMu.Unlock()
+		return caps, nil
+	}
+	a.capsMu.Unlock()
+
+	caps, err := a.describe(ctx)
+	if err != nil {
+		return port.Capabilities{}, err
+	}
+	a.capsMu.Lock()
+	a.caps, a.capsAt = caps, time.Now()
+	a.capsMu.Unlock()
+	return cloneCaps(caps), nil
+}
+
+func (a *Adapter) describe(ctx context.Context) (port.Capabilities, error) {
+	c := &call{op: opDescribe, method: http.MethodGet, path: "/capabilities",
+		route: "GET /capabilities", wall: a.cfg.requestTimeout}
+	status, b, err := a.roundTrip(ctx, c, "", nil, http.StatusNotFound, http.StatusMethodNotAllowed)
+	if err != nil {
+		return port.Capabilities{}, err
+	}
+	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+		return unknownCapabilities(), nil
+	}
+	var wire contract.Capabilities
+	if err := decode(c, status, b, &wire); err != nil {
+		return port.Capabilities{}, err
+	}
+	caps := contract.CapabilitiesToPort(wire)
+	if caps.Backend != "" && caps.Backend != "http" {
+		a.log.LogAttrs(context.WithoutCancel(ctx), slog.LevelDebug, "remote backend described",
+			slog.String("remote_backend", caps.Backend))
+	}
+	caps.Backend = "http"
+	return caps, nil
+}
+
+// unknownCapabilities describes a backend that does not describe itself.
+func unknownCapabilities() port.Capabilities {
+	return port.Capabilities{
+		Backend: "http",
+		Runtime: "Python",
+		// The one tool kind every contract v1 backend runs, and the one
+		// Otari drives.
+		Tools: []port.ToolKind{port.ToolCodeExecution},
+		Limitations: []string{
+			"The capabilities of the remote backend are unknown: third-party packages and network access are not promised",
+		},
+		// Packages and Network above say nothing: a hint must neither
+		// promise nor deny them.
+		Partial: true,
+	}
+}
+
+func cloneCaps(c port.Capabilities) port.Capabilities {
+	c.Tools = slices.Clone(c.Tools)
+	c.Packages = slices.Clone(c.Packages)
+	c.UnavailableModules = slices.Clone(c.UnavailableModules)
+	c.Limitations = slices.Clone(c.Limitations)
+	return c
+}
+
+// Close closes idle connections. It does not destroy remote sessions: the
+// adapter does not own them (see the package documentation). Later calls
+// fail with port.ErrRuntimeFailure.
+func (a *Adapter) Close() error {
+	a.closed.Store(true)
+	a.client.CloseIdleConnections()
+	return nil
+}
+
+// saturatingSeconds is n seconds, saturating instead of overflowing.
+func saturatingSeconds(n int) time.Duration {
+	if int64(n) > int64(math.MaxInt64/time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * time.Second
+}
+
+// saturatingAdd is a + b for non-negative durations, saturating.
+func saturatingAdd(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
