@@ -3,6 +3,7 @@
 //	codeport serve    [flags]                 serve contract v1 over HTTP
 //	codeport exec     [flags] -c CODE | FILE | -   run Python once and exit with its status
 //	codeport describe [flags]                 print the bound backend's capability description
+//	codeport conformance --base-url URL       check a running contract v1 backend
 //
 // Every command takes the configuration flags (see `codeport serve -h`),
 // which can also come from CODEPORT_* environment variables or a YAML file.
@@ -37,6 +38,8 @@ Usage:
   codeport serve    [flags]                     serve contract v1 over HTTP
   codeport exec     [flags] (-c CODE | FILE | -)  run Python once; exit with its status
   codeport describe [flags]                     print the capability description as JSON
+  codeport conformance --base-url URL [--auth-token T]
+                                                check a running contract v1 backend
 
 Run "codeport COMMAND -h" for the flags of a command.
 `
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return execute(ctx, args[1:], stdin, stdout, stderr)
 	case "describe":
 		return describe(ctx, args[1:], stdout, stderr)
+	case "conformance":
+		return conformanceCommand(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

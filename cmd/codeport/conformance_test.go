@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/contract"
+)
+
+func runConformance(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := conformanceCommand(t.Context(), args, &out, &errb)
+	t.Logf("codeport conformance %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	return code, out.String(), errb.String()
+}
+
+// serveWasm serves a wasm adapter with room for four sessions over
+// contract v1 on loopback, and returns its URL.
+func serveWasm(t *testing.T, wrap func(http.Handler) http.Handler, opts ...contract.Option) string {
+	t.Helper()
+	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir()).WithMaxSessions(4)
+	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
+		cfg = cfg.WithRuntimeDir(dir)
+	}
+	a, err := wasm.New(cfg)
+	if err != nil {
+		t.Fatalf("wasm.New: %v", err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady: %v", err)
+	}
+	var h http.Handler = contract.NewHandler(a, opts...)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(, (\d+) skipped)?\n\z`)
+
+func TestConformanceAgainstServe(t *testing.T) {
+	url := serveWasm(t, nil, contract.WithBearerToken("tok"))
+	code, out, errs := runConformance(t, "--base-url", url+"/", "--auth-token", "tok", "-v")
+	m := summaryLine.FindStringSubmatch(out)
+	if code != 0 || m == nil || m[2] != "0" || m[1] == "0" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{"PASS session/capacity (", "PASS timeout/partial-output (", "SKIP bash/basics: backend does not offer bash_code_execution"} {
+		if !strings.Contains(out, want) && !(strings.HasPrefix(want, "SKIP bash") && strings.Contains(out, "PASS bash/basics")) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Without the token every call is refused: the checks fail, and the
+	// 401 answers themselves are what the document allows.
+	code, out, _ = runConformance(t, "--base-url", url, "--run", "^session/state-persists$")
+	if code != 1 || !strings.Contains(out, "FAIL session/state-persists: ") || strings.Contains(out, "openapi") || !strings.HasSuffix(out, "0 passed, 1 failed\n") {
+		t.Fatalf("without the token: exit %d\n%s", code, out)
+	}
+}
+
+// TestConformanceCatchesDocumentViolations serves a backend that the
+// adapter can work with but that sends an outcome openapi.yaml does not
+// allow: the checks that received such a response fail.
+func TestConformanceCatchesDocumentViolations(t *testing.T) {
+	badOutcome := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/exec") {
+				h.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			body := rec.Body.Bytes()
+			var m map[string]any
+			if rec.Code == http.StatusOK && json.Unmarshal(body, &m) == nil {
+				m["outcome"] = "exploded"
+				body, _ = json.Marshal(m)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(body)
+		})
+	}
+	url := serveWasm(t, badOutcome)
+	code, out, _ := runConformance(t, "--base-url", url, "--run", "^(tool/code_execution|errors/unknown-session)$")
+	if code != 1 || !strings.Contains(out, "FAIL tool/code_execution: response violates openapi.yaml: POST /sessions/") ||
+		!strings.Contains(out, "outcome") || !strings.Contains(out, "PASS errors/unknown-session (") || !strings.HasSuffix(out, "1 passed, 1 failed\n") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestConformanceAgainstABrokenServer points the command at a server that
+// nests nothing: the result block sits at the top level of the exec
+// response, and session handles carry nulls.
+func TestConformanceAgainstABrokenServer(t *testing.T) {
+	mux := http.NewServeMux()
+	writeJSON := func(w http.ResponseWriter, status int, body string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+	mux.HandleFunc("POST /sessions", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusCreated, `{"session_id":"s1","idle_timeout_seconds":null}`)
+	})
+	mux.HandleFunc("DELETE /sessions/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /sessions/{id}/exec", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, `{"type":"code_execution_tool_result","tool_use_id":"t1","content":{"type":"code_execution_result","stdout":"42\n","stderr":"","return_code":0,"content":[]}}`)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, `{"detail":"no such route"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	code, out, _ := runConformance(t, "--base-url", srv.URL, "--run", "^(session/state-persists|session/destroy|tool/code_execution)$")
+	if code != 1 || strings.Count(out, "FAIL ") < 3 || !strings.Contains(out, "response violates openapi.yaml") || !strings.HasSuffix(out, "0 passed, 3 failed\n") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+func TestConformanceUsage(t *testing.T) {
+	code, out, _ := runConformance(t, "--help")
+	if code != 0 || !strings.Contains(out, "Usage: codeport conformance") || !strings.Contains(out, "-base-url") {
+		t.Fatalf("--help: %d %q", code, out)
+	}
+	for _, args := range [][]string{
+		{},
+		{"--base-url", "ftp://x"},
+		{"--base-url", "http://127.0.0.1:1", "--run", "("},
+		{"--base-url", "http://127.0.0.1:1", "--max-sessions", "-1"},
+		{"--base-url", "http://127.0.0.1:1", "extra"},
+		{"--no-such-flag"},
+	} {
+		if code, _, errs := runConformance(t, args...); code != 2 || !strings.Contains(errs, "Usage") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	// Nothing matches: nothing runs, nothing fails.
+	if code, out, _ := runConformance(t, "--base-url", "http://127.0.0.1:1", "--run", "^nothing$"); code != 0 || out != "0 passed, 0 failed\n" {
+		t.Fatalf("empty run: %d %q", code, out)
+	}
+}

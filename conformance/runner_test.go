@@ -1,0 +1,175 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+// nopPort satisfies the port for checks that never call it.
+type nopPort struct{ port.CodeExecutionPort }
+
+func runOne(body func(ctx context.Context, t *T), timeout, grace time.Duration) Result {
+	return runCheck(context.Background(), Target{Port: nopPort{}}, Check{Name: "x", Run: body}, timeout, grace)
+}
+
+func TestRunnerRecordsHowAChecksEnds(t *testing.T) {
+	var order []string
+	cases := []struct {
+		name   string
+		body   func(ctx context.Context, t *T)
+		status Status
+		msg    string
+	}{
+		{"pass", func(_ context.Context, t *T) { t.Logf("note") }, Pass, ""},
+		{"errors go on", func(_ context.Context, t *T) {
+			t.Errorf("one")
+			t.Errorf("two")
+		}, Fail, "one; two"},
+		{"fatal stops", func(_ context.Context, t *T) {
+			t.Fatalf("stop")
+			t.Errorf("not reached")
+		}, Fail, "stop"},
+		{"skip stops", func(_ context.Context, t *T) {
+			t.Skipf("not here")
+			t.Errorf("not reached")
+		}, Skip, "not here"},
+		{"failure outranks skip", func(_ context.Context, t *T) {
+			t.Errorf("bad")
+			t.Skipf("skip")
+		}, Fail, "bad"},
+		{"panic is a failure", func(_ context.Context, t *T) { panic("boom") }, Fail, "check panicked: boom"},
+		{"cleanups run last first, after a fatal", func(_ context.Context, t *T) {
+			order = nil
+			t.Cleanup(func() { order = append(order, "first") })
+			t.Cleanup(func() { order = append(order, "second") })
+			t.Fatalf("fatal")
+		}, Fail, "fatal"},
+		{"context errorf", func(ctx context.Context, t *T) {
+			if !Errorf(ctx, "via %s", "context") {
+				t.Errorf("Errorf found no check")
+			}
+		}, Fail, "via context"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runOne(c.body, time.Minute, time.Second)
+			if r.Status != c.status || !strings.HasPrefix(r.Message, c.msg) {
+				t.Fatalf("got %s %q, want %s %q", r.Status, r.Message, c.status, c.msg)
+			}
+		})
+	}
+	if !slices.Equal(order, []string{"second", "first"}) {
+		t.Fatalf("cleanup order %q", order)
+	}
+	if Errorf(context.Background(), "nobody") {
+		t.Fatal("Errorf outside a check reported success")
+	}
+}
+
+func TestRunnerBoundsACheckThatIgnoresItsContext(t *testing.T) {
+	release := make(chan struct{})
+	cleaned := make(chan struct{})
+	r := runOne(func(ctx context.Context, t *T) {
+		t.Cleanup(func() { close(cleaned) })
+		<-ctx.Done()
+		<-release // a target that does not honour cancellation
+		t.Errorf("late report")
+	}, 50*time.Millisecond, 50*time.Millisecond)
+	if r.Status != Fail || !strings.Contains(r.Message, "did not return") || strings.Contains(r.Message, "late") {
+		t.Fatalf("got %s %q", r.Status, r.Message)
+	}
+	// The abandoned goroutine still ends, cleanups included, once its
+	// target returns.
+	close(release)
+	select {
+	case <-cleaned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the abandoned check never ran its cleanups")
+	}
+}
+
+func TestRunChecksFiltersAndStopsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rs := RunChecks(ctx, Target{Port: nopPort{}}, func(name string) bool { return strings.HasPrefix(name, "session/") })
+	if len(rs) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range rs {
+		if !strings.HasPrefix(r.Name, "session/") || r.Status != Skip || !strings.Contains(r.Message, "not run") {
+			t.Errorf("%+v", r)
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range Checks() {
+		if seen[c.Name] || c.Run == nil {
+			t.Errorf("check %q duplicated or empty", c.Name)
+		}
+		seen[c.Name] = true
+	}
+}
+
+// defective wraps a port and breaks one promise of the contract.
+type defective struct {
+	port.CodeExecutionPort
+	losePartialOutput bool
+	listBash          bool
+	refuseBash        bool
+	overlapBusy       bool
+}
+
+func (d defective) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
+	if d.refuseBash && req.Tool == port.ToolBashCodeExecution {
+		return port.Result{}, fmt.Errorf("%w: no bash", port.ErrUnsupportedTool)
+	}
+	res, err := d.CodeExecutionPort.Execute(ctx, id, req)
+	if d.overlapBusy && errors.Is(err, port.ErrSessionBusy) {
+		// Pretend the call ran beside the one in progress, now.
+		now := float64(time.Now().UnixNano()) / 1e9
+		return port.Result{Stdout: fmt.Sprintf("%f\n", now), Outcome: port.OutcomeCompleted}, nil
+	}
+	if d.losePartialOutput && res.Outcome == port.OutcomeTimedOut {
+		res.Stdout = ""
+	}
+	return res, err
+}
+
+func (d defective) Describe(ctx context.Context) (port.Capabilities, error) {
+	caps, err := d.CodeExecutionPort.Describe(ctx)
+	if d.listBash && !slices.Contains(caps.Tools, port.ToolBashCodeExecution) {
+		caps.Tools = append(caps.Tools, port.ToolBashCodeExecution)
+	}
+	return caps, err
+}
+
+// TestDefectsAreCaught checks that the suite fails backends with known
+// defects, with a message that names the defect.
+func TestDefectsAreCaught(t *testing.T) {
+	a := newWasm(t)
+	cases := []struct {
+		name  string
+		port  defective
+		check string
+		want  string
+	}{
+		{"lost partial output", defective{losePartialOutput: true}, "timeout/partial-output", "output printed before the timeout was lost"},
+		{"listed tool refused", defective{listBash: true, refuseBash: true}, "tool/bash_code_execution", "lists bash_code_execution among its tools but refused it"},
+		{"busy calls overlapped", defective{overlapBusy: true}, "errors/busy", "calls on one session overlapped"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.port.CodeExecutionPort = a
+			rs := RunChecks(t.Context(), Target{Port: c.port}, func(n string) bool { return n == c.check })
+			if len(rs) != 1 || rs[0].Status != Fail || !strings.Contains(rs[0].Message, c.want) {
+				t.Fatalf("got %+v, want a failure mentioning %q", rs, c.want)
+			}
+		})
+	}
+}
