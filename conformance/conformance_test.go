@@ -1,40 +1,21 @@
 package conformance
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
 	"testing"
-	"time"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/wasmtest"
 )
 
 // newWasm starts the in-process adapter over the pinned runtime, with room
 // for four sessions so that the capacity check runs.
 func newWasm(t *testing.T) *wasm.Adapter {
 	t.Helper()
-	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir()).WithMaxSessions(4)
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
-	a, err := wasm.New(cfg)
-	if err != nil {
-		t.Fatalf("wasm.New: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := a.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := a.WaitReady(ctx); err != nil {
-		t.Fatalf("WaitReady: %v", err)
-	}
-	return a
+	return wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
 }
 
 // newHTTP returns an httpadapter over baseURL, closed when t ends.

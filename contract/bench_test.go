@@ -2,38 +2,23 @@ package contract_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/wasmtest"
 )
 
 // benchServer serves the in-process adapter on loopback, as `codeport
 // serve` does.
 func benchServer(b *testing.B) (*httptest.Server, *http.Client) {
 	b.Helper()
-	cfg := wasm.NewConfig().WithSessionsDir(b.TempDir())
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
-	a, err := wasm.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := a.WaitReady(ctx); err != nil {
-		b.Fatal(err)
-	}
+	a := wasmtest.New(b, nil)
 	srv := httptest.NewServer(contract.NewHandler(a))
 	b.Cleanup(srv.Close)
 	return srv, srv.Client() // keep-alive

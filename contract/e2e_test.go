@@ -1,11 +1,9 @@
 package contract_test
 
 import (
-	"context"
 	"encoding/json"
 
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/wasmtest"
 )
 
 // These tests serve the real in-process adapter over HTTP, as `codeport
@@ -24,25 +23,14 @@ import (
 func newWasmHarness(t *testing.T, tweak func(wasm.Config) wasm.Config) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir()).WithMetrics(reg)
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
-	if tweak != nil {
-		cfg = tweak(cfg)
-	}
-	a, err := wasm.New(cfg)
-	if err != nil {
-		t.Fatalf("wasm.New: %v", err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	h := servePort(t, a, contract.WithReady(a.Ready), contract.WithGatherer(reg))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := a.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	a := wasmtest.New(t, func(c wasm.Config) wasm.Config {
+		c = c.WithMetrics(reg)
+		if tweak != nil {
+			c = tweak(c)
+		}
+		return c
+	})
+	return servePort(t, a, contract.WithReady(a.Ready), contract.WithGatherer(reg))
 }
 
 func (h *harness) createSession(body string) string {

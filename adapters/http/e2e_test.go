@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -25,25 +25,9 @@ import (
 // base URL.
 func serveWasm(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...contract.Option) string {
 	t.Helper()
-	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir())
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
-	if tweak != nil {
-		cfg = tweak(cfg)
-	}
-	w, err := wasm.New(cfg)
-	if err != nil {
-		t.Fatalf("wasm.New: %v", err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := wasmtest.New(t, tweak)
 	srv := httptest.NewServer(contract.NewHandler(w, opts...))
 	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := w.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return srv.URL
 }
 

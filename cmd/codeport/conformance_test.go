@@ -2,19 +2,17 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/wasmtest"
 )
 
 func runConformance(t *testing.T, args ...string) (int, string, string) {
@@ -29,20 +27,7 @@ func runConformance(t *testing.T, args ...string) (int, string, string) {
 // contract v1 on loopback, and returns its URL.
 func serveWasm(t *testing.T, wrap func(http.Handler) http.Handler, opts ...contract.Option) string {
 	t.Helper()
-	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir()).WithMaxSessions(4)
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
-	a, err := wasm.New(cfg)
-	if err != nil {
-		t.Fatalf("wasm.New: %v", err)
-	}
-	t.Cleanup(func() { _ = a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := a.WaitReady(ctx); err != nil {
-		t.Fatalf("WaitReady: %v", err)
-	}
+	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
 	var h http.Handler = contract.NewHandler(a, opts...)
 	if wrap != nil {
 		h = wrap(h)

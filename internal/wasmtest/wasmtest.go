@@ -1,0 +1,47 @@
+// Package wasmtest starts the in-process adapter over the pinned runtime
+// for the tests of other packages (contract, conformance, adapters/http,
+// binding, cmd), so that each does not repeat how.
+//
+//	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
+//	srv := httptest.NewServer(contract.NewHandler(a))
+package wasmtest
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/wasm"
+)
+
+// New starts an adapter with a private sessions directory, the runtime
+// from CODEPORT_RUNTIME_DIR (or the default directory), and tweak applied
+// to its configuration; it waits until the runtime is compiled and closes
+// the adapter when t ends. A missing runtime fails the test: nothing that
+// needs one means anything without it (`make runtime` fetches it).
+func New(t testing.TB, tweak func(wasm.Config) wasm.Config) *wasm.Adapter {
+	t.Helper()
+	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir())
+	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
+		cfg = cfg.WithRuntimeDir(dir)
+	}
+	if tweak != nil {
+		cfg = tweak(cfg)
+	}
+	a, err := wasm.New(cfg)
+	if err != nil {
+		t.Fatalf("wasm.New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Errorf("wasm adapter Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("wasm adapter WaitReady: %v", err)
+	}
+	return a
+}
