@@ -14,9 +14,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/openapispec"
 	"github.com/codeport/codeport/port"
 )
 
@@ -27,19 +27,11 @@ type spec struct {
 }
 
 var loadSpec = sync.OnceValues(func() (*spec, error) {
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(contract.OpenAPI())
+	s, err := openapispec.Load()
 	if err != nil {
 		return nil, err
 	}
-	if err := doc.Validate(loader.Context); err != nil {
-		return nil, err
-	}
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		return nil, err
-	}
-	return &spec{doc: doc, router: router}, nil
+	return &spec{doc: s.Doc, router: s.Router}, nil
 })
 
 func mustSpec(t testing.TB) *spec {

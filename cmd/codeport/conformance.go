@@ -18,11 +18,10 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/conformance"
-	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/openapispec"
 )
 
 const conformanceUsage = `Usage: codeport conformance --base-url URL [--auth-token T] [--run REGEXP] [--max-sessions N] [-v]
@@ -174,19 +173,11 @@ type validatingTransport struct {
 }
 
 func newValidatingTransport(base http.RoundTripper, prefix string) (*validatingTransport, error) {
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(contract.OpenAPI())
+	spec, err := openapispec.Load()
 	if err != nil {
 		return nil, err
 	}
-	if err := doc.Validate(loader.Context); err != nil {
-		return nil, err
-	}
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		return nil, err
-	}
-	return &validatingTransport{base: base, router: router, doc: doc, prefix: prefix}, nil
+	return &validatingTransport{base: base, router: spec.Router, doc: spec.Doc, prefix: prefix}, nil
 }
 
 func (v *validatingTransport) closeIdle() {
