@@ -1,0 +1,250 @@
+package responses
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+// OutcomeKind classifies how one code_interpreter call ended.
+type OutcomeKind string
+
+// The outcome kinds.
+const (
+	// Success: the program ran to its end with return code 0.
+	Success OutcomeKind = "success"
+	// ProgramError: the program raised or exited non-zero.
+	ProgramError OutcomeKind = "program_error"
+	// SyntaxError: a program error whose stderr ends with a SyntaxError,
+	// IndentationError or TabError line: the code did not compile.
+	SyntaxError OutcomeKind = "syntax_error"
+	// Timeout: the runtime stopped the program at the call's timeout.
+	Timeout OutcomeKind = "timeout"
+	// OuterTimeout: the gateway's own deadline (its scheduler's context)
+	// passed before the call finished.
+	OuterTimeout OutcomeKind = "outer_timeout"
+	// Cancelled: the call was cancelled (client disconnect, context
+	// cancelled).
+	Cancelled OutcomeKind = "cancelled"
+	// MemoryLimit: the program ran out of memory.
+	MemoryLimit OutcomeKind = "memory_limit"
+	// OutputLimit: the program succeeded but its output went over the
+	// output limit and was truncated.
+	OutputLimit OutcomeKind = "output_limit"
+	// CapacityUnavailable: no sandbox could be had now; RetryAfter says
+	// when to try again. The code did not run.
+	CapacityUnavailable OutcomeKind = "capacity_unavailable"
+	// RuntimeFailure: the sandbox itself failed; the code did not run to
+	// an outcome.
+	RuntimeFailure OutcomeKind = "runtime_failure"
+)
+
+// Outcome is the one typed result of a call. FunctionOutput (what the model
+// sees) and Plan.Item (what the client sees) are both projections of it.
+// Stdout and Stderr hold whatever output the runtime supplied, for every
+// kind, partial output included.
+type Outcome struct {
+	Kind       OutcomeKind
+	Stdout     string
+	Stderr     string
+	ReturnCode int
+	// Truncated: stdout or stderr went over the output limit.
+	Truncated bool
+	// StateLost: the interpreter was discarded. Every call starts with
+	// fresh state anyway (see RunCall); the flag is informative.
+	StateLost bool
+	// Err is the error that kept the call from running to an outcome
+	// (OuterTimeout, Cancelled from a context, CapacityUnavailable,
+	// RuntimeFailure); nil otherwise.
+	Err error
+	// RetryAfter is the capacity hint for CapacityUnavailable.
+	RetryAfter time.Duration
+	// Duration is the execution time the runtime reported (0 if unknown).
+	Duration time.Duration
+}
+
+var syntaxLine = regexp.MustCompile(`^(SyntaxError|IndentationError|TabError)\b`)
+
+// isSyntaxError reports whether the last non-empty line of stderr is a
+// SyntaxError, IndentationError or TabError line.
+func isSyntaxError(stderr string) bool {
+	lines := strings.Split(strings.TrimRight(stderr, "\n "), "\n")
+	return syntaxLine.MatchString(strings.TrimSpace(lines[len(lines)-1]))
+}
+
+// OutcomeOf maps what port.CodeExecutionPort.Execute (or CreateSession)
+// returned to an Outcome. Output in res is kept whatever the kind.
+//
+// A non-nil err wins over res.Outcome:
+//   - port.ErrAtCapacity (a *port.CapacityError carries RetryAfter) →
+//     CapacityUnavailable;
+//   - context.DeadlineExceeded → OuterTimeout (return code 124 if none);
+//   - context.Canceled → Cancelled (return code 130 if none);
+//   - anything else → RuntimeFailure.
+//
+// Otherwise res.Outcome decides: completed → Success; program_error →
+// SyntaxError or ProgramError; timed_out → Timeout; cancelled → Cancelled;
+// memory_limit → MemoryLimit; empty → derived from the return code; an
+// unknown outcome → RuntimeFailure. A truncated Success becomes
+// OutputLimit; every other kind is more severe and keeps its kind, with
+// Truncated still set.
+func OutcomeOf(res port.Result, err error) Outcome {
+	o := Outcome{
+		Stdout:     res.Stdout,
+		Stderr:     res.Stderr,
+		ReturnCode: res.ReturnCode,
+		Truncated:  res.OutputTruncated,
+		StateLost:  res.StateLost,
+		Duration:   res.Duration,
+	}
+	if err != nil {
+		o.Err = err
+		var ce *port.CapacityError
+		switch {
+		case errors.As(err, &ce):
+			o.Kind, o.RetryAfter = CapacityUnavailable, ce.RetryAfter
+		case errors.Is(err, port.ErrAtCapacity):
+			o.Kind = CapacityUnavailable
+		case errors.Is(err, context.DeadlineExceeded):
+			o.Kind, o.StateLost = OuterTimeout, true
+			if o.ReturnCode == 0 {
+				o.ReturnCode = port.ReturnCodeTimedOut
+			}
+		case errors.Is(err, context.Canceled):
+			o.Kind, o.StateLost = Cancelled, true
+			if o.ReturnCode == 0 {
+				o.ReturnCode = port.ReturnCodeCancelled
+			}
+		default:
+			o.Kind = RuntimeFailure
+		}
+		return o
+	}
+	outcome := res.Outcome
+	if outcome == "" {
+		outcome = port.OutcomeCompleted
+		if res.ReturnCode != 0 {
+			outcome = port.OutcomeProgramError
+		}
+	}
+	switch outcome {
+	case port.OutcomeCompleted:
+		o.Kind = Success
+		if o.Truncated {
+			o.Kind = OutputLimit
+		}
+	case port.OutcomeProgramError:
+		o.Kind = ProgramError
+		if isSyntaxError(res.Stderr) {
+			o.Kind = SyntaxError
+		}
+	case port.OutcomeTimedOut:
+		o.Kind = Timeout
+	case port.OutcomeCancelled:
+		o.Kind = Cancelled
+	case port.OutcomeMemoryLimit:
+		o.Kind = MemoryLimit
+	default:
+		o.Kind = RuntimeFailure
+		o.Err = fmt.Errorf("%w: unknown outcome %q", port.ErrRuntimeFailure, outcome)
+	}
+	return o
+}
+
+// Ran reports whether the code ran to an end of its own: Success,
+// ProgramError, SyntaxError and OutputLimit. Those items are "completed";
+// every other kind is "failed".
+func (o Outcome) Ran() bool {
+	switch o.Kind {
+	case Success, ProgramError, SyntaxError, OutputLimit:
+		return true
+	}
+	return false
+}
+
+// hasReturnCode reports whether the return code means something: the code
+// was started. CapacityUnavailable and RuntimeFailure have none.
+func (o Outcome) hasReturnCode() bool {
+	return o.Kind != CapacityUnavailable && o.Kind != RuntimeFailure
+}
+
+// Explanation is the one-line explanation of a kind, "" for Success.
+func (o Outcome) Explanation() string {
+	after := ""
+	if o.Duration > 0 {
+		after = " after " + roundDuration(o.Duration)
+	}
+	switch o.Kind {
+	case ProgramError:
+		return "The program raised an error or exited with a non-zero status."
+	case SyntaxError:
+		return "The code did not compile (syntax error); nothing ran."
+	case Timeout:
+		return "The execution timed out" + after + " and was stopped; Python state was lost."
+	case OuterTimeout:
+		return "The gateway's deadline for this call passed" + after + " and the execution was stopped; Python state was lost."
+	case Cancelled:
+		return "The execution was cancelled before it finished; Python state was lost."
+	case MemoryLimit:
+		return "The execution ran out of memory and was stopped; Python state was lost."
+	case OutputLimit:
+		return "The output went over the output limit and was truncated; print less."
+	case CapacityUnavailable:
+		if o.RetryAfter > 0 {
+			return "No sandbox capacity now; retry after " + roundDuration(o.RetryAfter) + ". The code did not run."
+		}
+		return "No sandbox capacity now; retry later. The code did not run."
+	case RuntimeFailure:
+		msg := "unknown error"
+		if o.Err != nil {
+			msg = o.Err.Error()
+		}
+		return "The sandbox failed: " + msg + ". The code did not run to an end."
+	}
+	return ""
+}
+
+// FunctionOutput is the text the model sees as the function_call_output:
+//
+//	stdout:
+//	<stdout>
+//	stderr:
+//	<stderr>
+//	return_code: <n>
+//	note: <explanation>
+//
+// A stream section appears only when the stream is not empty; "(no
+// output)" replaces both when both are empty and the call succeeded;
+// return_code is left out when the code was never started
+// (CapacityUnavailable, RuntimeFailure); the note appears for every kind
+// but Success. Partial output is always shown.
+func (o Outcome) FunctionOutput() string {
+	var b strings.Builder
+	section := func(name, s string) {
+		if s == "" {
+			return
+		}
+		b.WriteString(name + ":\n" + s)
+		if !strings.HasSuffix(s, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	section("stdout", o.Stdout)
+	section("stderr", o.Stderr)
+	if o.Stdout == "" && o.Stderr == "" && o.Kind == Success {
+		b.WriteString("(no output)\n")
+	}
+	if o.hasReturnCode() {
+		b.WriteString("return_code: " + strconv.Itoa(o.ReturnCode) + "\n")
+	}
+	if e := o.Explanation(); e != "" {
+		b.WriteString("note: " + e + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

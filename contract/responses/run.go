@@ -1,0 +1,44 @@
+package responses
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+// destroyTimeout bounds the DestroySession that RunCall always makes.
+const destroyTimeout = 10 * time.Second
+
+// RunCall runs one planned call with fresh Python state: it creates a
+// session for this call alone, executes the code (timeout is the
+// execution timeout; zero means the backend's default), destroys the
+// session and maps what happened with OutcomeOf. The session is destroyed
+// with a context that outlives a cancelled or expired ctx.
+//
+// ctx is the gateway's own deadline: if it expires before the call ends,
+// the outcome is OuterTimeout even when the port reports the call as
+// cancelled; if it is cancelled, Cancelled. Partial output is kept.
+func RunCall(ctx context.Context, p port.CodeExecutionPort, plan Plan, timeout time.Duration) Outcome {
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		return OutcomeOf(port.Result{}, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), destroyTimeout)
+		defer cancel()
+		_ = p.DestroySession(dctx, s.ID)
+	}()
+	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{
+		Tool:      port.ToolCodeExecution,
+		Code:      plan.Code,
+		Timeout:   timeout,
+		ToolUseID: plan.CallID,
+	})
+	if cerr := ctx.Err(); cerr != nil && (err == nil && res.Outcome == port.OutcomeCancelled || err != nil && !errors.Is(err, cerr)) {
+		// The port saw our context end; say which way it ended.
+		err = cerr
+	}
+	return OutcomeOf(res, err)
+}
