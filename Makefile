@@ -8,7 +8,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export CODEPORT_RUNTIME_DIR := $(RUNTIME_DIR)
 
-.PHONY: all build run runtime test check bench clean
+.PHONY: all build run runtime test check sdkcheck bench clean
 
 all: build
 
@@ -34,6 +34,11 @@ check:
 ## test: checks, then every test under the race detector against the real runtime
 test: runtime check
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+## sdkcheck: only the cross-check against the official openai and anthropic
+## Python SDKs (part of test too); the first run builds a cached venv with pip
+sdkcheck: runtime
+	$(GO) test -count=1 -v -run TestOfficialSDKsParseTheShapes ./contract/sdkcheck
 
 ## bench: the benchmarks, with the numbers the closing notes quote
 bench: runtime
