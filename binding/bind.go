@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/internal/bytesize"
+	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
 )
 
@@ -99,63 +96,5 @@ func (b *Bound) Describe(ctx context.Context) (port.Capabilities, error) {
 // what the capability description says, so it never promises a package,
 // a network or a limit the backend does not have.
 func PurposeHint(c port.Capabilities) string {
-	var b strings.Builder
-	runtime := strings.TrimSpace(c.Runtime + " " + c.RuntimeVersion)
-	if runtime == "" {
-		runtime = "Python"
-	}
-	fmt.Fprintf(&b, "Runs Python code in a sandboxed %s interpreter and returns what it prints. ", runtime)
-	b.WriteString("Print the results you need: only stdout and stderr come back, not the value of the last expression. ")
-	b.WriteString("Variables, imports and files persist between calls in the same session. ")
-	switch {
-	case c.Partial && len(c.Packages) == 0:
-		b.WriteString("Whether third-party packages can be imported is unknown: import them inside try/except and say what is missing. ")
-	case len(c.Packages) == 0:
-		b.WriteString("Only the Python standard library is available: no third-party packages (no numpy, pandas, scipy, sympy or matplotlib) and nothing can be installed. ")
-	default:
-		names := make([]string, 0, len(c.Packages))
-		for _, p := range c.Packages {
-			if p.Version != "" {
-				names = append(names, p.Name+" "+p.Version)
-			} else {
-				names = append(names, p.Name)
-			}
-		}
-		sort.Strings(names)
-		fmt.Fprintf(&b, "Besides the standard library, these packages can be imported: %s; nothing else can be installed. ", strings.Join(names, ", "))
-	}
-	if len(c.UnavailableModules) > 0 {
-		fmt.Fprintf(&b, "These standard modules are not available: %s. ", strings.Join(c.UnavailableModules, ", "))
-	}
-	for _, l := range c.Limitations {
-		b.WriteString(strings.TrimSpace(l))
-		if !strings.HasSuffix(l, ".") {
-			b.WriteString(".")
-		}
-		b.WriteString(" ")
-	}
-	switch {
-	case c.Partial && !c.Network:
-		b.WriteString("Do not rely on network access. ")
-	case !c.Network:
-		b.WriteString("There is no network access. ")
-	}
-	if c.WorkingDirectory != "" {
-		fmt.Fprintf(&b, "Files live in the working directory %s; use relative paths. ", c.WorkingDirectory)
-	}
-	if c.Limits.DefaultTimeout > 0 {
-		fmt.Fprintf(&b, "Each call may run for %s", roundDuration(c.Limits.DefaultTimeout))
-		if c.Limits.MemoryBytes > 0 {
-			fmt.Fprintf(&b, " and use %s of memory", bytesize.Format(c.Limits.MemoryBytes))
-		}
-		b.WriteString(". ")
-	}
-	return strings.TrimSpace(b.String())
-}
-
-func roundDuration(d time.Duration) string {
-	if d >= time.Second {
-		d = d.Round(time.Second)
-	}
-	return d.String()
+	return purpose.Hint(c, purpose.Options{})
 }

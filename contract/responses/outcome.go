@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
 )
 
@@ -178,7 +179,7 @@ func (o Outcome) hasReturnCode() bool {
 func (o Outcome) Explanation() string {
 	after := ""
 	if o.Duration > 0 {
-		after = " after " + roundDuration(o.Duration)
+		after = " after " + purpose.Duration(o.Duration)
 	}
 	switch o.Kind {
 	case ProgramError:
@@ -197,7 +198,7 @@ func (o Outcome) Explanation() string {
 		return "The output went over the output limit and was truncated; print less."
 	case CapacityUnavailable:
 		if o.RetryAfter > 0 {
-			return "No sandbox capacity now; retry after " + roundDuration(o.RetryAfter) + ". The code did not run."
+			return "No sandbox capacity now; retry after " + purpose.Duration(o.RetryAfter) + ". The code did not run."
 		}
 		return "No sandbox capacity now; retry later. The code did not run."
 	case RuntimeFailure:
