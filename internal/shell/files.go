@@ -533,6 +533,36 @@ func inside(rel, dir string) bool {
 	return rel == dir || dir == "." || strings.HasPrefix(rel, dir+"/")
 }
 
+// place resolves a source operand of cp or mv: the source, what it is, and
+// where it lands under dst. A move acts on a symbolic link itself and may
+// not move the workspace root; a copy reads through to a regular file or
+// directory. It reports a failure itself.
+func (c *call) place(s string, dst target, intoDir, move bool) (target, fs.FileInfo, string, bool) {
+	st, err := c.target(s)
+	switch {
+	case err != nil:
+	case move && (st.dev != "" || st.root):
+		err = fs.ErrPermission
+	case st.dev != "":
+		err = errors.New("not a regular file")
+	}
+	var info fs.FileInfo
+	if err == nil && move {
+		info, err = c.sh.fs.lstat(st.rel)
+	} else if err == nil {
+		info, err = c.sh.fs.stat(st.rel)
+	}
+	if err != nil {
+		c.errorf("cannot stat '%s': %s", s, errText(err))
+		return st, nil, "", false
+	}
+	to := dst.rel
+	if intoDir {
+		to = joinRel(dst.rel, path.Base(st.abs))
+	}
+	return st, info, to, true
+}
+
 func cmdCp(c *call) int {
 	o, operands, ok := c.getopt(c.args, "rRafnpvTuL", "", map[string]byte{"recursive": 'r', "archive": 'a', "force": 'f', "no-clobber": 'n', "verbose": 'v'})
 	if !ok {
@@ -544,22 +574,10 @@ func cmdCp(c *call) int {
 		return status
 	}
 	for _, s := range srcs {
-		st, err := c.target(s)
-		if err == nil && st.dev != "" {
-			err = errors.New("not a regular file")
-		}
-		var info fs.FileInfo
-		if err == nil {
-			info, err = c.sh.fs.stat(st.rel)
-		}
-		if err != nil {
-			c.errorf("cannot stat '%s': %s", s, errText(err))
+		st, info, to, ok := c.place(s, dst, intoDir, false)
+		if !ok {
 			status = 1
 			continue
-		}
-		to := dst.rel
-		if intoDir {
-			to = joinRel(dst.rel, path.Base(st.abs))
 		}
 		switch {
 		case info.IsDir() && !recursive:
@@ -646,22 +664,10 @@ func cmdMv(c *call) int {
 		return status
 	}
 	for _, s := range srcs {
-		st, err := c.target(s)
-		if err == nil && (st.dev != "" || st.root) {
-			err = fs.ErrPermission
-		}
-		var info fs.FileInfo
-		if err == nil {
-			info, err = c.sh.fs.lstat(st.rel)
-		}
-		if err != nil {
-			c.errorf("cannot stat '%s': %s", s, errText(err))
+		st, info, to, ok := c.place(s, dst, intoDir, true)
+		if !ok {
 			status = 1
 			continue
-		}
-		to := dst.rel
-		if intoDir {
-			to = joinRel(dst.rel, path.Base(st.abs))
 		}
 		switch {
 		case to == st.rel:
