@@ -54,6 +54,7 @@ func Open(cfg Config, opts Options) (*Bound, error) {
 		WithWorkspaceLimit(cfg.WorkspaceLimit).
 		WithFileLimit(cfg.FileLimit).
 		WithMaxSessions(cfg.MaxSessions).
+		WithWarmPool(cfg.WarmPool, nil).
 		WithSessionLifetimes(cfg.IdleTimeout, cfg.MaxIdleTimeout, cfg.MaxLifetime).
 		WithLogger(opts.Logger)
 	if cfg.RuntimeDir != "" {

@@ -47,6 +47,7 @@ type Config struct {
 	WorkspaceLimit int64
 	FileLimit      int64
 	MaxSessions    int
+	WarmPool       int
 	IdleTimeout    time.Duration
 	MaxIdleTimeout time.Duration
 	MaxLifetime    time.Duration
@@ -67,6 +68,7 @@ func Defaults() Config {
 		WorkspaceLimit: l.WorkspaceBytes,
 		FileLimit:      l.FileBytes,
 		MaxSessions:    l.MaxSessions,
+		WarmPool:       wasm.NewConfig().WarmPoolSize(),
 		IdleTimeout:    l.DefaultIdleTimeout,
 		MaxIdleTimeout: l.MaxIdleTimeout,
 		MaxLifetime:    l.MaxLifetime,
@@ -141,6 +143,14 @@ func settings() []setting {
 			c.MaxSessions = n
 			return nil
 		}, func(c *Config) string { return strconv.Itoa(c.MaxSessions) }},
+		{"warm-pool", "interpreters kept started ahead of demand, so a session starts in a millisecond (0: off)", func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 {
+				return fmt.Errorf("want a whole number of at least 0, got %q", v)
+			}
+			c.WarmPool = n
+			return nil
+		}, func(c *Config) string { return strconv.Itoa(c.WarmPool) }},
 		dur("idle-timeout", "idle time after which a session is reclaimed, when it gives no hint", func(c *Config) *time.Duration { return &c.IdleTimeout }),
 		dur("max-idle-timeout", "ceiling of idle timeout hints", func(c *Config) *time.Duration { return &c.MaxIdleTimeout }),
 		dur("max-lifetime", "longest a session lives (also the ceiling of lifetime hints)", func(c *Config) *time.Duration { return &c.MaxLifetime }),

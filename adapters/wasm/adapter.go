@@ -41,6 +41,10 @@ type Adapter struct {
 	slots    int // live sessions plus those being created
 	closed   bool
 
+	// pool holds ready sandboxes; refill asks fillPool to top it up.
+	pool   chan *sandbox
+	refill chan struct{}
+
 	stop     context.CancelFunc // ends the background goroutines
 	bg       sync.WaitGroup
 	stopOnce sync.Once
@@ -60,7 +64,8 @@ func New(cfg Config) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{}}
+	a := &Adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
+		pool: make(chan *sandbox, cfg.poolSize), refill: make(chan struct{}, 1)}
 	if cfg.registerer != nil {
 		if a.metrics, err = telemetry.New(cfg.registerer); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
@@ -82,7 +87,7 @@ func New(cfg Config) (*Adapter, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
-	a.bg.Add(2)
+	a.bg.Add(3)
 	go func() {
 		defer a.bg.Done()
 		defer close(a.ready)
@@ -97,6 +102,19 @@ func New(cfg Config) (*Adapter, error) {
 	go func() {
 		defer a.bg.Done()
 		a.reap(ctx)
+	}()
+	go func() {
+		defer a.bg.Done()
+		select {
+		case <-a.ready:
+		case <-ctx.Done():
+			return
+		}
+		if a.engErr != nil || cfg.poolSize == 0 {
+			return
+		}
+		a.askRefill()
+		a.fillPool(ctx)
 	}()
 	return a, nil
 }
@@ -122,6 +140,8 @@ func (c Config) validate() error {
 		return bad("default idle timeout above the maximum")
 	case c.runtimeDir == "":
 		return bad("runtime directory not set")
+	case c.poolSize < 0 || c.poolRefill < 1:
+		return bad("warm pool size must be 0 or more and its refill at least 1")
 	}
 	return nil
 }
@@ -200,38 +220,26 @@ func (a *Adapter) releaseSlot() {
 }
 
 func (a *Adapter) newSession(ctx context.Context, req port.CreateSessionRequest) (*session, error) {
-	idle := clampHint(req.IdleTimeout, a.cfg.defaultIdle, a.cfg.maxIdle)
-	life := clampHint(req.MaxLifetime, a.cfg.maxLifetime, a.cfg.maxLifetime)
-	id := uuid.NewString()
-	dir := filepath.Join(a.sessionsDir, id)
-	quota := workspace.NewQuota(a.cfg.workspaceBytes)
-	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
+	sb, err := a.takeSandbox(ctx)
 	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w: create workspace: %v", port.ErrRuntimeFailure, err)
-	}
-	tmpDir := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmpDir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w: create temporary directory: %v", port.ErrRuntimeFailure, err)
+		return nil, err
 	}
 	now := time.Now()
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &session{
-		id: id, dir: dir, ws: ws, tmpDir: tmpDir, quota: quota,
-		editor: editor.New(ws, editor.Options{
+		id: uuid.NewString(), dir: sb.dir, ws: sb.ws, tmpDir: sb.tmpDir, quota: sb.quota, interp: sb.interp,
+		editor: editor.New(sb.ws, editor.Options{
 			MaxFileBytes:    a.cfg.fileBytes,
 			MaxHistoryBytes: min(a.cfg.workspaceBytes, 64<<20),
 		}),
-		created: now, idle: idle, lifetime: life,
-		ctx: sctx, cancel: cancel,
+		created: now,
+		idle:    clampHint(req.IdleTimeout, a.cfg.defaultIdle, a.cfg.maxIdle),
+		// lifetime bounds the session from its creation.
+		lifetime: clampHint(req.MaxLifetime, a.cfg.maxLifetime, a.cfg.maxLifetime),
+		ctx:      sctx, cancel: cancel,
 	}
 	s.lastActive.Store(now.UnixNano())
 	s.shell = a.newShell(s)
-	if s.interp, err = a.startInterpreter(ctx, s); err != nil {
-		s.destroy()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -244,11 +252,21 @@ func clampHint(hint, def, ceiling time.Duration) time.Duration {
 	return min(hint, ceiling)
 }
 
-func (a *Adapter) startInterpreter(ctx context.Context, s *session) (*interpreter, error) {
+// startInterpreter boots an interpreter over a session's directories. A
+// warm one (for the pool, off the request path) also imports the warm
+// modules; a cold one leaves imports to the program, which is then waiting.
+func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota, warm bool) (*interpreter, error) {
 	t := time.Now()
-	it, err := a.eng.start(ctx, s.ws.Root(), s.tmpDir, s.quota)
+	it, err := a.eng.start(ctx, workDir, tmpDir, quota)
 	if err != nil {
 		return nil, err
+	}
+	if warm && len(a.cfg.warmModules) > 0 {
+		r := it.run(ctx, requestWarm, warmRequest(a.cfg.warmModules), a.cfg.maxTimeout, 4096, a.cfg.Limits().MemoryBytes)
+		if r.dead || r.outcome != port.OutcomeCompleted {
+			it.kill()
+			return nil, fmt.Errorf("%w: warming the interpreter up: %s", port.ErrRuntimeFailure, r.outcome)
+		}
 	}
 	a.metrics.InstanceStarted(time.Since(t).Seconds())
 	return it, nil
@@ -335,7 +353,7 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 	if s.interp == nil {
 		// The previous interpreter was discarded; its loss was reported
 		// with the call that lost it.
-		it, err := a.startInterpreter(ctx, s)
+		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, false)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/codeport/codeport/port"
 )
 
@@ -394,7 +397,10 @@ func TestRequestValidation(t *testing.T) {
 
 func TestCapacityDestroyAndReclaim(t *testing.T) {
 	a := newTestAdapter(t, func(c Config) Config {
-		return c.WithMaxSessions(2).WithRetryAfter(3 * time.Second).withReapInterval(50 * time.Millisecond)
+		// No warm pool: its ready sandboxes would sit in the sessions
+		// directory, which this test expects to empty (TestWarmPool covers
+		// the pool's own cleanup).
+		return c.WithMaxSessions(2).WithRetryAfter(3*time.Second).withReapInterval(50*time.Millisecond).WithWarmPool(0, nil)
 	})
 	ctx := context.Background()
 	s1 := newSession(t, a)
@@ -721,4 +727,67 @@ func TestUnusableCompilationCacheFallsBackToMemory(t *testing.T) {
 	}
 	a := newTestAdapter(t, func(c Config) Config { return c.WithCompilationCacheDir(filepath.Join(blocker, "cache")) })
 	expect(t, run(t, a, newSession(t, a), "print('compiled in memory')"), "compiled in memory\n", 0, port.OutcomeCompleted)
+}
+
+func TestWarmPool(t *testing.T) {
+	dir := t.TempDir()
+	reg := prometheus.NewRegistry()
+	cfg := NewConfig().WithSessionsDir(dir).WithWarmPool(2, []string{"json", "fractions"}).WithMetrics(reg)
+	if rd := os.Getenv("CODEPORT_RUNTIME_DIR"); rd != "" {
+		cfg = cfg.WithRuntimeDir(rd)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the pool to fill, then take from it.
+	deadline := time.Now().Add(time.Minute)
+	for len(a.pool) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool never filled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var ids []string
+	for range 3 { // two hits, then a cold start
+		ids = append(ids, newSession(t, a))
+	}
+	for i, id := range ids {
+		// Warm modules are loaded but not in the user's namespace, and
+		// nothing of another session is there.
+		// (The third may have started cold, without the warm imports.)
+		res := run(t, a, id, fmt.Sprintf("import sys\nprint('fractions' in sys.modules, 'fractions' in globals(), 'mine' in globals())\nmine = %d", i))
+		want := "True False False\n"
+		if i == 2 && res.Stdout == "False False False\n" {
+			want = res.Stdout
+		}
+		expect(t, res, want, 0, port.OutcomeCompleted)
+		res = run(t, a, id, "1/0")
+		if !strings.Contains(res.Stderr, "<cell 2>") {
+			t.Fatalf("warm-up counted as a cell: %q", res.Stderr)
+		}
+	}
+	hits := testutil.ToFloat64(a.metrics.PoolTakes("hit"))
+	misses := testutil.ToFloat64(a.metrics.PoolTakes("miss"))
+	if hits < 2 || hits+misses != 3 {
+		t.Fatalf("pool takes: %v hits, %v misses", hits, misses)
+	}
+	// The pool refills after being drained.
+	deadline = time.Now().Add(time.Minute)
+	for len(a.pool) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool never refilled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(dirEntries(t, dir)); n != 0 {
+		t.Fatalf("%d directories left after Close (sessions and pool)", n)
+	}
 }

@@ -60,7 +60,7 @@ func (a *Adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, 
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if s.interp == nil {
-		it, err := a.startInterpreter(ctx, s)
+		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, false)
 		if err != nil {
 			return 1, err
 		}

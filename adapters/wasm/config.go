@@ -42,6 +42,9 @@ type Config struct {
 	maxLifetime    time.Duration
 	retryAfter     time.Duration
 	reapInterval   time.Duration
+	poolSize       int
+	poolRefill     int
+	warmModules    []string
 	registerer     prometheus.Registerer
 	logger         *slog.Logger
 }
@@ -67,8 +70,20 @@ func NewConfig() Config {
 		maxLifetime:    time.Hour,
 		retryAfter:     time.Second,
 		reapInterval:   time.Second,
+		poolSize:       2,
+		poolRefill:     1,
+		warmModules:    defaultWarmModules,
 		logger:         slog.New(slog.DiscardHandler),
 	}
+}
+
+// defaultWarmModules are imported by every interpreter before it is handed
+// out: standard modules models reach for, whose first import costs tens of
+// milliseconds each in WebAssembly.
+var defaultWarmModules = []string{
+	"collections", "csv", "dataclasses", "datetime", "decimal", "fractions",
+	"functools", "itertools", "json", "math", "pathlib", "random", "re",
+	"statistics", "string", "textwrap", "typing",
 }
 
 // DefaultRuntimeDir is where the runtime asset is looked for when no
@@ -133,6 +148,27 @@ func (c Config) WithSessionLifetimes(defaultIdle, maxIdle, maxLifetime time.Dura
 
 // WithRetryAfter sets the retry hint given with a capacity refusal.
 func (c Config) WithRetryAfter(d time.Duration) Config { c.retryAfter = d; return c }
+
+// WithWarmPool keeps size interpreters booted ahead of demand, each having
+// imported modules (nil keeps the default list; an empty list imports
+// none), so that CreateSession hands one out instead of starting CPython
+// (a few hundred milliseconds). A pooled interpreter has run nobody's code;
+// a size of 0 turns the pool off. An interpreter started on demand (pool
+// empty, or replacing a lost one) skips the imports: the caller is waiting.
+func (c Config) WithWarmPool(size int, modules []string) Config {
+	c.poolSize = size
+	if modules != nil {
+		c.warmModules = append([]string(nil), modules...)
+	}
+	return c
+}
+
+// WarmPoolSize is the number of interpreters kept booted ahead of demand.
+func (c Config) WarmPoolSize() int { return c.poolSize }
+
+// WithWarmPoolRefill sets how many interpreters the pool boots at once when
+// it refills (default 1, so a burst of sessions does not take every core).
+func (c Config) WithWarmPoolRefill(n int) Config { c.poolRefill = n; return c }
 
 // WithMetrics registers the adapter's metrics with reg.
 func (c Config) WithMetrics(reg prometheus.Registerer) Config { c.registerer = reg; return c }

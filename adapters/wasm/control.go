@@ -100,6 +100,7 @@ type controlFile struct {
 const (
 	requestCell   = 'C' // source run in the session's __main__
 	requestPython = 'P' // a `python ...` command line from the bash tool
+	requestWarm   = 'W' // modules to import before a pooled instance is used
 )
 
 // send frames a request for the driver. The buffer of one cannot block:

@@ -11,7 +11,9 @@
 #                  the session's __main__. "P": a JSON object {"argv": [...],
 #                  "stdin": "...", "cwd": "...", "env": [...]}, a
 #                  `python ...` command line from the bash tool, run in the
-#                  same interpreter in the shell's directory and environment. End of file means "shut
+#                  same interpreter in the shell's directory and environment.
+#                  "W": a JSON list of modules to import before the session
+#                  is handed out (the warm pool); no user code is involved. End of file means "shut
 #                  down".
 #   guest -> host: one byte "R" once ready, then after each request 5 bytes:
 #                  a status byte and a big-endian signed 32-bit return code.
@@ -230,6 +232,20 @@ def _codeport_main():
             os.environ.clear()
             os.environ.update(saved[3])
 
+    def warm(payload):
+        # Before any user's code: import the modules a pool is asked to
+        # have ready (into sys.modules, not into the user's namespace) and
+        # pay the first cell's one-time costs.
+        import json
+
+        for name in json.loads(payload):
+            try:
+                __import__(name)
+            except BaseException:
+                pass
+        exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
+        return _OK, 0
+
     os.write(ctl, b"R")
     n = 0
     while True:
@@ -239,9 +255,14 @@ def _codeport_main():
         req = read_exact(struct.unpack(">I", hdr)[0])
         if req is None:
             return
-        n += 1
-        text = req[1:].decode("utf-8", "replace")
-        r = run_python(text) if req[:1] == b"P" else run_cell(text, n)
+        kind, text = req[:1], req[1:].decode("utf-8", "replace")
+        if kind == b"P":
+            r = run_python(text)
+        elif kind == b"W":
+            r = warm(text)
+        else:
+            n += 1
+            r = run_cell(text, n)
         if len(r) == 3:
             # Out of memory: give back the reserve so the report can be
             # formatted, then take it again for the next time.

@@ -198,6 +198,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 2
 	}
 
+	cfg.WarmPool = 0 // one session, started right away: a pool would only cost
 	bound, err := binding.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
@@ -230,6 +231,7 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "codeport describe: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	cfg.WarmPool = 0 // no session is started
 	bound, err := binding.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)

@@ -15,6 +15,7 @@ type Metrics struct {
 	execDuration  *prometheus.HistogramVec
 	instanceStart prometheus.Histogram
 	reclaimed     *prometheus.CounterVec
+	poolTakes     *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them with reg.
@@ -42,8 +43,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "codeport_sessions_reclaimed_total",
 			Help: "Sessions reclaimed by the backend, by reason (idle, lifetime).",
 		}, []string{"reason"}),
+		poolTakes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "codeport_pool_takes_total",
+			Help: "Sessions created from the warm pool (hit) or with a cold start (miss).",
+		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.sessionsLive, m.executions, m.execDuration, m.instanceStart, m.reclaimed} {
+	for _, c := range []prometheus.Collector{m.sessionsLive, m.executions, m.execDuration, m.instanceStart, m.reclaimed, m.poolTakes} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -85,4 +90,21 @@ func (m *Metrics) Reclaimed(reason string) {
 	if m != nil {
 		m.reclaimed.WithLabelValues(reason).Inc()
 	}
+}
+
+// PoolTaken records whether a session found a warm interpreter waiting.
+func (m *Metrics) PoolTaken(hit bool) {
+	if m != nil {
+		result := "miss"
+		if hit {
+			result = "hit"
+		}
+		m.poolTakes.WithLabelValues(result).Inc()
+	}
+}
+
+// PoolTakes is the counter of pool takes with the given result ("hit" or
+// "miss"), for tests.
+func (m *Metrics) PoolTakes(result string) prometheus.Counter {
+	return m.poolTakes.WithLabelValues(result)
 }

@@ -1,0 +1,141 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/port"
+)
+
+// sandbox is what a session runs in: a host directory holding the
+// workspace and the temporary directory, their shared quota, and an
+// interpreter that has run nobody's code yet.
+type sandbox struct {
+	dir    string
+	ws     *workspace.Workspace
+	tmpDir string
+	quota  *workspace.Quota
+	interp *interpreter
+}
+
+// discard stops the interpreter and removes the directories.
+func (sb *sandbox) discard() {
+	if sb.interp != nil {
+		sb.interp.kill()
+	}
+	_ = sb.ws.RemoveAll()
+	_ = os.RemoveAll(sb.dir)
+}
+
+// newSandbox makes the directories and boots an interpreter over them; a
+// warm one (for the pool) also imports the warm modules: CPython's start-up
+// and first imports cost hundreds of milliseconds in WebAssembly.
+func (a *Adapter) newSandbox(ctx context.Context, warm bool) (*sandbox, error) {
+	dir := filepath.Join(a.sessionsDir, uuid.NewString())
+	quota := workspace.NewQuota(a.cfg.workspaceBytes)
+	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("%w: create workspace: %v", port.ErrRuntimeFailure, err)
+	}
+	sb := &sandbox{dir: dir, ws: ws, tmpDir: filepath.Join(dir, "tmp"), quota: quota}
+	if err := os.Mkdir(sb.tmpDir, 0o700); err != nil {
+		sb.discard()
+		return nil, fmt.Errorf("%w: create temporary directory: %v", port.ErrRuntimeFailure, err)
+	}
+	if sb.interp, err = a.startInterpreter(ctx, ws.Root(), sb.tmpDir, quota, warm); err != nil {
+		sb.discard()
+		return nil, err
+	}
+	return sb, nil
+}
+
+// takeSandbox hands out a pooled sandbox if one is ready, else boots one;
+// either way it asks the pool to refill.
+func (a *Adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
+	if a.cfg.poolSize > 0 {
+		defer a.askRefill()
+		select {
+		case sb := <-a.pool:
+			a.metrics.PoolTaken(true)
+			return sb, nil
+		default:
+			a.metrics.PoolTaken(false)
+		}
+	}
+	return a.newSandbox(ctx, false)
+}
+
+func (a *Adapter) askRefill() {
+	select {
+	case a.refill <- struct{}{}:
+	default: // a refill is already asked for
+	}
+}
+
+// fillPool keeps the pool at its size until ctx ends, booting up to
+// poolRefill sandboxes at a time, and empties it at the end.
+func (a *Adapter) fillPool(ctx context.Context) {
+	defer func() {
+		for {
+			select {
+			case sb := <-a.pool:
+				sb.discard()
+			default:
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.refill:
+		}
+		for missing := a.cfg.poolSize - len(a.pool); missing > 0 && ctx.Err() == nil; missing = a.cfg.poolSize - len(a.pool) {
+			n := min(missing, a.cfg.poolRefill)
+			var wg sync.WaitGroup
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sb, err := a.newSandbox(ctx, true)
+					if err != nil {
+						if ctx.Err() == nil {
+							a.cfg.logger.Warn("warm pool: could not start an interpreter", "error", err)
+						}
+						return
+					}
+					select {
+					case a.pool <- sb:
+					default:
+						sb.discard() // the pool filled meanwhile
+					}
+				}()
+			}
+			wg.Wait()
+			if ctx.Err() == nil && len(a.pool) < a.cfg.poolSize && n > 0 {
+				// Starting failed: do not spin; try again on the next take
+				// or after a pause.
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}
+}
+
+// warmRequest is the driver's list of modules to import ahead of use.
+func warmRequest(modules []string) string {
+	b, _ := json.Marshal(modules)
+	return string(b)
+}
