@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
@@ -18,7 +19,9 @@ import (
 // serve` does.
 func benchServer(b *testing.B) (*httptest.Server, *http.Client) {
 	b.Helper()
-	a := wasmtest.New(b, nil)
+	// No warm pool: its background refills would add noise, and a loop of
+	// creates drains it anyway (adapters/wasm measures pool hits).
+	a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil) })
 	srv := httptest.NewServer(contract.NewHandler(a))
 	b.Cleanup(srv.Close)
 	return srv, srv.Client() // keep-alive

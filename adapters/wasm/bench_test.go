@@ -11,9 +11,13 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
+// noPool turns the warm pool off where its background refills would only
+// add noise to what is measured.
+func noPool(c Config) Config { return c.WithWarmPool(0, nil) }
+
 // BenchmarkExecutePrint: print(1) in a live session, in process.
 func BenchmarkExecutePrint(b *testing.B) {
-	a := newTestAdapter(b, nil)
+	a := newTestAdapter(b, noPool)
 	id := newSession(b, a)
 	ctx := context.Background()
 	req := port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}
@@ -73,7 +77,7 @@ func BenchmarkSessionFirstResult(b *testing.B) {
 // BenchmarkDeadlineOverrun: how long after its deadline a busy loop's call
 // returns (the instance stopped and awaited).
 func BenchmarkDeadlineOverrun(b *testing.B) {
-	a := newTestAdapter(b, nil)
+	a := newTestAdapter(b, noPool)
 	id := newSession(b, a)
 	ctx := context.Background()
 	const deadline = 200 * time.Millisecond
@@ -102,7 +106,7 @@ func BenchmarkDeadlineOverrun(b *testing.B) {
 func BenchmarkIdleSessionMemory(b *testing.B) {
 	const n = 32
 	// No pool: its refills would be counted as the sessions' memory.
-	a := newTestAdapter(b, func(c Config) Config { return c.WithWarmPool(0, nil) })
+	a := newTestAdapter(b, noPool)
 	ctx := context.Background()
 	for b.Loop() {
 		runtime.GC()
