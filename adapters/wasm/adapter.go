@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -227,7 +226,8 @@ func (a *Adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 	now := time.Now()
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &session{
-		id: uuid.NewString(), dir: sb.dir, ws: sb.ws, tmpDir: sb.tmpDir, quota: sb.quota, interp: sb.interp,
+		sandbox: sb,
+		id:      uuid.NewString(),
 		editor: editor.New(sb.ws, editor.Options{
 			MaxFileBytes:    a.cfg.fileBytes,
 			MaxHistoryBytes: min(a.cfg.workspaceBytes, 64<<20),
@@ -350,34 +350,41 @@ func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 }
 
 func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
-	if s.interp == nil {
-		// The previous interpreter was discarded; its loss was reported
-		// with the call that lost it.
-		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, false)
-		if err != nil {
-			return err
-		}
-		s.interp = it
-	}
-	timeout := a.clampTimeout(req.Timeout)
-	refusals := s.quota.Refusals()
-	r := s.interp.run(ctx, requestCell, req.Code, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
-	if s.quota.Refusals() != refusals {
-		// WASI has no ENOSPC a host can return (the program saw EIO), so
-		// the cause is told here.
-		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
-			r.stderr += "\n"
-		}
-		r.stderr += fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]\n", bytesize.Format(a.cfg.workspaceBytes))
-	}
-	if r.dead {
-		s.interp.kill()
-		s.interp = nil
+	r, err := a.runPython(ctx, s, requestCell, req.Code, a.clampTimeout(req.Timeout))
+	if err != nil {
+		return err
 	}
 	res.Stdout, res.Stderr, res.ReturnCode = r.stdout, r.stderr, r.returnCode
 	res.Outcome, res.Duration = r.outcome, r.duration
 	res.OutputTruncated, res.StateLost = r.truncated, r.dead
 	return nil
+}
+
+// runPython runs one driver request in the session's interpreter, for a
+// code_execution cell or a python command of the bash tool alike: it starts
+// a fresh interpreter if the last one was lost (its loss was reported with
+// the call that lost it), discards one that dies, and explains a write the
+// workspace quota refused. The caller serialises calls on the session.
+func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
+	if s.interp == nil {
+		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, false)
+		if err != nil {
+			return cellResult{}, err
+		}
+		s.interp = it
+	}
+	refusals := s.quota.Refusals()
+	r := s.interp.run(ctx, kind, payload, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
+	if s.quota.Refusals() != refusals {
+		// WASI has no ENOSPC a host can return (the program saw EIO), so
+		// the cause is told here.
+		r.stderr = appendNote(r.stderr, fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]", bytesize.Format(a.cfg.workspaceBytes)))
+	}
+	if r.dead {
+		s.interp.kill()
+		s.interp = nil
+	}
+	return r, nil
 }
 
 // clampTimeout applies the default to a call that asks for no timeout and

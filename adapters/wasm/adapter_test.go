@@ -330,6 +330,12 @@ func TestTempfileWorksAndCountsAgainstTheQuota(t *testing.T) {
 			t.Fatalf("quota refusal not explained: %q", res.Stderr)
 		}
 	}
+	// A python command of the bash tool is told the same.
+	bres, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution,
+		Command: "python -c \"open('big2.bin', 'wb').write(b'y' * (2 << 20))\""})
+	if err != nil || bres.ReturnCode == 0 || !strings.Contains(bres.Stderr, "workspace limit of 1MiB") {
+		t.Fatalf("quota refusal under bash: %v %+v", err, bres)
+	}
 	// Deleting files gives the space back.
 	res = run(t, a, id, "import os\nos.remove('big.bin')\nopen('small.bin', 'wb').write(b'z' * (512 << 10))\nprint('ok')")
 	expect(t, res, "ok\n", 0, port.OutcomeCompleted)
@@ -649,6 +655,9 @@ func TestUnavailableModulesAreReallyUnavailable(t *testing.T) {
 	caps, err := a.Describe(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(caps.UnavailableModules) == 0 {
+		t.Fatal("no unavailable modules listed: the loop below would check nothing")
 	}
 	for _, m := range caps.UnavailableModules {
 		res := run(t, a, id, fmt.Sprintf("try:\n    import %s\n    print('imported')\nexcept Exception as e:\n    print('missing')", m))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/metrics"
-	"strings"
 	"sync"
 	"time"
 
@@ -59,13 +58,6 @@ func (a *Adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, 
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if s.interp == nil {
-		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, false)
-		if err != nil {
-			return 1, err
-		}
-		s.interp = it
-	}
 	// The command runs where the shell is, with what the shell exports.
 	inv, _ := shell.InvocationFrom(ctx)
 	payload, err := json.Marshal(struct {
@@ -81,10 +73,11 @@ func (a *Adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, 
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
-	r := s.interp.run(ctx, requestPython, string(payload), timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
+	r, err := a.runPython(ctx, s, requestPython, string(payload), timeout)
+	if err != nil {
+		return 1, err
+	}
 	if r.dead {
-		s.interp.kill()
-		s.interp = nil
 		ss.call.stateLost = true
 	}
 	if r.outcome == port.OutcomeMemoryLimit {
@@ -154,10 +147,7 @@ func (a *Adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 		res.Outcome = port.OutcomeProgramError
 	}
 	if note != "" {
-		if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
-			res.Stderr += "\n"
-		}
-		res.Stderr += note + "\n"
+		res.Stderr = appendNote(res.Stderr, note)
 	}
 	return nil
 }

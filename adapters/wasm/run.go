@@ -91,10 +91,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	r.stderr, t2 = it.stderr.end()
 	r.truncated = t1 || t2
 	if note != "" {
-		if r.stderr != "" && !strings.HasSuffix(r.stderr, "\n") {
-			r.stderr += "\n"
-		}
-		r.stderr += note + "\n"
+		r.stderr = appendNote(r.stderr, note)
 	}
 	return r
 }
@@ -105,4 +102,13 @@ func firstLine(err error) string {
 	}
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
+}
+
+// appendNote ends a program's stderr with one codeport line, on a line of
+// its own whatever the program left unfinished.
+func appendNote(stderr, note string) string {
+	if stderr != "" && !strings.HasSuffix(stderr, "\n") {
+		stderr += "\n"
+	}
+	return stderr + note + "\n"
 }

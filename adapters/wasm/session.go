@@ -2,24 +2,21 @@ package wasm
 
 import (
 	"context"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/codeport/codeport/internal/editor"
-	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
 
-// session is one leased session: an interpreter, a workspace and a
-// temporary directory that share one quota.
+// session is one leased session: a sandbox (an interpreter, a workspace and
+// a temporary directory that share one quota) and its lease.
 type session struct {
+	// sandbox's interp is nil after a loss, until the next Python call;
+	// it is guarded by mu.
+	*sandbox
 	id      string
-	dir     string
-	ws      *workspace.Workspace
-	tmpDir  string
-	quota   *workspace.Quota
 	created time.Time
 	idle    time.Duration
 	// lifetime bounds the session from created.
@@ -35,7 +32,6 @@ type session struct {
 	// mu is held by the call in progress: one call at a time, and a second
 	// one is refused rather than queued.
 	mu     sync.Mutex
-	interp *interpreter // nil after a loss, until the next code call
 	editor *editor.Editor
 	shell  *sessionShell
 	gone   bool
@@ -71,10 +67,6 @@ func (s *session) destroy() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = true
-	if s.interp != nil {
-		s.interp.kill()
-		s.interp = nil
-	}
-	_ = s.ws.RemoveAll()
-	_ = os.RemoveAll(s.dir)
+	s.discard()
+	s.interp = nil
 }
