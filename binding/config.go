@@ -119,6 +119,18 @@ func settings() []setting {
 			},
 			func(c *Config) string { return bytesize.Format(*f(c)) }}
 	}
+	whole := func(name, usage string, least int, f func(*Config) *int) setting {
+		return setting{name, usage,
+			func(c *Config, v string) error {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil || n < least {
+					return fmt.Errorf("want a whole number of at least %d, got %q", least, v)
+				}
+				*f(c) = n
+				return nil
+			},
+			func(c *Config) string { return strconv.Itoa(*f(c)) }}
+	}
 	return []setting{
 		str("listen", "address to serve contract v1 on", func(c *Config) *string { return &c.Listen }),
 		str("auth-token", "bearer token clients must send (empty: no authentication)", func(c *Config) *string { return &c.AuthToken }),
@@ -135,22 +147,8 @@ func settings() []setting {
 		size("source-limit", "largest code accepted in one call", func(c *Config) *int64 { return &c.SourceLimit }),
 		size("workspace-limit", "files per session, temporary files included", func(c *Config) *int64 { return &c.WorkspaceLimit }),
 		size("file-limit", "largest uploaded file", func(c *Config) *int64 { return &c.FileLimit }),
-		{"max-sessions", "sessions alive at once", func(c *Config, v string) error {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 1 {
-				return fmt.Errorf("want a whole number of at least 1, got %q", v)
-			}
-			c.MaxSessions = n
-			return nil
-		}, func(c *Config) string { return strconv.Itoa(c.MaxSessions) }},
-		{"warm-pool", "interpreters kept started ahead of demand, so a session starts in a millisecond (0: off)", func(c *Config, v string) error {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 0 {
-				return fmt.Errorf("want a whole number of at least 0, got %q", v)
-			}
-			c.WarmPool = n
-			return nil
-		}, func(c *Config) string { return strconv.Itoa(c.WarmPool) }},
+		whole("max-sessions", "sessions alive at once", 1, func(c *Config) *int { return &c.MaxSessions }),
+		whole("warm-pool", "interpreters kept started ahead of demand, so a session starts in a millisecond (0: off)", 0, func(c *Config) *int { return &c.WarmPool }),
 		dur("idle-timeout", "idle time after which a session is reclaimed, when it gives no hint", func(c *Config) *time.Duration { return &c.IdleTimeout }),
 		dur("max-idle-timeout", "ceiling of idle timeout hints", func(c *Config) *time.Duration { return &c.MaxIdleTimeout }),
 		dur("max-lifetime", "longest a session lives (also the ceiling of lifetime hints)", func(c *Config) *time.Duration { return &c.MaxLifetime }),

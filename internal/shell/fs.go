@@ -116,12 +116,7 @@ func (f *fsys) stat(rel string) (fs.FileInfo, error) {
 	if err := f.check(rel); err != nil {
 		return nil, err
 	}
-	var fi fs.FileInfo
-	err := f.withRoot(func(root *os.Root) (err error) {
-		fi, err = root.Lstat(rel)
-		return err
-	})
-	return fi, err
+	return f.lstatChecked(rel)
 }
 
 // lstat describes rel without following it if it is a symbolic link; its
@@ -130,6 +125,11 @@ func (f *fsys) lstat(rel string) (fs.FileInfo, error) {
 	if err := f.check(path.Dir(rel)); err != nil {
 		return nil, err
 	}
+	return f.lstatChecked(rel)
+}
+
+// lstatChecked describes rel, whose path the caller has checked.
+func (f *fsys) lstatChecked(rel string) (fs.FileInfo, error) {
 	var fi fs.FileInfo
 	err := f.withRoot(func(root *os.Root) (err error) {
 		fi, err = root.Lstat(rel)
