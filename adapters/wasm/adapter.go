@@ -43,6 +43,9 @@ type Adapter struct {
 	// pool holds ready sandboxes; refill asks fillPool to top it up.
 	pool   chan *sandbox
 	refill chan struct{}
+	// warm is closed once the pool first holds its size (WaitWarm).
+	warm     chan struct{}
+	warmOnce sync.Once
 
 	stop     context.CancelFunc // ends the background goroutines
 	bg       sync.WaitGroup
@@ -64,7 +67,7 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, err
 	}
 	a := &Adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
-		pool: make(chan *sandbox, cfg.poolSize), refill: make(chan struct{}, 1)}
+		pool: make(chan *sandbox, cfg.poolSize), refill: make(chan struct{}, 1), warm: make(chan struct{})}
 	if cfg.registerer != nil {
 		if a.metrics, err = telemetry.New(cfg.registerer); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
@@ -139,8 +142,8 @@ func (c Config) validate() error {
 		return bad("default idle timeout above the maximum")
 	case c.runtimeDir == "":
 		return bad("runtime directory not set")
-	case c.poolSize < 0 || c.poolRefill < 1:
-		return bad("warm pool size must be 0 or more and its refill at least 1")
+	case c.poolSize < 0 || c.poolRefill < 0:
+		return bad("warm pool size and refill must be 0 or more")
 	}
 	return nil
 }

@@ -168,6 +168,10 @@ func (c Config) WarmPoolSize() int { return c.poolSize }
 
 // WithWarmPoolRefill sets how many interpreters the pool boots at once when
 // it refills (default 1, so a burst of sessions does not take every core).
+// 0 fills the pool once and never refills it: for a host that will only
+// ever start as many sessions as the pool holds (a subprocess worker that
+// dies with its session), where a refill would boot an interpreter nobody
+// takes.
 func (c Config) WithWarmPoolRefill(n int) Config { c.poolRefill = n; return c }
 
 // WithMetrics registers the adapter's metrics with reg.

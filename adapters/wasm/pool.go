@@ -82,8 +82,14 @@ func (a *Adapter) askRefill() {
 }
 
 // fillPool keeps the pool at its size until ctx ends, booting up to
-// poolRefill sandboxes at a time, and empties it at the end.
+// poolRefill sandboxes at a time, and empties it at the end. With a refill
+// of 0 it fills the pool once, one sandbox at a time, and never again. It
+// closes a.warm once the pool first holds its size.
 func (a *Adapter) fillPool(ctx context.Context) {
+	conc, once := a.cfg.poolRefill, a.cfg.poolRefill == 0
+	if once {
+		conc = 1
+	}
 	defer func() {
 		for {
 			select {
@@ -101,7 +107,7 @@ func (a *Adapter) fillPool(ctx context.Context) {
 		case <-a.refill:
 		}
 		for missing := a.cfg.poolSize - len(a.pool); missing > 0 && ctx.Err() == nil; missing = a.cfg.poolSize - len(a.pool) {
-			n := min(missing, a.cfg.poolRefill)
+			n := min(missing, conc)
 			var wg sync.WaitGroup
 			for range n {
 				wg.Add(1)
@@ -131,6 +137,28 @@ func (a *Adapter) fillPool(ctx context.Context) {
 				}
 			}
 		}
+		if len(a.pool) >= a.cfg.poolSize {
+			a.warmOnce.Do(func() { close(a.warm) })
+		}
+		if once && ctx.Err() == nil {
+			<-ctx.Done()
+			return
+		}
+	}
+}
+
+// WaitWarm waits until the warm pool has first held its size (at once when
+// the pool is off), so that the next CreateSession is a pool hit. It fails
+// when ctx ends first or the runtime failed to compile.
+func (a *Adapter) WaitWarm(ctx context.Context) error {
+	if err := a.WaitReady(ctx); err != nil || a.cfg.poolSize == 0 {
+		return err
+	}
+	select {
+	case <-a.warm:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -1,0 +1,76 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codeport/codeport/port"
+)
+
+func TestConfigCrossesAProcessBoundaryAsJSON(t *testing.T) {
+	in := NewConfig().WithRuntimeDir("/rt").WithCompilationCacheDir("/cache").WithSessionsDir("/s").
+		WithTimeouts(3*time.Second, 9*time.Second).WithMemoryLimit(96<<20).WithOutputLimit(1000).
+		WithSourceLimit(2000).WithWorkspaceLimit(3000).WithFileLimit(2500).WithMaxSessions(3).
+		WithSessionLifetimes(time.Minute, 2*time.Minute, 3*time.Minute).WithRetryAfter(7*time.Second).
+		WithWarmPool(1, []string{"json"}).WithWarmPoolRefill(0)
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := NewConfig()
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	in.logger, out.logger = nil, nil
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip changed the config:\n in  %+v\n out %+v", in, out)
+	}
+	if err := json.Unmarshal([]byte(`{"default_timeout":"soon"}`), &out); err == nil {
+		t.Error("a malformed duration was accepted")
+	}
+}
+
+// A refill of 0 fills the pool once: WaitWarm returns when it is full, the
+// first session is a hit, and no interpreter is booted after it.
+func TestWarmPoolFilledOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a := newTestAdapter(t, func(c Config) Config {
+		return c.WithWarmPool(1, []string{"json"}).WithWarmPoolRefill(0).WithMetrics(reg)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.WaitWarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.pool) != 1 {
+		t.Fatalf("pool holds %d after WaitWarm, want 1", len(a.pool))
+	}
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import sys; print('json' in sys.modules)"})
+	if err != nil || res.Stdout != "True\n" {
+		t.Fatalf("first session is not the warm interpreter: %+v %v", res, err)
+	}
+	// A refill would boot an interpreter (about 0.3 s here) within this.
+	time.Sleep(2 * time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "codeport_instance_start_duration_seconds" {
+			if n := mf.GetMetric()[0].GetHistogram().GetSampleCount(); n != 1 {
+				t.Errorf("%d interpreters booted, want only the pooled one", n)
+			}
+			return
+		}
+	}
+	t.Error("no instance start metric")
+}
