@@ -149,6 +149,11 @@ const (
 	OutcomeCancelled Outcome = "cancelled"
 	// OutcomeMemoryLimit: the program hit the session's memory limit.
 	OutcomeMemoryLimit Outcome = "memory_limit"
+	// OutcomeSessionLost: what hosted the session died during the call
+	// (a worker process crashed, was killed, ran out of memory or hung
+	// past its deadline). The session is gone with its state and files:
+	// later calls on it fail with ErrSessionNotFound.
+	OutcomeSessionLost Outcome = "session_lost"
 )
 
 // Result is what an Execute call that ran returns.

@@ -35,6 +35,9 @@ const (
 	Cancelled OutcomeKind = "cancelled"
 	// MemoryLimit: the program ran out of memory.
 	MemoryLimit OutcomeKind = "memory_limit"
+	// SessionLost: what hosted the session died during the call (a worker
+	// process crashed or was killed); the session is gone with its files.
+	SessionLost OutcomeKind = "session_lost"
 	// OutputLimit: the program succeeded but its output went over the
 	// output limit and was truncated.
 	OutputLimit OutcomeKind = "output_limit"
@@ -91,7 +94,8 @@ func isSyntaxError(stderr string) bool {
 //
 // Otherwise res.Outcome decides: completed → Success; program_error →
 // SyntaxError or ProgramError; timed_out → Timeout; cancelled → Cancelled;
-// memory_limit → MemoryLimit; empty → derived from the return code; an
+// memory_limit → MemoryLimit; session_lost → SessionLost; empty → derived
+// from the return code; an
 // unknown outcome → RuntimeFailure. A truncated Success becomes
 // OutputLimit; every other kind is more severe and keeps its kind, with
 // Truncated still set.
@@ -151,6 +155,8 @@ func OutcomeOf(res port.Result, err error) Outcome {
 		o.Kind = Cancelled
 	case port.OutcomeMemoryLimit:
 		o.Kind = MemoryLimit
+	case port.OutcomeSessionLost:
+		o.Kind, o.StateLost = SessionLost, true
 	default:
 		o.Kind = RuntimeFailure
 		o.Err = fmt.Errorf("%w: unknown outcome %q", port.ErrRuntimeFailure, outcome)
@@ -192,6 +198,8 @@ func (o Outcome) Explanation() string {
 		return "The gateway's deadline for this call passed" + after + " and the execution was stopped; Python state was lost."
 	case Cancelled:
 		return "The execution was cancelled before it finished; Python state was lost."
+	case SessionLost:
+		return "The sandbox process running this session died during the call; the session, its Python state and its files are gone."
 	case MemoryLimit:
 		return "The execution ran out of memory and was stopped; Python state was lost."
 	case OutputLimit:

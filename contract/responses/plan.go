@@ -149,7 +149,8 @@ func (p Plan) InterpretingItem() Item { return p.item(StatusInterpreting, nil) }
 // Status is "completed" when the code ran to an end of its own (Success,
 // ProgramError, SyntaxError, OutputLimit: the interpreter did its job, as
 // OpenAI reports a call whose program raised), "failed" otherwise
-// (Timeout, OuterTimeout, Cancelled, MemoryLimit, CapacityUnavailable,
+// (Timeout, OuterTimeout, Cancelled, MemoryLimit, SessionLost,
+// CapacityUnavailable,
 // RuntimeFailure).
 //
 // Outputs is one logs entry holding stdout then stderr (partial output
