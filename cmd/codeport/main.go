@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/port"
@@ -66,6 +67,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return describe(ctx, args[1:], stdout, stderr)
 	case "conformance":
 		return conformanceCommand(ctx, args[1:], stdout, stderr)
+	case "worker":
+		// Hidden: the subprocess adapter runs this binary as its workers.
+		if err := subprocess.ServeWorker(); err != nil {
+			fmt.Fprintf(stderr, "codeport worker: %v\n", err)
+			return 1
+		}
+		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,716 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/codeport/codeport/port"
+)
+
+// Adapter is a port.CodeExecutionPort whose sessions live in worker
+// processes. It never runs user code itself.
+type Adapter struct {
+	cfg         Config
+	metrics     *metrics
+	cgroups     cgroups
+	sessionsDir string
+	ownDir      bool
+	nextID      atomic.Int64
+
+	mu       sync.Mutex
+	workers  []*worker // alive or starting, not yet accounted as ended
+	starting int       // workers being started (counted against max)
+	sessions map[string]*session
+	caps     *port.Capabilities
+	closed   bool
+
+	wake chan struct{} // asks the filler to top up the idle workers
+	stop context.CancelFunc
+	bg   sync.WaitGroup
+}
+
+// session is a session as the parent knows it: where it lives and when
+// it ends.
+type session struct {
+	id       string
+	w        *worker
+	info     port.Session
+	busy     int // calls in flight
+	lastUsed time.Time
+}
+
+var _ port.CodeExecutionPort = (*Adapter)(nil)
+
+// New starts the adapter: it starts the minimum of workers in the
+// background (the first alone, so that it fills the compilation cache the
+// others then read) and returns at once.
+func New(cfg Config) (*Adapter, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	a := &Adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1)}
+	var err error
+	if a.metrics, err = newMetrics(cfg.registerer); err != nil {
+		return nil, err
+	}
+	a.sessionsDir = cfg.sessionsDir
+	if a.sessionsDir == "" {
+		if a.sessionsDir, err = os.MkdirTemp("", "codeport-workers-"); err != nil {
+			return nil, fmt.Errorf("sessions directory: %w", err)
+		}
+		a.ownDir = true
+	} else if err := os.MkdirAll(a.sessionsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sessions directory: %w", err)
+	}
+	if cfg.cgroupMemory {
+		a.cgroups = detectCgroups()
+		if !a.cgroups.ok() {
+			cfg.logger.Info("worker cgroups off; each worker is limited by RLIMIT_DATA only", "reason", a.cgroups.reason, "data_limit", cfg.WorkerMemoryLimit())
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop = cancel
+	a.bg.Add(2)
+	go func() {
+		defer a.bg.Done()
+		a.fill(ctx)
+	}()
+	go func() {
+		defer a.bg.Done()
+		a.watch(ctx)
+	}()
+	a.askFill()
+	return a, nil
+}
+
+// Close stops every worker and waits until each is reaped; nothing is left
+// behind.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	a.sessions = map[string]*session{}
+	a.mu.Unlock()
+	a.stop()
+	a.bg.Wait() // the filler and any starts or stops it owns are done
+	a.mu.Lock()
+	workers := slices.Clone(a.workers)
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.end(w, causeShutdown, false)
+		}()
+	}
+	wg.Wait()
+	if a.ownDir {
+		_ = os.RemoveAll(a.sessionsDir)
+	}
+	return nil
+}
+
+// WaitReady waits until the minimum of workers is started and warm, so
+// that the next CreateSession does not wait for a process.
+func (a *Adapter) WaitReady(ctx context.Context) error {
+	for {
+		a.mu.Lock()
+		idle, closed := a.idleLocked(), a.closed
+		a.mu.Unlock()
+		if closed {
+			return errors.New("subprocess adapter closed")
+		}
+		if idle >= a.cfg.minWorkers {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// idleLocked counts live workers that can take a session now.
+func (a *Adapter) idleLocked() int {
+	n := 0
+	for _, w := range a.workers {
+		if a.availableLocked(w) {
+			n++
+		}
+	}
+	return n
+}
+
+// liveLocked counts the workers not being stopped: the ones that count
+// against the maximum (one being stopped hosts nothing and is gone in
+// moments).
+func (a *Adapter) liveLocked() int {
+	n := 0
+	for _, w := range a.workers {
+		if !w.ending {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *Adapter) availableLocked(w *worker) bool {
+	return !w.ending && w.rpc != nil && w.sessions < a.cfg.perWorker && w.hosted < a.cfg.recycleAfter
+}
+
+func (a *Adapter) askFill() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fill keeps cfg.minWorkers idle warm workers while fewer than the maximum
+// are alive, starting one at a time so that starting never takes every
+// core.
+func (a *Adapter) fill(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.wake:
+		}
+		for ctx.Err() == nil {
+			a.mu.Lock()
+			need := a.idleLocked() < a.cfg.minWorkers && a.liveLocked()+a.starting < a.cfg.maxWorkers
+			if need {
+				a.starting++
+			}
+			a.mu.Unlock()
+			if !need {
+				break
+			}
+			w, err := a.startWorker(ctx, true)
+			a.mu.Lock()
+			a.starting--
+			if err == nil {
+				a.workers = append(a.workers, w)
+				a.metrics.live.Set(float64(len(a.workers)))
+			}
+			a.mu.Unlock()
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				a.metrics.restarts.WithLabelValues(causeStart).Inc()
+				a.cfg.logger.Error("could not start a worker", "error", err)
+				select { // do not spin on a worker that cannot start
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}
+}
+
+// watch replaces idle workers that died (nobody else would notice) and
+// ends sessions past their idle timeout or lifetime.
+func (a *Adapter) watch(ctx context.Context) {
+	t := time.NewTicker(a.cfg.healthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		var dead []*worker
+		var expired []string
+		a.mu.Lock()
+		for _, w := range a.workers {
+			if !w.ending && w.rpc != nil && w.client.Exited() {
+				w.ending = true
+				dead = append(dead, w)
+			}
+		}
+		for id, s := range a.sessions {
+			if s.busy > 0 {
+				continue
+			}
+			idle := s.info.IdleTimeout > 0 && now.Sub(s.lastUsed) > s.info.IdleTimeout
+			old := s.info.MaxLifetime > 0 && now.Sub(s.info.CreatedAt) > s.info.MaxLifetime
+			if idle || old {
+				expired = append(expired, id)
+			}
+		}
+		a.mu.Unlock()
+		for _, w := range dead {
+			a.lose(w, "")
+		}
+		for _, id := range expired {
+			_ = a.DestroySession(ctx, id)
+		}
+	}
+}
+
+// CreateSession takes an idle worker (starting one if none is idle and
+// fewer than the maximum are alive) and creates the session in it.
+func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
+	if req.IdleTimeout < 0 || req.MaxLifetime < 0 {
+		return port.Session{}, fmt.Errorf("%w: lifetime hints must not be negative", port.ErrInvalidRequest)
+	}
+	t := time.Now()
+	w, err := a.acquire(ctx)
+	a.metrics.poolWait.Observe(time.Since(t).Seconds())
+	if err != nil {
+		return port.Session{}, err
+	}
+	defer a.askFill()
+	sess, err := w.rpc.create(ctx, req)
+	var te *transportError
+	switch {
+	case errors.As(err, &te):
+		cause := a.lose(w, "")
+		return port.Session{}, fmt.Errorf("%w: worker %s while creating the session", port.ErrRuntimeFailure, cause)
+	case err != nil:
+		a.release(w)
+		return port.Session{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed || w.ending {
+		// Closed meanwhile, or the worker died: the session never existed.
+		w.sessions--
+		return port.Session{}, fmt.Errorf("%w: the worker ended while creating the session", port.ErrRuntimeFailure)
+	}
+	if _, dup := a.sessions[sess.ID]; dup || sess.ID == "" {
+		return port.Session{}, fmt.Errorf("%w: worker returned a session id already in use", port.ErrRuntimeFailure)
+	}
+	a.sessions[sess.ID] = &session{id: sess.ID, w: w, info: sess, lastUsed: time.Now()}
+	return sess, nil
+}
+
+// acquire reserves a session slot on a worker.
+func (a *Adapter) acquire(ctx context.Context) (*worker, error) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
+	}
+	// Prefer a worker already hosting sessions (fills workers before
+	// starting on idle ones), then a warm one.
+	var pick *worker
+	for _, w := range a.workers {
+		if !a.availableLocked(w) || w.client.Exited() {
+			continue
+		}
+		if pick == nil || w.sessions > pick.sessions {
+			pick = w
+		}
+	}
+	if pick != nil {
+		pick.sessions++
+		pick.hosted++
+		a.mu.Unlock()
+		return pick, nil
+	}
+	if a.liveLocked()+a.starting >= a.cfg.maxWorkers {
+		a.mu.Unlock()
+		return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.maxWorkers * a.cfg.perWorker, RetryAfter: a.cfg.retryAfter}
+	}
+	a.starting++
+	a.mu.Unlock()
+	// Nobody idle: start one for this caller, cold (a warm-up would only
+	// add to its wait).
+	w, err := a.startWorker(ctx, false)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.starting--
+	if err != nil {
+		a.metrics.restarts.WithLabelValues(causeStart).Inc()
+		return nil, fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
+	}
+	a.workers = append(a.workers, w)
+	a.metrics.live.Set(float64(len(a.workers)))
+	if a.closed {
+		w.ending = true
+		a.bg.Add(1)
+		go func() {
+			defer a.bg.Done()
+			a.end(w, causeShutdown, false)
+		}()
+		return nil, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
+	}
+	w.sessions++
+	w.hosted++
+	return w, nil
+}
+
+// release gives back a session slot; a worker that has hosted its share
+// and hosts nothing more is retired.
+func (a *Adapter) release(w *worker) {
+	a.mu.Lock()
+	w.sessions--
+	retire := !w.ending && w.sessions == 0 && w.hosted >= a.cfg.recycleAfter
+	if retire {
+		w.ending = true
+	}
+	closed := a.closed
+	a.mu.Unlock()
+	if retire && !closed {
+		a.bg.Add(1)
+		go func() {
+			defer a.bg.Done()
+			a.end(w, causeRecycled, false)
+		}()
+	}
+	a.askFill()
+}
+
+// lose handles a worker that failed a call: it is killed if still alive
+// (killHard says whether we are killing it for overrunning), reaped, its
+// sessions dropped, and its cause returned for the caller's result.
+func (a *Adapter) lose(w *worker, forced string) string {
+	a.mu.Lock()
+	first := !w.ending
+	w.ending = true
+	a.mu.Unlock()
+	if !first {
+		// Someone else is ending it; wait for the process so that the
+		// cause is known.
+		w.waitExit(5 * time.Second)
+		if forced != "" {
+			return forced
+		}
+		c, _ := w.exitCause()
+		return c
+	}
+	return a.end(w, forced, true)
+}
+
+// end stops a worker and accounts for it: graceful for a retirement or a
+// shutdown, SIGKILL for a lost or overrunning one. It returns the cause.
+func (a *Adapter) end(w *worker, cause string, lost bool) string {
+	switch {
+	case lost && cause == "":
+		// A failed call: the process may still be exiting; give it a
+		// moment to be reaped so that its own cause shows, then kill.
+		if !w.waitExit(time.Second) {
+			w.kill()
+		}
+		cause, _ = w.exitCause()
+	case lost:
+		w.kill()
+	default:
+		w.stop()
+	}
+	a.cleanupWorker(w)
+	if lost && cause != causeDeadline {
+		// A memory death may only show in the cgroup, read by cleanup.
+		cause, _ = w.exitCause()
+	}
+	a.mu.Lock()
+	if !w.ended {
+		w.ended = true
+		if i := slices.Index(a.workers, w); i >= 0 {
+			a.workers = slices.Delete(a.workers, i, i+1)
+		}
+		for id, s := range a.sessions {
+			if s.w == w {
+				delete(a.sessions, id)
+			}
+		}
+		a.metrics.live.Set(float64(len(a.workers)))
+		if cause != causeShutdown {
+			a.metrics.restarts.WithLabelValues(cause).Inc()
+		}
+	}
+	a.mu.Unlock()
+	if lost {
+		a.cfg.logger.Warn("worker lost", "worker", w.id, "pid", w.pid, "cause", cause)
+	} else {
+		a.cfg.logger.Info("worker stopped", "worker", w.id, "pid", w.pid, "cause", cause)
+	}
+	a.askFill()
+	return cause
+}
+
+// lookup finds a live session and marks it busy.
+func (a *Adapter) lookup(id string) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", port.ErrSessionNotFound, id)
+	}
+	return s, nil
+}
+
+// deadline is the call's timeout as the worker will apply it.
+func (a *Adapter) deadline(req port.ExecuteRequest) time.Duration {
+	lim := a.cfg.wasm.Limits()
+	switch {
+	case req.Timeout <= 0:
+		return lim.DefaultTimeout
+	case req.Timeout > lim.MaxTimeout:
+		return lim.MaxTimeout
+	}
+	return req.Timeout
+}
+
+// Execute runs the call in the session's worker. The worker applies the
+// timeout; if it has not answered a grace period after the deadline (or
+// after the caller gave up), it is killed and the call's outcome is
+// session_lost, as it is when the worker dies during the call.
+func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.ExecuteRequest) (port.Result, error) {
+	s, err := a.lookup(sessionID)
+	if err != nil {
+		return port.Result{}, err
+	}
+	if req.ToolUseID == "" {
+		req.ToolUseID = "srvtoolu_" + uuid.NewString()
+	}
+	a.mu.Lock()
+	s.busy++
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		s.busy--
+		s.lastUsed = time.Now()
+		a.mu.Unlock()
+	}()
+
+	start := time.Now()
+	streamCtx, cancelStream := context.WithCancel(context.Background())
+	defer cancelStream()
+	done := make(chan struct{})
+	var overran atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the watchdog: owned by this call, ended before it returns
+		defer wg.Done()
+		hard := time.NewTimer(a.deadline(req) + a.cfg.killGrace)
+		defer hard.Stop()
+		select {
+		case <-done:
+			return
+		case <-hard.C:
+		case <-ctx.Done():
+			grace := time.NewTimer(a.cfg.killGrace)
+			defer grace.Stop()
+			select {
+			case <-done:
+				return
+			case <-grace.C:
+			}
+		}
+		overran.Store(true)
+		cancelStream()
+	}()
+	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req)
+	close(done)
+	wg.Wait()
+
+	var te *transportError
+	switch {
+	case errors.As(err, &te):
+		forced := ""
+		if overran.Load() {
+			forced = causeDeadline
+		}
+		cause := a.lose(s.w, forced)
+		res = lostResult(req, cause, time.Since(start))
+		a.metrics.executions.WithLabelValues(string(res.Tool), string(res.Outcome)).Inc()
+		return res, nil
+	case errors.Is(err, port.ErrSessionNotFound):
+		// The worker reclaimed it (idle timeout) before we did.
+		a.forget(sessionID)
+	case err == nil:
+		a.metrics.executions.WithLabelValues(string(res.Tool), string(res.Outcome)).Inc()
+	}
+	return res, err
+}
+
+// lostResult is the result of a call whose worker died.
+func lostResult(req port.ExecuteRequest, cause string, d time.Duration) port.Result {
+	rc := port.ReturnCodeMemoryLimit
+	why := map[string]string{
+		causeDeadline: "did not stop at the call's deadline and was killed",
+		causeOOM:      "ran out of memory and was killed by the operating system",
+		causeKilled:   "was killed",
+		causeCrashed:  "crashed",
+	}[cause]
+	if why == "" {
+		why = "ended"
+	}
+	if cause == causeDeadline {
+		rc = port.ReturnCodeTimedOut
+	}
+	tool := req.Tool
+	if tool == "" {
+		tool = port.ToolCodeExecution
+	}
+	return port.Result{
+		ToolUseID: req.ToolUseID, Tool: tool, ReturnCode: rc,
+		Outcome: port.OutcomeSessionLost, StateLost: true, Duration: d,
+		Stderr: "codeport: the worker process hosting this session " + why +
+			"; the session, its Python state and its files are gone. Create a new session.\n",
+	}
+}
+
+// forget drops a session the worker no longer has and frees its slot.
+func (a *Adapter) forget(id string) {
+	a.mu.Lock()
+	s, ok := a.sessions[id]
+	if ok {
+		delete(a.sessions, id)
+	}
+	a.mu.Unlock()
+	if ok {
+		a.release(s.w)
+	}
+}
+
+// DestroySession destroys the session in its worker and frees the slot,
+// which retires the worker when it has hosted its share.
+func (a *Adapter) DestroySession(ctx context.Context, sessionID string) error {
+	a.mu.Lock()
+	s, ok := a.sessions[sessionID]
+	if ok {
+		delete(a.sessions, sessionID)
+	}
+	a.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	err := s.w.rpc.destroy(ctx, sessionID)
+	var te *transportError
+	if errors.As(err, &te) {
+		a.lose(s.w, "")
+		return nil
+	}
+	a.release(s.w)
+	if err != nil && !errors.Is(err, port.ErrSessionNotFound) {
+		return err
+	}
+	return nil
+}
+
+// fileCall runs a file operation against the session's worker, mapping a
+// dead worker to a lost (not found) session.
+func (a *Adapter) fileCall(sessionID string, call func(*worker) error) error {
+	s, err := a.lookup(sessionID)
+	if err != nil {
+		return err
+	}
+	err = call(s.w)
+	var te *transportError
+	if errors.As(err, &te) {
+		if s.w.client.Exited() {
+			a.lose(s.w, "")
+			return fmt.Errorf("%w: %q was lost with its worker", port.ErrSessionNotFound, sessionID)
+		}
+		return fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
+	}
+	if errors.Is(err, port.ErrSessionNotFound) {
+		a.forget(sessionID)
+	} else if err == nil {
+		a.mu.Lock()
+		s.lastUsed = time.Now()
+		a.mu.Unlock()
+	}
+	return err
+}
+
+// ListFiles lists a workspace directory of the session.
+func (a *Adapter) ListFiles(ctx context.Context, sessionID, dir string) ([]port.FileInfo, error) {
+	var files []port.FileInfo
+	err := a.fileCall(sessionID, func(w *worker) (err error) {
+		files, err = w.rpc.list(ctx, sessionID, dir)
+		return err
+	})
+	return files, err
+}
+
+// GetFile streams a workspace file from the session's worker.
+func (a *Adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadCloser, port.FileInfo, error) {
+	var rc io.ReadCloser
+	var info port.FileInfo
+	err := a.fileCall(sessionID, func(w *worker) (err error) {
+		rc, info, err = w.rpc.getFile(ctx, sessionID, path)
+		return err
+	})
+	return rc, info, err
+}
+
+// PutFile streams r into the session's workspace; the worker enforces the
+// size caps while the bytes arrive.
+func (a *Adapter) PutFile(ctx context.Context, sessionID, path string, r io.Reader) (port.FileInfo, error) {
+	var info port.FileInfo
+	err := a.fileCall(sessionID, func(w *worker) (err error) {
+		info, err = w.rpc.putFile(ctx, sessionID, path, r)
+		return err
+	})
+	return info, err
+}
+
+// Describe is the workers' description, with the adapter's name, its own
+// session limit and what process isolation means for a program.
+func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
+	a.mu.Lock()
+	cached := a.caps
+	a.mu.Unlock()
+	if cached != nil {
+		return *cached, nil
+	}
+	// Ask a worker; wait for the first one if none is up yet.
+	var c port.Capabilities
+	for {
+		a.mu.Lock()
+		var w *worker
+		for _, x := range a.workers {
+			if x.rpc != nil && !x.ending {
+				w = x
+				break
+			}
+		}
+		closed := a.closed
+		a.mu.Unlock()
+		if closed {
+			return port.Capabilities{}, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
+		}
+		if w != nil {
+			var err error
+			if c, err = w.rpc.describe(ctx); err == nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return port.Capabilities{}, fmt.Errorf("%w: no worker answered: %v", port.ErrRuntimeFailure, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	c.Backend = "subprocess"
+	c.Limits.MaxSessions = a.cfg.maxWorkers * a.cfg.perWorker
+	if a.cfg.perWorker == 1 {
+		c.Limitations = append(c.Limitations, "Each session runs in a worker process of its own: if that process crashes or exceeds its memory limit, the session and its files are lost and a new session must be created")
+	} else {
+		c.Limitations = append(c.Limitations, fmt.Sprintf("Sessions run in worker processes shared by up to %d sessions: if a worker crashes or exceeds its memory limit, its sessions and their files are lost and a new session must be created", a.cfg.perWorker))
+	}
+	a.mu.Lock()
+	a.caps = &c
+	a.mu.Unlock()
+	return c, nil
+}

@@ -1,0 +1,340 @@
+package subprocess_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/conformance"
+	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/port"
+)
+
+// TestConformance runs the suite every adapter must pass, with room for
+// four sessions (four workers) so that the capacity check runs.
+func TestConformance(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 4)
+	})
+	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, MaxSessions: 4} })
+}
+
+func newSession(t *testing.T, a port.CodeExecutionPort) string {
+	t.Helper()
+	s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	return s.ID
+}
+
+func run(t *testing.T, a port.CodeExecutionPort, id, code string) port.Result {
+	t.Helper()
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
+	if err != nil {
+		t.Fatalf("Execute %q: %v", code, err)
+	}
+	return res
+}
+
+// lostAndGone checks a call's session_lost result, that the session is
+// gone afterwards, and that another session still works.
+func lostAndGone(t *testing.T, a *subprocess.Adapter, res port.Result, id, other, why string, rc int) {
+	t.Helper()
+	if res.Outcome != port.OutcomeSessionLost || !res.StateLost || res.ReturnCode != rc || !strings.Contains(res.Stderr, why) {
+		t.Errorf("lost call: outcome %q rc %d state lost %v stderr %q; want session_lost, rc %d, %q", res.Outcome, res.ReturnCode, res.StateLost, res.Stderr, rc, why)
+	}
+	if _, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("a call on the lost session: %v, want ErrSessionNotFound", err)
+	}
+	if _, err := a.ListFiles(context.Background(), id, ""); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("listing the lost session: %v, want ErrSessionNotFound", err)
+	}
+	if got := run(t, a, other, "print(y)"); got.Stdout != "7\n" {
+		t.Errorf("the other session after the loss: %+v", got)
+	}
+}
+
+// twoSessions starts a session to break and another holding y = 7, each in
+// its own worker.
+func twoSessions(t *testing.T, a *subprocess.Adapter) (victim, other string) {
+	t.Helper()
+	victim, other = newSession(t, a), newSession(t, a)
+	run(t, a, other, "y = 7")
+	if subprocess.SessionPID(a, victim) == subprocess.SessionPID(a, other) {
+		t.Fatal("two sessions share a worker")
+	}
+	return victim, other
+}
+
+// startCall runs code in the background and returns its result channel.
+func startCall(a port.CodeExecutionPort, id, code string, timeout time.Duration) <-chan port.Result {
+	ch := make(chan port.Result, 1)
+	go func() {
+		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout})
+		if err != nil {
+			res.Stderr = "Execute error: " + err.Error()
+		}
+		ch <- res
+	}()
+	return ch
+}
+
+func TestKillNineMidCall(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 4).WithMetrics(reg)
+	})
+	victim, other := twoSessions(t, a)
+	pid := subprocess.SessionPID(a, victim)
+	done := startCall(a, victim, "import time\nprint('started', flush=True)\ntime.sleep(60)", 0)
+	time.Sleep(500 * time.Millisecond) // let the call reach the worker
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var res port.Result
+	select {
+	case res = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not return after its worker was killed")
+	}
+	lostAndGone(t, a, res, victim, other, "was killed", 128+int(syscall.SIGKILL))
+	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
+		t.Errorf("restarts{cause=killed} = %v, want 1", n)
+	}
+	// The pool is topped up again.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("no worker replaced the lost one: %v", err)
+	}
+}
+
+func TestMemoryBombStoppedByTheOSLimit(t *testing.T) {
+	// The wasm limit (2 GiB) is above the worker's OS limit (700 MiB), so
+	// the OS, not the interpreter, stops the bomb.
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		wc := wasm.NewConfig().WithMemoryLimit(2 << 30)
+		if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
+			wc = wc.WithRuntimeDir(dir)
+		}
+		return c.WithWasm(wc).WithWorkers(1, 4).WithWorkerMemoryLimit(700 << 20)
+	})
+	victim, other := twoSessions(t, a)
+	res := run(t, a, victim, "b = bytearray(1500 * 1024 * 1024)\nprint(len(b))")
+	lostAndGone(t, a, res, victim, other, "ran out of memory", port.ReturnCodeMemoryLimit)
+}
+
+func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 4).WithKillGrace(500 * time.Millisecond)
+	})
+	victim, other := twoSessions(t, a)
+	pid := subprocess.SessionPID(a, victim)
+	start := time.Now()
+	done := startCall(a, victim, "while True: pass", time.Second)
+	time.Sleep(200 * time.Millisecond)
+	// A stopped process answers nothing, as a worker stuck in host code
+	// would not.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var res port.Result
+	select {
+	case res = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not return")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the hung call returned after %v", d)
+	}
+	lostAndGone(t, a, res, victim, other, "did not stop at the call's deadline", port.ReturnCodeTimedOut)
+	if alive(pid) {
+		t.Errorf("the hung worker %d is still alive", pid)
+	}
+}
+
+func TestCancelledCallIsStoppedAndTheSessionKept(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 2) })
+	id := newSession(t, a)
+	run(t, a, id, "open('kept.txt', 'w').write('x')")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "while True: pass"})
+	if err != nil || res.Outcome != port.OutcomeCancelled || res.ReturnCode != port.ReturnCodeCancelled {
+		t.Fatalf("cancelled call: %+v %v", res, err)
+	}
+	if got := run(t, a, id, "print(open('kept.txt').read())"); got.Stdout != "x\n" {
+		t.Errorf("after the cancellation: %+v", got)
+	}
+}
+
+func TestCreateDestroyLeavesNoProcesses(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 4) })
+	ctx := context.Background()
+	for i := range 50 {
+		id := newSession(t, a)
+		if got := run(t, a, id, "print(6 * 7)"); got.Stdout != "42\n" {
+			t.Fatalf("session %d: %+v", i, got)
+		}
+		if err := a.DestroySession(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Retired workers are stopped in the background: wait until only the
+	// live ones are left, then count.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kids, zombies := children(t)
+		live := len(subprocess.WorkerPIDs(a))
+		if len(kids) == live && zombies == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 50 sessions: %d child processes (%d zombies), %d live workers", len(kids), zombies, live)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if kids, zombies := children(t); len(kids) != 0 || zombies != 0 {
+		t.Errorf("after Close: child processes %v (%d zombies)", kids, zombies)
+	}
+	if orphans := processesRunning(t, workerBin); len(orphans) != 0 {
+		t.Errorf("worker processes left running: %v", orphans)
+	}
+}
+
+func TestDescribeSaysProcessIsolation(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 3) })
+	c, err := a.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Backend != "subprocess" || c.Limits.MaxSessions != 3 || c.Runtime != "CPython" {
+		t.Errorf("Describe: %+v", c)
+	}
+	if !strings.Contains(strings.Join(c.Limitations, " "), "worker process of its own") {
+		t.Errorf("limitations do not say what isolation means: %q", c.Limitations)
+	}
+}
+
+func TestCapacityIsWorkers(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(0, 1) })
+	id := newSession(t, a)
+	_, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+	var ce *port.CapacityError
+	if !errors.As(err, &ce) || ce.Limit != 1 || ce.RetryAfter <= 0 {
+		t.Fatalf("second session with one worker: %v", err)
+	}
+	if err := a.DestroySession(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	newSession(t, a) // the slot is free again
+}
+
+// counterValue reads a counter of reg by its one label's value.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	return procState(string(b)) != "Z"
+}
+
+// procState is the state field of a /proc/PID/stat line.
+func procState(stat string) string {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 2 {
+		return ""
+	}
+	return f[0]
+}
+
+// children lists this process's child processes and counts the zombies.
+func children(t *testing.T) (pids []int, zombies int) {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := strconv.Itoa(os.Getpid())
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[1] != me {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		pids = append(pids, pid)
+		if f[0] == "Z" {
+			zombies++
+		}
+	}
+	return pids, zombies
+}
+
+// processesRunning lists live processes whose executable is bin.
+func processesRunning(t *testing.T, bin string) []int {
+	t.Helper()
+	exes, err := filepath.Glob("/proc/[0-9]*/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range exes {
+		target, err := os.Readlink(e)
+		if err != nil || target != bin {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(e)))
+		if alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

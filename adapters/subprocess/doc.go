@@ -1,0 +1,62 @@
+// Package subprocess is the CodeExecutionPort with process isolation: each
+// session lives in a worker process (the codeport binary's hidden `worker`
+// command, hosting the wasm adapter), started and spoken to through
+// hashicorp/go-plugin over gRPC. The gateway's own process never runs user
+// code, so a crash, a runaway allocation or a hang in the runtime costs one
+// worker, not the gateway.
+//
+//	a, err := subprocess.New(subprocess.NewConfig().
+//		WithWorkerCommand("/usr/local/bin/codeport", "worker").
+//		WithWasm(wasm.NewConfig().WithMemoryLimit(256 << 20)).
+//		WithWorkers(2, 16))
+//	if err != nil {
+//		return err
+//	}
+//	defer a.Close() // stops every worker; none is left behind
+//	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+//	...
+//	res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"})
+//	if res.Outcome == port.OutcomeSessionLost {
+//		// the worker died during the call; the session is gone
+//	}
+//
+// # Workers
+//
+// A pool keeps a minimum of idle workers started, each with an interpreter
+// booted and the common modules imported, and starts more on demand up to
+// a maximum; past it CreateSession is refused with a *port.CapacityError.
+// By default a worker hosts one session and is retired with it
+// (WithSessionsPerWorker, WithRecycleAfter), so nothing one session's
+// program leaves in a process can reach another session.
+//
+// # Containment
+//
+// Beyond what the wasm adapter enforces inside a worker (memory, output,
+// time), each worker runs:
+//   - under an RLIMIT_DATA it sets on itself before starting the runtime,
+//     and in a cgroup v2 group with memory.max where the host delegates a
+//     writable memory controller (detected when the adapter starts; the
+//     reason it is off is logged);
+//   - with an empty environment (only its configuration and go-plugin's
+//     handshake variables), stdin on /dev/null, its own process group, and
+//     a parent-death signal so that it dies with the gateway;
+//   - under a watchdog: if a call has not returned a grace period after its
+//     deadline (or after its caller gave up), the worker is killed with
+//     SIGKILL.
+//
+// A worker that crashes, is killed, runs out of memory or is killed by the
+// watchdog during a call makes that call return a port.Result with the
+// session_lost outcome (return code 124 for the watchdog, 137 for memory,
+// 128+n for signal n); its session is gone (port.ErrSessionNotFound
+// afterwards), the worker is replaced, and other sessions are untouched.
+// Workers' stderr (their log records and any runtime crash report, never
+// program output, which the wasm adapter captures in memory) is passed to
+// the configured logger.
+//
+// # The worker protocol
+//
+// One gRPC service whose messages are protobuf BytesValues holding JSON,
+// so that no generated code is needed; file contents travel as raw chunks
+// and are never held whole in memory. A cancelled call is cancelled in the
+// worker, whose result (partial output included) is still awaited.
+package subprocess

@@ -1,0 +1,25 @@
+package subprocess
+
+// WorkerPIDs lists the process ids of the live workers, for the tests.
+func WorkerPIDs(a *Adapter) []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var pids []int
+	for _, w := range a.workers {
+		if w.pid != 0 && !w.ending {
+			pids = append(pids, w.pid)
+		}
+	}
+	return pids
+}
+
+// SessionPID is the process id of the worker hosting a session, 0 if the
+// session is unknown.
+func SessionPID(a *Adapter, id string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok {
+		return s.w.pid
+	}
+	return 0
+}

@@ -1,0 +1,86 @@
+package subprocess
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/codeport/codeport/adapters/wasm"
+)
+
+// ErrNotAWorker is returned by ServeWorker when the process was not
+// started by the subprocess adapter.
+var ErrNotAWorker = errors.New("not started as a codeport worker: this command is run by the subprocess adapter, not by hand")
+
+// ServeWorker is the worker side: the main of a worker process (the
+// codeport binary's hidden `worker` command). It puts the memory limit
+// (RLIMIT_DATA) its parent chose on itself, starts the wasm adapter its parent
+// configured, and serves it over the plugin connection until the parent
+// closes it. Its log records go to stderr, which the parent logs.
+func ServeWorker() error {
+	h := handshake()
+	raw := os.Getenv(specEnv)
+	if os.Getenv(h.MagicCookieKey) != h.MagicCookieValue || raw == "" {
+		return ErrNotAWorker
+	}
+	// stderr is the parent's log pipe; stdin is whatever the parent had,
+	// which a worker must not read.
+	if devnull, err := os.Open(os.DevNull); err == nil {
+		_ = syscall.Dup3(int(devnull.Fd()), 0, 0)
+		_ = devnull.Close()
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("pid", os.Getpid())
+	var spec workerSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		return fmt.Errorf("worker spec: %w", err)
+	}
+	if spec.DataLimit > 0 {
+		lim := &syscall.Rlimit{Cur: uint64(spec.DataLimit), Max: uint64(spec.DataLimit)}
+		if err := syscall.Setrlimit(syscall.RLIMIT_DATA, lim); err != nil {
+			return fmt.Errorf("set RLIMIT_DATA: %w", err)
+		}
+		// Collect garbage before the limit rather than die of it.
+		debug.SetMemoryLimit(spec.DataLimit / 2)
+	}
+	cfg := wasm.NewConfig()
+	if err := json.Unmarshal(spec.Wasm, &cfg); err != nil {
+		return err
+	}
+	a, err := wasm.New(cfg.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	if spec.WaitWarm {
+		err = a.WaitWarm(ctx)
+	} else {
+		err = a.WaitReady(ctx)
+	}
+	cancel()
+	if err != nil {
+		_ = a.Close()
+		return err
+	}
+	srv := &workerServer{port: a}
+	maxMsg := maxMessage(cfg.Limits())
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: h,
+		Plugins:         plugin.PluginSet{"port": &grpcPlugin{server: srv}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "worker", Level: hclog.Error, Output: os.Stderr, JSONFormat: true}),
+	})
+	srv.bg.Wait()
+	return a.Close()
+}

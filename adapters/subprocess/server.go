@@ -1,0 +1,170 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/codeport/codeport/port"
+)
+
+// workerServer serves a port (the worker's wasm adapter) over the worker
+// protocol.
+type workerServer struct {
+	port port.CodeExecutionPort
+	// bg holds the goroutines that read a stream after its handler has
+	// replied; each ends when its stream does, which returning from the
+	// handler brings about. Serve waits for them at shutdown.
+	bg sync.WaitGroup
+}
+
+func (*workerServer) worker() {}
+
+func (s *workerServer) create(ctx context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+	var req createRequest
+	if err := decodeJSON(in, &req); err != nil {
+		return encodeReply(nil, err)
+	}
+	sess, err := s.port.CreateSession(ctx, port.CreateSessionRequest{IdleTimeout: req.IdleTimeout, MaxLifetime: req.MaxLifetime})
+	return encodeReply(sess, err)
+}
+
+func (s *workerServer) destroy(ctx context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+	var req sessionRequest
+	if err := decodeJSON(in, &req); err != nil {
+		return encodeReply(nil, err)
+	}
+	return encodeReply(nil, s.port.DestroySession(ctx, req.Session))
+}
+
+func (s *workerServer) list(ctx context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+	var req fileRequest
+	if err := decodeJSON(in, &req); err != nil {
+		return encodeReply(nil, err)
+	}
+	files, err := s.port.ListFiles(ctx, req.Session, req.Path)
+	return encodeReply(files, err)
+}
+
+func (s *workerServer) describe(ctx context.Context, _ *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
+	c, err := s.port.Describe(ctx)
+	return encodeReply(c, err)
+}
+
+// execute runs one call. A second message from the parent (or the parent
+// half-closing, or going away) cancels it; either way the reply is the
+// call's own result, sent after the call has stopped.
+func (s *workerServer) execute(st grpc.ServerStream) error {
+	in := new(wrapperspb.BytesValue)
+	if err := st.RecvMsg(in); err != nil {
+		return err
+	}
+	var req executeRequest
+	if err := decodeJSON(in, &req); err != nil {
+		out, _ := encodeReply(nil, err)
+		return st.SendMsg(out)
+	}
+	ctx, cancel := context.WithCancel(st.Context())
+	defer cancel()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		// Any message, a half-close or the stream's end cancels the call.
+		_ = st.RecvMsg(new(wrapperspb.BytesValue))
+		cancel()
+	}()
+	res, err := s.port.Execute(ctx, req.Session, req.Request)
+	out, merr := encodeReply(res, err)
+	if merr != nil {
+		return merr
+	}
+	return st.SendMsg(out)
+}
+
+func (s *workerServer) getFile(st grpc.ServerStream) error {
+	in := new(wrapperspb.BytesValue)
+	if err := st.RecvMsg(in); err != nil {
+		return err
+	}
+	var req fileRequest
+	if err := decodeJSON(in, &req); err != nil {
+		out, _ := encodeReply(nil, err)
+		return st.SendMsg(out)
+	}
+	rc, info, err := s.port.GetFile(st.Context(), req.Session, req.Path)
+	out, merr := encodeReply(info, err)
+	if merr != nil {
+		if rc != nil {
+			_ = rc.Close()
+		}
+		return merr
+	}
+	if err := st.SendMsg(out); err != nil || rc == nil {
+		if rc != nil {
+			_ = rc.Close()
+		}
+		return err
+	}
+	defer rc.Close()
+	buf := make([]byte, chunkSize)
+	for {
+		n, rerr := io.ReadFull(rc, buf)
+		if n > 0 {
+			if err := st.SendMsg(wrapperspb.Bytes(buf[:n])); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF || errors.Is(rerr, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// putFile reads a header, then streams the chunks into the port's PutFile
+// through a pipe: the port enforces the size cap while the bytes arrive.
+func (s *workerServer) putFile(st grpc.ServerStream) error {
+	in := new(wrapperspb.BytesValue)
+	if err := st.RecvMsg(in); err != nil {
+		return err
+	}
+	var req fileRequest
+	if err := decodeJSON(in, &req); err != nil {
+		out, _ := encodeReply(nil, err)
+		return st.SendMsg(out)
+	}
+	pr, pw := io.Pipe()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		for {
+			chunk := new(wrapperspb.BytesValue)
+			err := st.RecvMsg(chunk)
+			if err == io.EOF {
+				_ = pw.Close()
+				return
+			}
+			if err != nil {
+				_ = pw.CloseWithError(err)
+				return
+			}
+			if _, err := pw.Write(chunk.GetValue()); err != nil {
+				return // the port stopped reading: its error is the reply
+			}
+		}
+	}()
+	info, err := s.port.PutFile(st.Context(), req.Session, req.Path, pr)
+	// Unblock the reader if the port returned before the end of the data.
+	_ = pr.CloseWithError(errors.New("upload refused"))
+	out, merr := encodeReply(info, err)
+	if merr != nil {
+		return merr
+	}
+	return st.SendMsg(out)
+}

@@ -1,0 +1,307 @@
+package subprocess
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/codeport/codeport/port"
+)
+
+// Causes of a worker's end, the label of the restarts metric.
+const (
+	causeRecycled = "recycled" // hosted its share of sessions; retired by us
+	causeDeadline = "deadline" // a call overran its deadline by the grace; killed by us
+	causeOOM      = "oom"      // ran out of memory under its OS limit
+	causeKilled   = "killed"   // killed by a signal we did not send
+	causeCrashed  = "crashed"  // exited on its own
+	causeShutdown = "shutdown" // the adapter closed
+	causeStart    = "start"    // failed to start
+)
+
+// worker is one worker process and the connection to it. The fields after
+// the first block are guarded by the adapter's mutex.
+type worker struct {
+	id       int
+	client   *plugin.Client
+	cmd      *exec.Cmd
+	rpc      *rpcClient
+	pid      int
+	dir      string // its sessions directory, removed when it ends
+	cgroup   string // its cgroup directory, "" when none
+	warm     bool
+	oomNoted atomic.Bool // its stderr reported an out-of-memory death
+
+	sessions int  // sessions it hosts now
+	hosted   int  // sessions it has hosted in all
+	ending   bool // being stopped: hand it no session
+	ended    bool // stopped and accounted for
+}
+
+// workerSpec is what the parent tells a worker, in its environment.
+type workerSpec struct {
+	Wasm      json.RawMessage `json:"wasm"`
+	DataLimit int64           `json:"data_limit"`
+	WaitWarm  bool            `json:"wait_warm"`
+}
+
+// specEnv names the environment variable holding the workerSpec.
+const specEnv = "CODEPORT_WORKER_SPEC"
+
+func handshake() plugin.HandshakeConfig {
+	return plugin.HandshakeConfig{
+		ProtocolVersion:  1,
+		MagicCookieKey:   "CODEPORT_WORKER_COOKIE",
+		MagicCookieValue: "7b0e7c4a-codeport-worker-v1",
+	}
+}
+
+// grpcPlugin glues the worker protocol into go-plugin: the worker side
+// registers the service, the parent side gets an rpcClient.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	server *workerServer
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	s.RegisterService(serviceDesc(), p.server)
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &rpcClient{conn: c}, nil
+}
+
+// maxMessage bounds one message of the worker protocol: a result carries
+// up to two output streams of the output limit, which JSON may escape up
+// to six times over. The transport refuses (never truncates) anything
+// bigger.
+func maxMessage(lim port.Limits) int {
+	return int(max(8*(2*lim.OutputBytes+lim.SourceBytes)+1<<20, 16<<20))
+}
+
+// startWorker starts a worker process and connects to it. A warm worker
+// has booted an interpreter and imported the warm modules before it
+// answers; a cold one answers as soon as the runtime is compiled.
+func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
+	id := int(a.nextID.Add(1))
+	w := &worker{id: id, warm: warm, dir: filepath.Join(a.sessionsDir, "worker-"+strconv.Itoa(id))}
+	wc := a.cfg.wasm.WithSessionsDir(w.dir).WithMaxSessions(a.cfg.perWorker)
+	if warm {
+		// Enough interpreters for the sessions this worker will host at
+		// once, booted once: a refill would boot one nobody takes when
+		// the worker dies with its session.
+		refill := 0
+		if a.cfg.recycleAfter > a.cfg.perWorker {
+			refill = 1
+		}
+		wc = wc.WithWarmPool(min(a.cfg.perWorker, a.cfg.recycleAfter), nil).WithWarmPoolRefill(refill)
+	} else {
+		wc = wc.WithWarmPool(0, nil)
+	}
+	wj, err := json.Marshal(wc)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(workerSpec{Wasm: wj, DataLimit: a.cfg.WorkerMemoryLimit(), WaitWarm: warm})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(a.cfg.command[0], a.cfg.command[1:]...)
+	// Nothing inherited: the worker sees its spec and go-plugin's
+	// handshake variables, and no other environment.
+	cmd.Env = []string{specEnv + "=" + string(spec)}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// If the gateway dies, its workers die with it: no orphans.
+		Pdeathsig: syscall.SIGKILL,
+		// Its own process group, so that a terminal's ^C reaches only the
+		// gateway, which then stops its workers in order.
+		Setpgid: true,
+	}
+	log := a.cfg.logger.With("worker", id)
+	w.cmd = cmd
+	w.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  handshake(),
+		Plugins:          plugin.PluginSet{"port": &grpcPlugin{}},
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		SkipHostEnv:      true,
+		StartTimeout:     a.cfg.startTimeout,
+		Stderr:           &stderrLog{log: log, w: w},
+		SyncStdout:       nil,
+		SyncStderr:       nil,
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name: "go-plugin", Level: hclog.Off,
+			Output: &stderrLog{log: log.With("source", "go-plugin")},
+		}),
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.wasm.Limits())), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.wasm.Limits())))},
+	})
+	started := make(chan error, 1)
+	go func() {
+		rc, err := w.client.Client()
+		if err == nil {
+			var raw any
+			if raw, err = rc.Dispense("port"); err == nil {
+				w.rpc = raw.(*rpcClient)
+			}
+		}
+		started <- err
+	}()
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		w.client.Kill() // Client() returns once the process is gone
+		<-started
+		err = ctx.Err()
+	}
+	if err != nil {
+		w.client.Kill()
+		a.cleanupWorker(w)
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	if rc := w.client.ReattachConfig(); rc != nil {
+		w.pid = rc.Pid
+	}
+	if a.cgroups.ok() && a.cfg.cgroupMemory {
+		var cerr error
+		if w.cgroup, cerr = a.cgroups.place(w.pid, a.cfg.wasm.Limits().MemoryBytes*int64(a.cfg.perWorker)+workerMemoryOverhead); cerr != nil {
+			log.Warn("worker cgroup not set; the data limit (RLIMIT_DATA) still applies", "error", cerr)
+		}
+	}
+	log.Info("worker started", "pid", w.pid, "warm", warm)
+	return w, nil
+}
+
+// kill stops the worker with SIGKILL and waits until it is reaped.
+func (w *worker) kill() {
+	if w.cmd.Process != nil && !w.client.Exited() {
+		_ = syscall.Kill(w.pid, syscall.SIGKILL)
+	}
+	w.client.Kill()
+}
+
+// stop asks the worker to exit (its sessions' directories are removed by
+// it), and kills it if it has not after a short wait.
+func (w *worker) stop() { w.client.Kill() }
+
+// waitExit waits up to d for the worker process to be reaped.
+func (w *worker) waitExit(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !w.client.Exited() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// exitCause classifies how a worker that has exited ended, and the return
+// code a lost call reports for it.
+func (w *worker) exitCause() (cause string, rc int) {
+	ps := w.cmd.ProcessState // set before Exited() turns true
+	if w.oomNoted.Load() {
+		return causeOOM, 137
+	}
+	if ps == nil {
+		return causeCrashed, 1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return causeKilled, 128 + int(ws.Signal())
+	}
+	if ps.ExitCode() > 0 {
+		return causeCrashed, ps.ExitCode()
+	}
+	return causeCrashed, 1
+}
+
+// cleanupWorker removes what a worker leaves behind when it cannot: its
+// sessions directory (a killed worker removes nothing) and its cgroup.
+func (a *Adapter) cleanupWorker(w *worker) {
+	_ = os.RemoveAll(w.dir)
+	if w.cgroup != "" {
+		if w.cgroupOOM() {
+			w.oomNoted.Store(true)
+		}
+		_ = os.Remove(w.cgroup)
+	}
+}
+
+// cgroupOOM reports whether the worker's cgroup saw an OOM kill.
+func (w *worker) cgroupOOM() bool {
+	b, err := os.ReadFile(filepath.Join(w.cgroup, "memory.events"))
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// stderrLog passes a worker's stderr lines (its own log records and any
+// runtime crash report; never a program's output, which the wasm adapter
+// captures in memory) to the parent's logger, a line at a time, and notes
+// an out-of-memory death.
+type stderrLog struct {
+	log *slog.Logger
+	w   *worker
+	mu  sync.Mutex
+	buf []byte
+}
+
+// maxLogLine caps one logged line; the rest of a longer line is dropped
+// from the log and the cut marked.
+const maxLogLine = 4 << 10
+
+func (s *stderrLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			if len(s.buf) > maxLogLine {
+				s.emit(s.buf[:maxLogLine], true)
+				s.buf = s.buf[:0]
+			}
+			return len(p), nil
+		}
+		s.emit(s.buf[:i], false)
+		s.buf = s.buf[i+1:]
+	}
+}
+
+func (s *stderrLog) emit(line []byte, cut bool) {
+	text := strings.TrimSpace(string(line))
+	if text == "" {
+		return
+	}
+	// The Go runtime's own report of a failed allocation under the
+	// data limit: "fatal error: runtime: out of memory".
+	if s.w != nil && strings.HasPrefix(text, "fatal error:") && strings.Contains(text, "out of memory") {
+		s.w.oomNoted.Store(true)
+	}
+	if len(text) > maxLogLine {
+		text, cut = text[:maxLogLine], true
+	}
+	s.log.Info("worker stderr", "line", text, "cut", cut)
+}

@@ -1,0 +1,58 @@
+package wasmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/adapters/wasm"
+)
+
+// BuildWorker builds the codeport binary into dir, for the subprocess
+// adapter's workers: a test binary cannot be one (under -race it could
+// not run under an address-space limit), so tests run the real command.
+// Call it once per test binary, from TestMain.
+func BuildWorker(dir string) (string, error) {
+	bin := filepath.Join(dir, "codeport")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/codeport/codeport/cmd/codeport")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build codeport: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// NewSubprocess starts a subprocess adapter whose workers are bin (from
+// BuildWorker) over the pinned runtime, with tweak applied to its
+// configuration; it waits until its minimum of workers is up and closes
+// it when t ends.
+func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config) *subprocess.Adapter {
+	t.Helper()
+	wc := wasm.NewConfig()
+	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
+		wc = wc.WithRuntimeDir(dir)
+	}
+	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir())
+	if tweak != nil {
+		cfg = tweak(cfg)
+	}
+	a, err := subprocess.New(cfg)
+	if err != nil {
+		t.Fatalf("subprocess.New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Errorf("subprocess adapter Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatalf("subprocess adapter WaitReady: %v", err)
+	}
+	return a
+}
