@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
@@ -17,7 +18,7 @@ import (
 // port.CodeExecutionPort whose Describe carries the purpose hint.
 type Bound struct {
 	port.CodeExecutionPort
-	// Adapter names the bound adapter ("wasm" or "http").
+	// Adapter names the bound adapter ("wasm", "subprocess" or "http").
 	Adapter string
 	ready   func() bool
 }
@@ -26,11 +27,17 @@ type Bound struct {
 type Options struct {
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
+	// WorkerCommand runs a worker process with isolation "process"
+	// (default: this executable with the argument "worker", right for the
+	// codeport binary; a gateway embedding binding names a codeport
+	// binary here).
+	WorkerCommand []string
 }
 
 // Open binds the adapter the configuration selects: a configured sandbox
-// URL wins and binds the HTTP adapter; otherwise the in-process CPython
-// runtime. The returned port must be closed.
+// URL wins and binds the HTTP adapter; otherwise the CPython runtime, in
+// this process or, with isolation "process", in worker processes. The
+// returned port must be closed.
 func Open(cfg Config, opts Options) (*Bound, error) {
 	if cfg.SandboxURL != "" {
 		hc := httpadapter.NewConfig(cfg.SandboxURL).
@@ -46,6 +53,19 @@ func Open(cfg Config, opts Options) (*Bound, error) {
 		}
 		return &Bound{CodeExecutionPort: a, Adapter: "http", ready: func() bool { return true }}, nil
 	}
+	wc := wasmConfig(cfg, opts)
+	if cfg.Isolation == IsolationProcess {
+		return openSubprocess(cfg, opts, wc)
+	}
+	a, err := wasm.New(wc.WithWarmPool(cfg.WarmPool, nil).WithMaxSessions(cfg.MaxSessions))
+	if err != nil {
+		return nil, fmt.Errorf("bind wasm adapter: %w", err)
+	}
+	return &Bound{CodeExecutionPort: a, Adapter: "wasm", ready: a.Ready}, nil
+}
+
+// wasmConfig is the runtime's configuration, in process or in workers.
+func wasmConfig(cfg Config, opts Options) wasm.Config {
 	wc := wasm.NewConfig().
 		WithTimeouts(cfg.Timeout, cfg.MaxTimeout).
 		WithMemoryLimit(cfg.MemoryLimit).
@@ -53,8 +73,6 @@ func Open(cfg Config, opts Options) (*Bound, error) {
 		WithSourceLimit(int(cfg.SourceLimit)).
 		WithWorkspaceLimit(cfg.WorkspaceLimit).
 		WithFileLimit(cfg.FileLimit).
-		WithMaxSessions(cfg.MaxSessions).
-		WithWarmPool(cfg.WarmPool, nil).
 		WithSessionLifetimes(cfg.IdleTimeout, cfg.MaxIdleTimeout, cfg.MaxLifetime).
 		WithLogger(opts.Logger)
 	if cfg.RuntimeDir != "" {
@@ -69,11 +87,36 @@ func Open(cfg Config, opts Options) (*Bound, error) {
 	if opts.Registry != nil {
 		wc = wc.WithMetrics(opts.Registry)
 	}
-	a, err := wasm.New(wc)
-	if err != nil {
-		return nil, fmt.Errorf("bind wasm adapter: %w", err)
+	return wc
+}
+
+// openSubprocess binds the subprocess adapter: sessions in worker
+// processes running this executable's hidden worker command (or
+// opts.WorkerCommand).
+func openSubprocess(cfg Config, opts Options, wc wasm.Config) (*Bound, error) {
+	sc := subprocess.NewConfig().
+		WithWasm(wc).
+		WithWorkers(cfg.MinWorkers, max(cfg.MaxSessions/cfg.SessionsPerWorker, 1)).
+		WithSessionsPerWorker(cfg.SessionsPerWorker).
+		WithRecycleAfter(cfg.SessionsPerWorker).
+		WithLogger(opts.Logger)
+	if cfg.WorkerMemoryLimit > 0 {
+		sc = sc.WithWorkerMemoryLimit(cfg.WorkerMemoryLimit)
 	}
-	return &Bound{CodeExecutionPort: a, Adapter: "wasm", ready: a.Ready}, nil
+	if cfg.SessionsDir != "" {
+		sc = sc.WithSessionsDir(cfg.SessionsDir)
+	}
+	if len(opts.WorkerCommand) > 0 {
+		sc = sc.WithWorkerCommand(opts.WorkerCommand[0], opts.WorkerCommand[1:]...)
+	}
+	if opts.Registry != nil {
+		sc = sc.WithMetrics(opts.Registry)
+	}
+	a, err := subprocess.New(sc)
+	if err != nil {
+		return nil, fmt.Errorf("bind subprocess adapter: %w", err)
+	}
+	return &Bound{CodeExecutionPort: a, Adapter: "subprocess", ready: a.Ready}, nil
 }
 
 // Ready reports whether the bound adapter can start sessions without

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -63,6 +64,10 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"timeout above max", map[string]string{"CODEPORT_TIMEOUT": "10m", "CODEPORT_MAX_TIMEOUT": "1m"}, "max-timeout"},
 		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "CODEPORT_MAX_SESSIONS"},
 		{"log level", map[string]string{"CODEPORT_LOG_LEVEL": "loud"}, "log-level"},
+		{"isolation", map[string]string{"CODEPORT_ISOLATION": "vm"}, `isolation "vm"`},
+		{"zero sessions per worker", map[string]string{"CODEPORT_SESSIONS_PER_WORKER": "0"}, "CODEPORT_SESSIONS_PER_WORKER"},
+		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
+		{"bad worker memory", map[string]string{"CODEPORT_WORKER_MEMORY_LIMIT": "-5"}, "CODEPORT_WORKER_MEMORY_LIMIT"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,5 +177,41 @@ func TestASandboxURLBindsTheHTTPAdapter(t *testing.T) {
 	caps, err := b.Describe(ctx)
 	if err != nil || caps.Backend != "http" || caps.PurposeHint == "" {
 		t.Fatalf("%v %+v", err, caps)
+	}
+}
+
+func TestIsolationProcessBindsTheSubprocessAdapter(t *testing.T) {
+	bin, err := wasmtest.BuildWorker(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "codeport.yaml")
+	if err := os.WriteFile(file, []byte("isolation: process\nmin_workers: 1\nmax_sessions: 3\nworker_memory_limit: 900MiB\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(nil, env(map[string]string{"CODEPORT_CONFIG": file, "CODEPORT_RUNTIME_DIR": os.Getenv("CODEPORT_RUNTIME_DIR")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SessionsDir = t.TempDir()
+	b, err := Open(cfg, Options{WorkerCommand: []string{bin, "worker"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	caps, err := b.Describe(ctx)
+	if err != nil || b.Adapter != "subprocess" || caps.Backend != "subprocess" || caps.Limits.MaxSessions != 3 ||
+		!strings.Contains(caps.PurposeHint, "worker process of its own") {
+		t.Fatalf("%v %s %+v", err, b.Adapter, caps)
+	}
+	s, err := b.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import os; print(os.environ.get('CODEPORT_CONFIG'))"})
+	if err != nil || res.Stdout != "None\n" {
+		t.Fatalf("%v %+v", err, res)
 	}
 }

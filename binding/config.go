@@ -33,7 +33,17 @@ type Config struct {
 	SandboxURL   string
 	SandboxToken string
 
-	// The in-process runtime.
+	// Isolation is "in-process" (the runtime in this process) or "process"
+	// (each session in a worker process); a SandboxURL wins over both.
+	Isolation string
+	// Worker processes, with isolation "process": how many idle ones are
+	// kept started, how many sessions each hosts, and each one's OS memory
+	// limit (0: derived from the memory limit).
+	MinWorkers        int
+	SessionsPerWorker int
+	WorkerMemoryLimit int64
+
+	// The runtime.
 	RuntimeDir      string
 	CompileCacheDir string
 	SessionsDir     string
@@ -53,25 +63,34 @@ type Config struct {
 	MaxLifetime    time.Duration
 }
 
+// The isolation settings.
+const (
+	IsolationInProcess = "in-process"
+	IsolationProcess   = "process"
+)
+
 // Defaults returns the configuration before any source is applied: the
 // in-process adapter's own defaults, so the two cannot drift apart.
 func Defaults() Config {
 	l := wasm.NewConfig().Limits()
 	return Config{
-		Listen:         "127.0.0.1:8080",
-		LogLevel:       "info",
-		Timeout:        l.DefaultTimeout,
-		MaxTimeout:     l.MaxTimeout,
-		MemoryLimit:    l.MemoryBytes,
-		OutputLimit:    l.OutputBytes,
-		SourceLimit:    l.SourceBytes,
-		WorkspaceLimit: l.WorkspaceBytes,
-		FileLimit:      l.FileBytes,
-		MaxSessions:    l.MaxSessions,
-		WarmPool:       wasm.NewConfig().WarmPoolSize(),
-		IdleTimeout:    l.DefaultIdleTimeout,
-		MaxIdleTimeout: l.MaxIdleTimeout,
-		MaxLifetime:    l.MaxLifetime,
+		Listen:            "127.0.0.1:8080",
+		LogLevel:          "info",
+		Isolation:         IsolationInProcess,
+		MinWorkers:        2,
+		SessionsPerWorker: 1,
+		Timeout:           l.DefaultTimeout,
+		MaxTimeout:        l.MaxTimeout,
+		MemoryLimit:       l.MemoryBytes,
+		OutputLimit:       l.OutputBytes,
+		SourceLimit:       l.SourceBytes,
+		WorkspaceLimit:    l.WorkspaceBytes,
+		FileLimit:         l.FileBytes,
+		MaxSessions:       l.MaxSessions,
+		WarmPool:          wasm.NewConfig().WarmPoolSize(),
+		IdleTimeout:       l.DefaultIdleTimeout,
+		MaxIdleTimeout:    l.MaxIdleTimeout,
+		MaxLifetime:       l.MaxLifetime,
 	}
 }
 
@@ -119,6 +138,18 @@ func settings() []setting {
 			},
 			func(c *Config) string { return bytesize.Format(*f(c)) }}
 	}
+	sizeOrZero := func(name, usage string, f func(*Config) *int64) setting {
+		s := size(name, usage, f)
+		set := s.set
+		s.set = func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "0" {
+				*f(c) = 0
+				return nil
+			}
+			return set(c, v)
+		}
+		return s
+	}
 	whole := func(name, usage string, least int, f func(*Config) *int) setting {
 		return setting{name, usage,
 			func(c *Config, v string) error {
@@ -137,6 +168,10 @@ func settings() []setting {
 		str("log-level", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		str("sandbox-url", "base URL of a remote contract v1 backend; when set it is used instead of the in-process runtime", func(c *Config) *string { return &c.SandboxURL }),
 		str("sandbox-token", "bearer token for the remote backend", func(c *Config) *string { return &c.SandboxToken }),
+		str("isolation", "in-process (the runtime in this process) or process (each session in a worker process of its own)", func(c *Config) *string { return &c.Isolation }),
+		whole("min-workers", "with isolation process: idle worker processes kept started and warm", 0, func(c *Config) *int { return &c.MinWorkers }),
+		whole("sessions-per-worker", "with isolation process: sessions a worker process hosts (1: a process per session)", 1, func(c *Config) *int { return &c.SessionsPerWorker }),
+		sizeOrZero("worker-memory-limit", "with isolation process: OS memory limit (RLIMIT_DATA) of a worker (0: twice the memory limit per session plus 512MiB)", func(c *Config) *int64 { return &c.WorkerMemoryLimit }),
 		str("runtime-dir", "directory holding the pinned CPython runtime (default: codeport/runtime in the user cache directory)", func(c *Config) *string { return &c.RuntimeDir }),
 		str("compile-cache-dir", "wazero compilation cache (default: wazero/ in the runtime directory)", func(c *Config) *string { return &c.CompileCacheDir }),
 		str("sessions-dir", "host directory for session workspaces (default: a private temporary directory)", func(c *Config) *string { return &c.SessionsDir }),
@@ -287,6 +322,14 @@ func (c Config) check() error {
 	}
 	if c.OutputLimit > 1<<30 || c.SourceLimit > 1<<30 {
 		errs = append(errs, errors.New("output-limit and source-limit must be at most 1GiB"))
+	}
+	switch c.Isolation {
+	case IsolationInProcess, IsolationProcess:
+	default:
+		errs = append(errs, fmt.Errorf("isolation %q: want %s or %s", c.Isolation, IsolationInProcess, IsolationProcess))
+	}
+	if c.Isolation == IsolationProcess && c.MinWorkers*c.SessionsPerWorker > c.MaxSessions {
+		errs = append(errs, errors.New("min-workers times sessions-per-worker must be at most max-sessions"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

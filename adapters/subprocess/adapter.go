@@ -714,3 +714,11 @@ func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 	a.mu.Unlock()
 	return c, nil
 }
+
+// Ready reports whether a session can start without waiting for a worker
+// process to start: an idle worker is up (always true with no minimum).
+func (a *Adapter) Ready() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg.minWorkers == 0 || a.idleLocked() > 0
+}

@@ -338,3 +338,24 @@ func processesRunning(t *testing.T, bin string) []int {
 	}
 	return pids
 }
+
+// TestWorkerInheritsNoEnvironment reads a worker's environment from /proc:
+// only its spec and go-plugin's handshake variables, nothing of ours.
+func TestWorkerInheritsNoEnvironment(t *testing.T) {
+	t.Setenv("CODEPORT_TEST_SECRET", "must-not-leak")
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 1) })
+	pids := subprocess.WorkerPIDs(a)
+	if len(pids) != 1 {
+		t.Fatalf("workers %v", pids)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kv := range strings.SplitSeq(strings.TrimRight(string(b), "\x00"), "\x00") {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "CODEPORT_WORKER_SPEC" && name != "CODEPORT_WORKER_COOKIE" && !strings.HasPrefix(name, "PLUGIN_") {
+			t.Errorf("worker environment holds %s", name)
+		}
+	}
+}

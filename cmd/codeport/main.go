@@ -207,6 +207,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	cfg.WarmPool = 0 // one session, started right away: a pool would only cost
+	cfg.MinWorkers = 0
 	bound, err := binding.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
@@ -240,6 +241,7 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cfg.WarmPool = 0 // no session is started
+	cfg.MinWorkers = 0
 	bound, err := binding.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
