@@ -40,9 +40,13 @@ test: runtime check
 sdkcheck: runtime
 	$(GO) test -count=1 -v -run TestOfficialSDKsParseTheShapes ./contract/sdkcheck
 
-## bench: the benchmarks, with the numbers the closing notes quote
+## bench: the package benchmarks, then one side-by-side run of the same workloads
+## on codeport (in process, over HTTP), pydantic-monty (a cached venv) and, when
+## CODEPORT_BENCH_REFERENCE_URL names one, the reference backend: prints the
+## table and refreshes bench/results.md
 bench: runtime
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./adapters/wasm ./contract
+	$(GO) run ./bench/cmd/sidebyside -out bench/results.md
 
 clean:
 	rm -rf bin

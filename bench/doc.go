@@ -1,0 +1,30 @@
+// Package bench measures codeport side by side with its peers: the same
+// workloads, in one run, against every backend that is available.
+//
+// The package holds only benchmarks (bench_test.go and friends); they run
+// with -bench and never under a plain `go test`. Each workload is one
+// Benchmark function with one sub-benchmark per peer:
+//
+//   - inproc: the in-process wasm adapter;
+//   - http: the same adapter behind contract.NewHandler on a loopback
+//     server, driven by adapters/http with keep-alive;
+//   - subprocess: absent until adapters/subprocess exists (one entry in
+//     the peers list adds it);
+//   - reference: a running reference backend named by
+//     CODEPORT_BENCH_REFERENCE_URL, driven by the same adapters/http client
+//     (CODEPORT_BENCH_REFERENCE_PID, when set, lets its memory be read).
+//
+// Each sub-benchmark takes its own fixed number of samples per pass and
+// reports medians and 95th percentiles as custom metrics (p50-ms, p95-ms,
+// MiB/session, c<N>-sessions/s, ...). A peer that is not there reports the
+// metric "absent"; one that cannot run a workload reports "na". Run one
+// pass with -benchtime 1x; CODEPORT_BENCH_SCALE (default 1) scales the
+// sample counts.
+//
+// The table is made by bench/cmd/sidebyside, which runs these benchmarks,
+// drives pydantic-monty through bench/monty_driver.py for the same
+// workloads, and writes bench/results.md (`make bench`):
+//
+//	go test -run '^$' -bench . -benchtime 1x ./bench        # the numbers alone
+//	go run ./bench/cmd/sidebyside -out bench/results.md    # the table
+package bench

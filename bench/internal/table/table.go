@@ -1,0 +1,380 @@
+// Package table turns the side-by-side benchmarks' results into the
+// markdown tables of bench/results.md: it parses `go test -bench` output
+// (the Go-driven peers) and merges the JSON of bench/monty_driver.py.
+//
+//	var r table.Results
+//	if err := r.ParseGoBench(goTestOutput); err != nil { ... }
+//	r.Add("monty", montyResults)
+//	fmt.Print(r.Markdown())
+package table
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Metrics are one peer's results for one workload, by unit.
+type Metrics map[string]float64
+
+// Results are the numbers by peer, then by workload (the benchmark's name
+// without "Benchmark").
+type Results struct {
+	// Peers in the order they were first seen.
+	Peers []string
+	m     map[string]map[string]Metrics
+	// failed holds "workload/peer" of the sub-benchmarks that failed.
+	failed map[string]bool
+}
+
+// The peers that are not codeport; every codeport column gets a ratio to
+// each of them. native is the host's CPython, measured for W5 only.
+const (
+	Monty     = "monty"
+	Reference = "reference"
+	Native    = "native"
+)
+
+var labels = map[string]string{
+	"inproc":     "codeport in process",
+	"http":       "codeport over HTTP",
+	"subprocess": "codeport subprocess",
+	Monty:        "pydantic-monty",
+	Reference:    "reference (otari)",
+	Native:       "native CPython",
+}
+
+// Label is a peer's column heading.
+func Label(peer string) string {
+	if l, ok := labels[peer]; ok {
+		return l
+	}
+	return peer
+}
+
+// Add records a peer's metrics by workload.
+func (r *Results) Add(peer string, byWorkload map[string]Metrics) {
+	for w, ms := range byWorkload {
+		for unit, v := range ms {
+			r.set(peer, w, unit, v)
+		}
+	}
+	r.seen(peer)
+}
+
+func (r *Results) seen(peer string) {
+	if !slices.Contains(r.Peers, peer) {
+		r.Peers = append(r.Peers, peer)
+	}
+}
+
+func (r *Results) set(peer, workload, unit string, v float64) {
+	if r.m == nil {
+		r.m = map[string]map[string]Metrics{}
+	}
+	if r.m[peer] == nil {
+		r.m[peer] = map[string]Metrics{}
+	}
+	if r.m[peer][workload] == nil {
+		r.m[peer][workload] = Metrics{}
+	}
+	r.m[peer][workload][unit] = v
+	r.seen(peer)
+}
+
+// Get returns a peer's metrics for a workload (nil when it has none).
+func (r *Results) Get(peer, workload string) Metrics {
+	return r.m[peer][workload]
+}
+
+// Failed reports whether the workload's sub-benchmark for peer failed.
+func (r *Results) Failed(peer, workload string) bool {
+	return r.failed[workload+"/"+peer]
+}
+
+// AnyFailed reports whether any sub-benchmark failed.
+func (r *Results) AnyFailed() bool { return len(r.failed) > 0 }
+
+var (
+	benchLine = regexp.MustCompile(`^Benchmark([^/\s]+)/(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	failLine  = regexp.MustCompile(`^\s*--- FAIL: Benchmark([^/\s]+)/(\S+)`)
+)
+
+// ParseGoBench reads `go test -bench` output whose benchmarks are named
+// Benchmark<workload>/<peer> and report "value unit" pairs.
+func (r *Results) ParseGoBench(in io.Reader) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := failLine.FindStringSubmatch(line); m != nil {
+			if r.failed == nil {
+				r.failed = map[string]bool{}
+			}
+			r.failed[m[1]+"/"+m[2]] = true
+			r.seen(m[2])
+			continue
+		}
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		workload, peer := m[1], m[2]
+		f := strings.Fields(m[3])
+		if len(f)%2 != 0 {
+			return fmt.Errorf("benchmark line with an odd number of fields: %q", line)
+		}
+		for i := 0; i < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return fmt.Errorf("benchmark line %q: %w", line, err)
+			}
+			if f[i+1] == "ns/op" {
+				continue // one pass of a fixed number of samples: not a figure
+			}
+			r.set(peer, workload, f[i+1], v)
+		}
+		r.seen(peer)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading benchmark output: %w", err)
+	}
+	return nil
+}
+
+// Columns are the peers in the table's order: the Go-driven peers as they
+// came, monty just before the reference, native left out.
+func (r *Results) Columns() []string {
+	var cols []string
+	for _, p := range r.Peers {
+		if p != Monty && p != Reference && p != Native {
+			cols = append(cols, p)
+		}
+	}
+	return append(cols, Monty, Reference)
+}
+
+// codeport is the codeport columns: the ones compared with the peers.
+func (r *Results) codeport() []string {
+	var out []string
+	for _, c := range r.Columns() {
+		if c != Monty && c != Reference {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// status is "absent", "failed", "n/a" or "" (there are numbers).
+func (r *Results) status(peer, workload, unit string) string {
+	if _, ok := r.m[peer]; !ok && !r.hasFailure(peer) {
+		return "absent"
+	}
+	if r.Failed(peer, workload) {
+		return "failed"
+	}
+	ms := r.Get(peer, workload)
+	if _, ok := ms["absent"]; ok {
+		return "absent"
+	}
+	if _, ok := ms[unit]; !ok {
+		return "n/a"
+	}
+	return ""
+}
+
+func (r *Results) hasFailure(peer string) bool {
+	for k := range r.failed {
+		if strings.HasSuffix(k, "/"+peer) {
+			return true
+		}
+	}
+	return false
+}
+
+// row is one line of the main table: a latency (prefix-p50-ms and
+// prefix-p95-ms) or a single value (unit).
+type row struct {
+	label, workload, prefix, unit string
+	higherBetter                  bool
+}
+
+var rows = []row{
+	{label: "W1 first result, warm pool hit (ms)", workload: "W1Warm", prefix: "first"},
+	{label: "W1 first result, cold start (ms)", workload: "W1Cold", prefix: "first"},
+	{label: "W2 `print(1)` in a live session (ms)", workload: "W2LiveCall", prefix: "call"},
+	{label: "W3 create + call + destroy (ms)", workload: "W3CreateCallDestroy", prefix: "ccd"},
+	{label: "W4 10 dependent cells, live session (ms)", workload: "W4TenCells", prefix: "cells"},
+	{label: "W5 CPU loop, 10**6 squares (ms)", workload: "W5CPULoop", prefix: "loop"},
+	{label: "W6 RSS per idle session (MiB)", workload: "W6IdleMemory", unit: "MiB/session"},
+	{label: "W6 sessions/s, 2 clients (higher is better)", workload: "Curve", unit: "c2-sessions/s", higherBetter: true},
+}
+
+// key is the metric a row's ratios compare: the median, or the value.
+func (w row) key() string {
+	if w.unit != "" {
+		return w.unit
+	}
+	return w.prefix + "-p50-ms"
+}
+
+func (r *Results) cell(peer string, w row) string {
+	if s := r.status(peer, w.workload, w.key()); s != "" {
+		return s
+	}
+	ms := r.Get(peer, w.workload)
+	if w.unit != "" {
+		return num(ms[w.unit])
+	}
+	return num(ms[w.prefix+"-p50-ms"]) + " / " + num(ms[w.prefix+"-p95-ms"])
+}
+
+func (r *Results) ratio(a, b string, w row) string {
+	for _, p := range []string{a, b} {
+		if s := r.status(p, w.workload, w.key()); s != "" {
+			return s
+		}
+	}
+	den := r.Get(b, w.workload)[w.key()]
+	if den == 0 {
+		return "n/a"
+	}
+	return "×" + num(r.Get(a, w.workload)[w.key()]/den)
+}
+
+// num prints a value with three significant digits or so.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+}
+
+func mdRow(cells ...string) string { return "| " + strings.Join(cells, " | ") + " |\n" }
+
+func mdHead(cells ...string) string {
+	seps := make([]string, len(cells))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	return mdRow(cells...) + mdRow(seps...)
+}
+
+// Markdown renders the tables: the workloads by peer (p50 / p95), the
+// ratios of each codeport column to monty and the reference, the curve by
+// concurrent clients, the burst, and W5 against native CPython.
+func (r *Results) Markdown() string {
+	var sb strings.Builder
+	cols := r.Columns()
+
+	sb.WriteString("### Workloads (p50 / p95 unless one value; lower is better unless noted)\n\n")
+	head := []string{"workload"}
+	for _, c := range cols {
+		head = append(head, Label(c))
+	}
+	sb.WriteString(mdHead(head...))
+	for _, w := range rows {
+		cells := []string{w.label}
+		for _, c := range cols {
+			cells = append(cells, r.cell(c, w))
+		}
+		sb.WriteString(mdRow(cells...))
+	}
+
+	sb.WriteString("\n### Ratios: codeport ÷ peer, on the medians (×0.5 = codeport takes half the time; for sessions/s above ×1 is better)\n\n")
+	head = []string{"workload"}
+	for _, c := range r.codeport() {
+		for _, o := range []string{Monty, Reference} {
+			head = append(head, Label(c)+" ÷ "+Label(o))
+		}
+	}
+	sb.WriteString(mdHead(head...))
+	for _, w := range rows {
+		cells := []string{w.label}
+		for _, c := range r.codeport() {
+			for _, o := range []string{Monty, Reference} {
+				cells = append(cells, r.ratio(c, o, w))
+			}
+		}
+		sb.WriteString(mdRow(cells...))
+	}
+
+	sb.WriteString("\n### Curve: first result p50 / p95 ms, and sessions/s, by concurrent clients (create + `print(1 + 1)` + destroy in a loop, default warm pool)\n\n")
+	head = []string{"clients"}
+	for _, c := range cols {
+		head = append(head, Label(c))
+	}
+	sb.WriteString(mdHead(head...))
+	for _, n := range r.curveClients() {
+		cells := []string{strconv.Itoa(n)}
+		for _, c := range cols {
+			w := row{workload: "Curve", prefix: fmt.Sprintf("c%d", n)}
+			s := r.cell(c, w)
+			if rate, ok := r.Get(c, "Curve")[fmt.Sprintf("c%d-sessions/s", n)]; ok && r.status(c, "Curve", w.key()) == "" {
+				s += " ms, " + num(rate) + "/s"
+			}
+			cells = append(cells, s)
+		}
+		sb.WriteString(mdRow(cells...))
+	}
+
+	sb.WriteString("\n### Burst: simultaneous create + first result against a warm pool\n\n")
+	sb.WriteString(mdHead("peer", "pool", "requests", "p50 ms", "p95 ms", "max ms", "pool hits / cold starts"))
+	for _, c := range cols {
+		if s := r.status(c, "Burst", "burst-p50-ms"); s != "" {
+			sb.WriteString(mdRow(Label(c), s, "", "", "", "", ""))
+			continue
+		}
+		ms := r.Get(c, "Burst")
+		hits := "not observable"
+		if h, ok := ms["hits"]; ok {
+			hits = fmt.Sprintf("%.0f / %.0f", h, ms["misses"])
+		}
+		pool := fmt.Sprintf("%.0f", ms["pool"])
+		if c == Reference {
+			pool = "none"
+		}
+		sb.WriteString(mdRow(Label(c), pool, fmt.Sprintf("%.0f", ms["requests"]),
+			num(ms["burst-p50-ms"]), num(ms["burst-p95-ms"]), num(ms["burst-max-ms"]), hits))
+	}
+
+	if nat := r.Get(Native, "W5CPULoop")["loop-p50-ms"]; nat > 0 {
+		fmt.Fprintf(&sb, "\n### W5 against native CPython\n\nThe same loop in the host's CPython, no sandbox: %s ms p50. Each peer's W5 median ÷ that: ", num(nat))
+		var parts []string
+		for _, c := range cols {
+			if s := r.status(c, "W5CPULoop", "loop-p50-ms"); s != "" {
+				parts = append(parts, Label(c)+" "+s)
+				continue
+			}
+			parts = append(parts, Label(c)+" ×"+num(r.Get(c, "W5CPULoop")["loop-p50-ms"]/nat))
+		}
+		sb.WriteString(strings.Join(parts, "; ") + ".\n")
+	}
+	return sb.String()
+}
+
+// curveClients are the client counts any peer reported, in order.
+func (r *Results) curveClients() []int {
+	var out []int
+	for _, byW := range r.m {
+		for unit := range byW["Curve"] {
+			var n int
+			if _, err := fmt.Sscanf(unit, "c%d-sessions/s", &n); err == nil && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,70 @@
+package table
+
+import (
+	"strings"
+	"testing"
+)
+
+const goOutput = `goos: linux
+pkg: github.com/codeport/codeport/bench
+BenchmarkW1Warm/inproc-2         	       1	6905591970 ns/op	         1.543 first-p50-ms	         1.705 first-p95-ms
+BenchmarkW1Warm/http-2           	       1	6510014528 ns/op	         4.586 first-p50-ms	         4.825 first-p95-ms
+BenchmarkW1Warm/subprocess-2     	       1	      1335 ns/op	         1.000 absent
+BenchmarkW1Warm/reference-2      	       1	  86000000 ns/op	        30.86 first-p50-ms	        40.00 first-p95-ms
+BenchmarkW6IdleMemory/inproc-2   	       1	5854653318 ns/op	         9.975 MiB/session
+--- FAIL: BenchmarkW6IdleMemory/reference
+    workloads_test.go:138: boom
+BenchmarkCurve/inproc-2          	       1	26311533954 ns/op	         1.123 c1-p50-ms	       488.5 c1-p95-ms	         3.974 c1-sessions/s	         1.310 c2-p50-ms	       742.8 c2-p95-ms	         5.205 c2-sessions/s
+BenchmarkBurst/inproc-2          	       1	15781189689 ns/op	      2406 burst-max-ms	      1840 burst-p50-ms	      2360 burst-p95-ms	         6.000 hits	        18.00 misses	         2.000 pool	        24.00 requests
+FAIL
+`
+
+func TestParseAndRender(t *testing.T) {
+	var r Results
+	if err := r.ParseGoBench(strings.NewReader(goOutput)); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Get("inproc", "W1Warm")["first-p50-ms"]; got != 1.543 {
+		t.Errorf("inproc W1Warm p50 = %v", got)
+	}
+	if _, ok := r.Get("inproc", "W1Warm")["ns/op"]; ok {
+		t.Error("ns/op kept")
+	}
+	if !r.Failed("reference", "W6IdleMemory") || !r.AnyFailed() {
+		t.Error("failure not recorded")
+	}
+	r.Add(Monty, map[string]Metrics{"W1Warm": {"first-p50-ms": 0.5, "first-p95-ms": 0.6}})
+	if got, want := strings.Join(r.Columns(), ","), "inproc,http,subprocess,monty,reference"; got != want {
+		t.Errorf("columns %s, want %s", got, want)
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| W1 first result, warm pool hit (ms) | 1.54 / 1.71 | 4.59 / 4.83 | absent | 0.500 / 0.600 | 30.9 / 40.0 |",
+		"| W6 RSS per idle session (MiB) | 9.97 | n/a | n/a | n/a | failed |",
+		"| W1 first result, warm pool hit (ms) | ×3.09 | ×0.050 | ×9.17 | ×0.149 | absent | absent |",
+		"| 2 | 1.31 / 743 ms, 5.21/s |",
+		"| codeport in process | 2 | 24 | 1840 | 2360 | 2406 | 6 / 18 |",
+		"| pydantic-monty | n/a |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestOddFieldsIsAnError(t *testing.T) {
+	var r Results
+	if err := r.ParseGoBench(strings.NewReader("BenchmarkW2LiveCall/inproc-2 1 100 ns/op 3\n")); err == nil {
+		t.Fatal("no error")
+	}
+}
+
+func TestMissingPeerIsAbsent(t *testing.T) {
+	var r Results
+	if err := r.ParseGoBench(strings.NewReader(goOutput)); err != nil {
+		t.Fatal(err)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "| W1 first result, warm pool hit (ms) | 1.54 / 1.71 | 4.59 / 4.83 | absent | absent | 30.9 / 40.0 |") {
+		t.Errorf("monty not shown absent:\n%s", md)
+	}
+}

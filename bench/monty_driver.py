@@ -1,0 +1,331 @@
+"""Drive pydantic-monty through bench's workloads; print JSON on stdout.
+
+A cross-check against a real peer, not product code: bench/cmd/sidebyside
+runs it in a virtual environment with a pinned pydantic-monty and merges its
+numbers into the table. The workloads and metric names mirror
+bench/workloads_test.go; what Monty cannot express is left out (the table
+shows it as n/a).
+
+Monty's model: a `Monty` pool owns `monty` worker subprocesses; a session
+is a `checkout()` of one worker, stateful across `feed_run` calls; leaving
+the `with` block returns the worker, reset, to the pool. So a warm pool hit
+is a checkout of an idle worker, and a cold start is a pool that keeps none
+(`min_processes=0`) and recycles each worker after one session.
+
+Environment: CODEPORT_BENCH_SCALE scales the sample counts (default 1);
+CODEPORT_BENCH_BURST_POOL and CODEPORT_BENCH_BURST shape the burst.
+"""
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pydantic_monty as pm
+
+FIRST_CODE, FIRST_OUT = 'print(1 + 1)', '2\n'
+LIVE_CODE, LIVE_OUT = 'print(1)', '1\n'
+CPU_CODE = 'total = 0\nfor i in range(10**6):\n    total += i * i\nprint(total)'
+CPU_OUT = '333332833333500000\n'
+IDLE_CODE = 'x = 1'
+TEN_CELLS = [
+    'x = 1',
+    'x += 1',
+    'x *= 3',
+    'def f(n):\n    return n * x + 1',
+    'y = f(2)',
+    'xs = [f(i) for i in range(5)]',
+    's = sum(xs) + y',
+    "d = {'x': x, 'y': y, 's': s}",
+    "x = d['s'] - x",
+    'print(x, y, s, xs)',
+]
+TEN_CELLS_OUT = '72 13 78 [1, 7, 13, 19, 25]\n'
+DEFAULT_POOL = 2
+CURVE_CLIENTS = [1, 2, 4, 8, 16]
+IDLE_SESSIONS = 16
+
+
+def scale():
+    try:
+        v = float(os.environ.get('CODEPORT_BENCH_SCALE', '1'))
+    except ValueError:
+        return 1.0
+    return v if v > 0 else 1.0
+
+
+def reps(n):
+    return max(3, round(n * scale()))
+
+
+def env_int(name, default):
+    try:
+        v = int(os.environ.get(name, ''))
+    except ValueError:
+        return default
+    return v if v > 0 else default
+
+
+def report(prefix, samples):
+    """p50 and p95 in ms, as internal/measure.Report computes them."""
+    s = sorted(samples)
+    q = lambda p: s[int(p * (len(s) - 1))] * 1e3  # noqa: E731
+    return {prefix + '-p50-ms': q(0.50), prefix + '-p95-ms': q(0.95)}
+
+
+def run(session, code, want):
+    out = pm.CollectString()
+    session.feed_run(code, print_callback=out)
+    if want and out.output != want:
+        raise RuntimeError(f'{code!r} printed {out.output!r}, want {want!r}')
+
+
+def first_result(pool):
+    """W1's span: checkout to the first result; then the session ends."""
+    t0 = time.perf_counter()
+    with pool.checkout() as s:
+        run(s, FIRST_CODE, FIRST_OUT)
+        d = time.perf_counter() - t0
+    return d
+
+
+def w1(pool_kwargs):
+    n = reps(20)
+    with pm.Monty(**pool_kwargs) as pool:
+        time.sleep(0.5)  # let the pool start its workers
+        samples = []
+        for _ in range(n):
+            samples.append(first_result(pool))
+            time.sleep(0.02)
+    return report('first', samples)
+
+
+def w2():
+    n = reps(300)
+    with pm.Monty(min_processes=1) as pool, pool.checkout() as s:
+        run(s, LIVE_CODE, LIVE_OUT)
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            run(s, LIVE_CODE, LIVE_OUT)
+            samples.append(time.perf_counter() - t0)
+    return report('call', samples)
+
+
+def w3():
+    n = reps(15)
+    with pm.Monty(min_processes=DEFAULT_POOL) as pool:
+        time.sleep(0.5)
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            with pool.checkout() as s:
+                run(s, LIVE_CODE, LIVE_OUT)
+            samples.append(time.perf_counter() - t0)
+            time.sleep(0.02)
+    return report('ccd', samples)
+
+
+def w4():
+    n = reps(15)
+    with pm.Monty(min_processes=1) as pool:
+        samples = []
+        for _ in range(n):
+            with pool.checkout() as s:
+                t0 = time.perf_counter()
+                for i, code in enumerate(TEN_CELLS):
+                    run(s, code, TEN_CELLS_OUT if i == len(TEN_CELLS) - 1 else '')
+                samples.append(time.perf_counter() - t0)
+    return report('cells', samples)
+
+
+def w5():
+    n = reps(5)
+    with pm.Monty(min_processes=1) as pool, pool.checkout() as s:
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            run(s, CPU_CODE, CPU_OUT)
+            samples.append(time.perf_counter() - t0)
+    return report('loop', samples)
+
+
+def native_w5():
+    """The same loop in the host's own CPython, timed inside it."""
+    python = shutil.which('python3') or sys.executable
+    script = (
+        'import json, sys, time\n'
+        'src = sys.argv[1]\n'
+        'out = []\n'
+        f'for _ in range({reps(5)}):\n'
+        '    g = {}\n'
+        '    t0 = time.perf_counter()\n'
+        '    exec(src.replace("print(total)", "pass"), g)\n'
+        '    out.append(time.perf_counter() - t0)\n'
+        '    assert g["total"] == 333332833333500000\n'
+        'print(json.dumps({"samples": out, "version": sys.version.split()[0]}))\n'
+    )
+    res = subprocess.run([python, '-c', script, CPU_CODE], capture_output=True, text=True, check=True)
+    got = json.loads(res.stdout)
+    out = report('loop', got['samples'])
+    return out, got['version']
+
+
+def rss_tree(pid):
+    """Resident bytes of pid and its descendants, from /proc."""
+    children = {}
+    for name in os.listdir('/proc'):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f'/proc/{name}/status') as f:
+                for line in f:
+                    if line.startswith('PPid:'):
+                        children.setdefault(int(line.split()[1]), []).append(int(name))
+                        break
+        except OSError:
+            pass
+    total, stack, seen = 0, [pid], set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f'/proc/{p}/status') as f:
+                for line in f:
+                    if line.startswith('VmRSS:'):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            pass
+        stack.extend(children.get(p, []))
+    return total
+
+
+def w6_memory():
+    with pm.Monty(min_processes=1, max_processes=IDLE_SESSIONS + 2) as pool:
+        with pool.checkout() as warm:
+            run(warm, IDLE_CODE, '')
+            time.sleep(0.2)
+            before = rss_tree(os.getpid())
+            with contextlib.ExitStack() as stack:
+                for _ in range(IDLE_SESSIONS):
+                    s = stack.enter_context(pool.checkout())
+                    run(s, IDLE_CODE, '')
+                time.sleep(0.2)
+                after = rss_tree(os.getpid())
+    return {'MiB/session': (after - before) / IDLE_SESSIONS / (1 << 20)}
+
+
+def curve():
+    span = 3.0 * scale()
+    out = {}
+    with pm.Monty(min_processes=DEFAULT_POOL, max_processes=max(CURVE_CLIENTS)) as pool:
+        for clients in CURVE_CLIENTS:
+            time.sleep(0.5)
+            lat, lock, errors = [], threading.Lock(), []
+            start = time.perf_counter()
+            stop = start + span
+
+            def client():
+                try:
+                    while time.perf_counter() < stop:
+                        d = first_result(pool)
+                        with lock:
+                            lat.append(d)
+                except Exception as e:  # reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=client) for _ in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+            elapsed = time.perf_counter() - start
+            out.update(report(f'c{clients}', lat))
+            out[f'c{clients}-sessions/s'] = len(lat) / elapsed
+    return out
+
+
+def burst():
+    pool_size = env_int('CODEPORT_BENCH_BURST_POOL', DEFAULT_POOL)
+    size = env_int('CODEPORT_BENCH_BURST', 8)
+    lat = []
+    for _ in range(reps(5)):
+        # A fresh pool each round, so that exactly pool_size workers wait.
+        with pm.Monty(min_processes=pool_size, max_processes=size) as pool:
+            time.sleep(0.5)
+            barrier = threading.Barrier(size)
+            got, lock, errors = [], threading.Lock(), []
+
+            def one():
+                try:
+                    barrier.wait()
+                    d = first_result(pool)
+                    with lock:
+                        got.append(d)
+                except Exception as e:  # reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=one) for _ in range(size)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+            lat.extend(got)
+    out = report('burst', lat)
+    out['burst-max-ms'] = max(lat) * 1e3
+    out['requests'] = float(len(lat))
+    out['pool'] = float(pool_size)
+    return out
+
+
+def main():
+    results = {}
+    steps = [
+        ('W1Warm', lambda: w1({'min_processes': DEFAULT_POOL})),
+        ('W1Cold', lambda: w1({'min_processes': 0, 'max_checkouts_per_worker': 1})),
+        ('W2LiveCall', w2),
+        ('W3CreateCallDestroy', w3),
+        ('W4TenCells', w4),
+        ('W5CPULoop', w5),
+        ('W6IdleMemory', w6_memory),
+        ('Curve', curve),
+        ('Burst', burst),
+    ]
+    for name, fn in steps:
+        t0 = time.perf_counter()
+        try:
+            results[name] = fn()
+        except Exception as e:  # one workload's failure is that cell's n/a
+            results[name] = {'na': 1.0}
+            print(f'monty {name}: {type(e).__name__}: {e}', file=sys.stderr)
+        print(f'monty {name}: {time.perf_counter() - t0:.1f}s', file=sys.stderr)
+    native, native_version = native_w5()
+    json.dump(
+        {
+            'monty': results,
+            'native': {'W5CPULoop': native},
+            'meta': {
+                'monty_version': pm.__version__,
+                'python': platform.python_version(),
+                'native_python': native_version,
+            },
+        },
+        sys.stdout,
+    )
+    print()
+
+
+if __name__ == '__main__':
+    main()
