@@ -57,7 +57,7 @@ func Open(cfg Config, opts Options) (*Bound, error) {
 	if cfg.Isolation == IsolationProcess {
 		return openSubprocess(cfg, opts, wc)
 	}
-	a, err := wasm.New(wc.WithWarmPool(cfg.WarmPool, nil).WithMaxSessions(cfg.MaxSessions))
+	a, err := wasm.New(wc.WithWarmPool(cfg.WarmPool, cfg.WarmModules).WithWarmPoolRefill(cfg.WarmPoolRefill).WithMaxSessions(cfg.MaxSessions))
 	if err != nil {
 		return nil, fmt.Errorf("bind wasm adapter: %w", err)
 	}
@@ -95,7 +95,7 @@ func wasmConfig(cfg Config, opts Options) wasm.Config {
 // opts.WorkerCommand).
 func openSubprocess(cfg Config, opts Options, wc wasm.Config) (*Bound, error) {
 	sc := subprocess.NewConfig().
-		WithWasm(wc).
+		WithWasm(wc.WithWarmPool(1, cfg.WarmModules)).
 		WithWorkers(cfg.MinWorkers, max(cfg.MaxSessions/cfg.SessionsPerWorker, 1)).
 		WithSessionsPerWorker(cfg.SessionsPerWorker).
 		WithRecycleAfter(cfg.SessionsPerWorker).

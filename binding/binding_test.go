@@ -28,9 +28,12 @@ func TestLoadPrecedence(t *testing.T) {
 	if err := fs.Parse([]string{"--config", file, "--max-sessions", "5"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(fv, env(map[string]string{"CODEPORT_MEMORY_LIMIT": "512MiB", "CODEPORT_MAX_SESSIONS": "4"}))
+	cfg, err := Load(fv, env(map[string]string{"CODEPORT_MEMORY_LIMIT": "512MiB", "CODEPORT_MAX_SESSIONS": "4", "CODEPORT_WARM_MODULES": "json, email.message"}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Join(cfg.WarmModules, " ") != "json email.message" {
+		t.Fatalf("warm modules %q", cfg.WarmModules)
 	}
 	// Defaults < file < environment < flags.
 	if cfg.Timeout != 45*time.Second || cfg.MemoryLimit != 512<<20 || cfg.MaxSessions != 5 || cfg.Listen != "127.0.0.1:9000" || cfg.OutputLimit != 1<<20 {
@@ -68,6 +71,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"zero sessions per worker", map[string]string{"CODEPORT_SESSIONS_PER_WORKER": "0"}, "CODEPORT_SESSIONS_PER_WORKER"},
 		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
 		{"bad worker memory", map[string]string{"CODEPORT_WORKER_MEMORY_LIMIT": "-5"}, "CODEPORT_WORKER_MEMORY_LIMIT"},
+		{"bad warm module", map[string]string{"CODEPORT_WARM_MODULES": "json,os;rm"}, "CODEPORT_WARM_MODULES"},
+		{"negative refill", map[string]string{"CODEPORT_WARM_POOL_REFILL": "-1"}, "CODEPORT_WARM_POOL_REFILL"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

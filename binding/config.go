@@ -58,6 +58,10 @@ type Config struct {
 	FileLimit      int64
 	MaxSessions    int
 	WarmPool       int
+	// WarmModules are imported by pooled interpreters; nil keeps the
+	// runtime's default list.
+	WarmModules    []string
+	WarmPoolRefill int
 	IdleTimeout    time.Duration
 	MaxIdleTimeout time.Duration
 	MaxLifetime    time.Duration
@@ -88,6 +92,7 @@ func Defaults() Config {
 		FileLimit:         l.FileBytes,
 		MaxSessions:       l.MaxSessions,
 		WarmPool:          wasm.NewConfig().WarmPoolSize(),
+		WarmPoolRefill:    1,
 		IdleTimeout:       l.DefaultIdleTimeout,
 		MaxIdleTimeout:    l.MaxIdleTimeout,
 		MaxLifetime:       l.MaxLifetime,
@@ -184,6 +189,32 @@ func settings() []setting {
 		size("file-limit", "largest uploaded file", func(c *Config) *int64 { return &c.FileLimit }),
 		whole("max-sessions", "sessions alive at once", 1, func(c *Config) *int { return &c.MaxSessions }),
 		whole("warm-pool", "interpreters kept started ahead of demand, so a session starts in a millisecond (0: off)", 0, func(c *Config) *int { return &c.WarmPool }),
+		whole("warm-pool-refill", "interpreters the warm pool starts at once when it refills (0: fill once, never refill)", 0, func(c *Config) *int { return &c.WarmPoolRefill }),
+		setting{"warm-modules", "comma-separated modules pooled interpreters import ahead of use (none: import nothing; empty: the default list)",
+			func(c *Config, v string) error {
+				switch v = strings.TrimSpace(v); v {
+				case "":
+					c.WarmModules = nil
+				case "none":
+					c.WarmModules = []string{}
+				default:
+					c.WarmModules = nil
+					for m := range strings.SplitSeq(v, ",") {
+						m = strings.TrimSpace(m)
+						if !validModule(m) {
+							return fmt.Errorf("want comma-separated module names, got %q", m)
+						}
+						c.WarmModules = append(c.WarmModules, m)
+					}
+				}
+				return nil
+			},
+			func(c *Config) string {
+				if c.WarmModules != nil && len(c.WarmModules) == 0 {
+					return "none"
+				}
+				return strings.Join(c.WarmModules, ",")
+			}},
 		dur("idle-timeout", "idle time after which a session is reclaimed, when it gives no hint", func(c *Config) *time.Duration { return &c.IdleTimeout }),
 		dur("max-idle-timeout", "ceiling of idle timeout hints", func(c *Config) *time.Duration { return &c.MaxIdleTimeout }),
 		dur("max-lifetime", "longest a session lives (also the ceiling of lifetime hints)", func(c *Config) *time.Duration { return &c.MaxLifetime }),
@@ -340,6 +371,24 @@ func (c Config) check() error {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	return nil
+}
+
+// validModule reports whether m is a dotted Python module name.
+func validModule(m string) bool {
+	if m == "" {
+		return false
+	}
+	for part := range strings.SplitSeq(m, ".") {
+		if part == "" || part[0] >= '0' && part[0] <= '9' {
+			return false
+		}
+		for _, r := range part {
+			if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // parseDuration reads a Go duration ("30s", "5m") or a number of seconds.

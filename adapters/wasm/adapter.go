@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -46,6 +47,8 @@ type Adapter struct {
 	// warm is closed once the pool first holds its size (WaitWarm).
 	warm     chan struct{}
 	warmOnce sync.Once
+	// lastMiss is when a take last found the pool empty (unix ns).
+	lastMiss atomic.Int64
 
 	stop     context.CancelFunc // ends the background goroutines
 	bg       sync.WaitGroup
@@ -255,17 +258,18 @@ func clampHint(hint, def, ceiling time.Duration) time.Duration {
 	return min(hint, ceiling)
 }
 
-// startInterpreter boots an interpreter over a session's directories. A
-// warm one (for the pool, off the request path) also imports the warm
-// modules; a cold one leaves imports to the program, which is then waiting.
-func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota, warm bool) (*interpreter, error) {
+// startInterpreter boots an interpreter over a session's directories. One
+// for the pool (off the request path) is warmed up: it runs a first cell
+// and imports warm (which may be empty); a cold one (warm nil) leaves all
+// that to the program, which is then waiting.
+func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota, warm []string) (*interpreter, error) {
 	t := time.Now()
 	it, err := a.eng.start(ctx, workDir, tmpDir, quota)
 	if err != nil {
 		return nil, err
 	}
-	if warm && len(a.cfg.warmModules) > 0 {
-		r := it.run(ctx, requestWarm, warmRequest(a.cfg.warmModules), a.cfg.maxTimeout, 4096, a.cfg.Limits().MemoryBytes)
+	if warm != nil {
+		r := it.run(ctx, requestWarm, warmRequest(warm), a.cfg.maxTimeout, 4096, a.cfg.Limits().MemoryBytes)
 		if r.dead || r.outcome != port.OutcomeCompleted {
 			it.kill()
 			return nil, fmt.Errorf("%w: warming the interpreter up: %s", port.ErrRuntimeFailure, r.outcome)
@@ -370,7 +374,7 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 // workspace quota refused. The caller serialises calls on the session.
 func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
 	if s.interp == nil {
-		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, false)
+		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, nil)
 		if err != nil {
 			return cellResult{}, err
 		}

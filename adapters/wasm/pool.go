@@ -35,10 +35,11 @@ func (sb *sandbox) discard() {
 	_ = os.RemoveAll(sb.dir)
 }
 
-// newSandbox makes the directories and boots an interpreter over them; a
-// warm one (for the pool) also imports the warm modules: CPython's start-up
-// and first imports cost hundreds of milliseconds in WebAssembly.
-func (a *Adapter) newSandbox(ctx context.Context, warm bool) (*sandbox, error) {
+// newSandbox makes the directories and boots an interpreter over them; one
+// for the pool is warmed up with the modules warm (see startInterpreter):
+// CPython's start-up and first imports cost hundreds of milliseconds in
+// WebAssembly.
+func (a *Adapter) newSandbox(ctx context.Context, warm []string) (*sandbox, error) {
 	dir := filepath.Join(a.sessionsDir, uuid.NewString())
 	quota := workspace.NewQuota(a.cfg.workspaceBytes)
 	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
@@ -69,9 +70,10 @@ func (a *Adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
 			return sb, nil
 		default:
 			a.metrics.PoolTaken(false)
+			a.lastMiss.Store(time.Now().UnixNano())
 		}
 	}
-	return a.newSandbox(ctx, false)
+	return a.newSandbox(ctx, nil)
 }
 
 func (a *Adapter) askRefill() {
@@ -113,7 +115,7 @@ func (a *Adapter) fillPool(ctx context.Context) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					sb, err := a.newSandbox(ctx, true)
+					sb, err := a.newSandbox(ctx, a.warmModulesNow())
 					if err != nil {
 						if ctx.Err() == nil {
 							a.cfg.logger.Warn("warm pool: could not start an interpreter", "error", err)
@@ -160,6 +162,23 @@ func (a *Adapter) WaitWarm(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// pressureWindow is how long after a pool miss the pool counts as under
+// pressure.
+const pressureWindow = 10 * time.Second
+
+// warmModulesNow is what a refill imports. Under pressure (a take found
+// the pool empty within pressureWindow) it imports nothing: a refill that
+// also imports the warm modules costs about five times the CPU of a bare
+// boot, on the cores the waiting callers' cold starts need, and a pool
+// that refills in a third of the time turns more of those callers into
+// hits. Once demand settles, refills import the modules again.
+func (a *Adapter) warmModulesNow() []string {
+	if t := a.lastMiss.Load(); t != 0 && time.Since(time.Unix(0, t)) < pressureWindow {
+		return []string{}
+	}
+	return a.cfg.warmModules
 }
 
 // warmRequest is the driver's list of modules to import ahead of use.

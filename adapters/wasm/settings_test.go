@@ -74,3 +74,46 @@ func TestWarmPoolFilledOnce(t *testing.T) {
 	}
 	t.Error("no instance start metric")
 }
+
+// After a miss, the pool refills with bare interpreters (no warm imports),
+// so that it recovers in a fraction of the CPU while callers are waiting.
+func TestWarmPoolUnderPressureSkipsTheImports(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(1, []string{"fractions"}) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := a.WaitWarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	imported := func() string {
+		t.Helper()
+		s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import sys; print('fractions' in sys.modules)"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Stdout
+	}
+	if got := imported(); got != "True\n" {
+		t.Fatalf("a warm interpreter lacks its warm module: %q", got)
+	}
+	imported() // the pool is empty now: a miss, and pressure
+	waitRefill := func() {
+		for len(a.pool) < 1 {
+			if ctx.Err() != nil {
+				t.Fatal("the pool did not refill")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// The refill that began before the miss may still import them; the
+	// one after it must not.
+	waitRefill()
+	imported()
+	waitRefill()
+	if got := imported(); got != "False\n" {
+		t.Errorf("a refill under pressure imported the warm modules: %q", got)
+	}
+}
