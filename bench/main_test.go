@@ -2,7 +2,6 @@ package bench
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -15,19 +14,6 @@ var workerBin string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	var dir string
-	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "codeport-bench-worker-"); err == nil {
-			workerBin, err = wasmtest.BuildWorker(dir)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "subprocess peer absent:", err)
-		}
-	}
-	code := m.Run()
-	if dir != "" {
-		_ = os.RemoveAll(dir)
-	}
-	os.Exit(code)
+	f := flag.Lookup("test.bench")
+	os.Exit(wasmtest.MainWithWorker(m, f != nil && f.Value.String() != "", &workerBin))
 }

@@ -23,6 +23,9 @@ import (
 // TestConformance runs the suite every adapter must pass, with room for
 // four sessions (four workers) so that the capacity check runs.
 func TestConformance(t *testing.T) {
+	if workerBin == "" {
+		t.Fatal("no worker binary: see TestMain's output")
+	}
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		return c.WithWorkers(1, 4)
 	})

@@ -1,7 +1,6 @@
 package subprocess_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -13,17 +12,5 @@ import (
 var workerBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "codeport-worker-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if workerBin, err = wasmtest.BuildWorker(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(wasmtest.MainWithWorker(m, true, &workerBin))
 }

@@ -59,14 +59,9 @@ func (s *workerServer) describe(ctx context.Context, _ *wrapperspb.BytesValue) (
 // half-closing, or going away) cancels it; either way the reply is the
 // call's own result, sent after the call has stopped.
 func (s *workerServer) execute(st grpc.ServerStream) error {
-	in := new(wrapperspb.BytesValue)
-	if err := st.RecvMsg(in); err != nil {
-		return err
-	}
 	var req executeRequest
-	if err := decodeJSON(in, &req); err != nil {
-		out, _ := encodeReply(nil, err)
-		return st.SendMsg(out)
+	if ok, err := recvRequest(st, &req); !ok {
+		return err
 	}
 	ctx, cancel := context.WithCancel(st.Context())
 	defer cancel()
@@ -86,14 +81,9 @@ func (s *workerServer) execute(st grpc.ServerStream) error {
 }
 
 func (s *workerServer) getFile(st grpc.ServerStream) error {
-	in := new(wrapperspb.BytesValue)
-	if err := st.RecvMsg(in); err != nil {
-		return err
-	}
 	var req fileRequest
-	if err := decodeJSON(in, &req); err != nil {
-		out, _ := encodeReply(nil, err)
-		return st.SendMsg(out)
+	if ok, err := recvRequest(st, &req); !ok {
+		return err
 	}
 	rc, info, err := s.port.GetFile(st.Context(), req.Session, req.Path)
 	out, merr := encodeReply(info, err)
@@ -130,14 +120,9 @@ func (s *workerServer) getFile(st grpc.ServerStream) error {
 // putFile reads a header, then streams the chunks into the port's PutFile
 // through a pipe: the port enforces the size cap while the bytes arrive.
 func (s *workerServer) putFile(st grpc.ServerStream) error {
-	in := new(wrapperspb.BytesValue)
-	if err := st.RecvMsg(in); err != nil {
-		return err
-	}
 	var req fileRequest
-	if err := decodeJSON(in, &req); err != nil {
-		out, _ := encodeReply(nil, err)
-		return st.SendMsg(out)
+	if ok, err := recvRequest(st, &req); !ok {
+		return err
 	}
 	pr, pw := io.Pipe()
 	s.bg.Add(1)
@@ -167,4 +152,22 @@ func (s *workerServer) putFile(st grpc.ServerStream) error {
 		return merr
 	}
 	return st.SendMsg(out)
+}
+
+// recvRequest reads a stream's first message into req. When it cannot
+// (ok false), the stream is over: err is the transport's error, or nil
+// once a malformed request has been answered with its refusal.
+func recvRequest(st grpc.ServerStream, req any) (ok bool, err error) {
+	in := new(wrapperspb.BytesValue)
+	if err := st.RecvMsg(in); err != nil {
+		return false, err
+	}
+	if err := decodeJSON(in, req); err != nil {
+		out, merr := encodeReply(nil, err)
+		if merr != nil {
+			return false, merr
+		}
+		return false, st.SendMsg(out)
+	}
+	return true, nil
 }

@@ -56,3 +56,25 @@ func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subpr
 	}
 	return a
 }
+
+// MainWithWorker is a TestMain body for tests that need a worker binary:
+// when build is true it builds one into a temporary directory and sets
+// *bin (left empty, with the reason on stderr, if the build fails), runs
+// the tests, and removes it. It returns the exit code for os.Exit.
+func MainWithWorker(m *testing.M, build bool, bin *string) int {
+	var dir string
+	if build {
+		var err error
+		if dir, err = os.MkdirTemp("", "codeport-worker-bin-"); err == nil {
+			*bin, err = BuildWorker(dir)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "no worker binary:", err)
+		}
+	}
+	code := m.Run()
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+	return code
+}
