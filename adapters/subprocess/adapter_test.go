@@ -1,12 +1,15 @@
 package subprocess_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -360,5 +363,44 @@ func TestWorkerInheritsNoEnvironment(t *testing.T) {
 		if name != "CODEPORT_WORKER_SPEC" && name != "CODEPORT_WORKER_COOKIE" && !strings.HasPrefix(name, "PLUGIN_") {
 			t.Errorf("worker environment holds %s", name)
 		}
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestWorkerLogsReachTheParentWithoutUserData: a worker's own log records
+// arrive in the parent's logger; what a program prints or writes does not.
+func TestWorkerLogsReachTheParentWithoutUserData(t *testing.T) {
+	var logs syncBuffer
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 2).WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+	})
+	id := newSession(t, a)
+	run(t, a, id, "import sys\nprint('OUT-7f3a')\nprint('ERR-7f3a', file=sys.stderr)\nopen('f.txt', 'w').write('FILE-7f3a')")
+	if err := a.DestroySession(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	got := logs.String()
+	if !strings.Contains(got, "worker stderr") || !strings.Contains(got, "wasm runtime ready") {
+		t.Errorf("the workers' log records did not reach the parent:\n%s", got)
+	}
+	if strings.Contains(got, "7f3a") {
+		t.Errorf("user output or file contents in the logs:\n%s", got)
 	}
 }

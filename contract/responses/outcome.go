@@ -95,10 +95,9 @@ func isSyntaxError(stderr string) bool {
 // Otherwise res.Outcome decides: completed → Success; program_error →
 // SyntaxError or ProgramError; timed_out → Timeout; cancelled → Cancelled;
 // memory_limit → MemoryLimit; session_lost → SessionLost; empty → derived
-// from the return code; an
-// unknown outcome → RuntimeFailure. A truncated Success becomes
-// OutputLimit; every other kind is more severe and keeps its kind, with
-// Truncated still set.
+// from the return code; an unknown outcome → RuntimeFailure. A truncated
+// Success becomes OutputLimit; every other kind is more severe and keeps
+// its kind, with Truncated still set.
 func OutcomeOf(res port.Result, err error) Outcome {
 	o := Outcome{
 		Stdout:     res.Stdout,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,3 +180,10 @@ func TestItemRoundTrip(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+func TestSessionLostIsAFailedCallWithItsExplanation(t *testing.T) {
+	o := OutcomeOf(port.Result{Outcome: port.OutcomeSessionLost, ReturnCode: 137, Stderr: "codeport: the worker process hosting this session was killed\n"}, nil)
+	if o.Kind != SessionLost || !o.StateLost || o.Ran() || !strings.Contains(o.Explanation(), "session, its Python state and its files are gone") {
+		t.Fatalf("%+v %q", o, o.Explanation())
+	}
+}
