@@ -240,8 +240,7 @@ func (a *Adapter) watch(ctx context.Context) {
 		a.mu.Lock()
 		for _, w := range a.workers {
 			if !w.ending && w.rpc != nil && w.client.Exited() {
-				w.ending = true
-				dead = append(dead, w)
+				dead = append(dead, w) // lose marks it ending
 			}
 		}
 		for id, s := range a.sessions {
@@ -404,20 +403,20 @@ func (a *Adapter) lose(w *worker, forced string) string {
 func (a *Adapter) end(w *worker, cause string, lost bool) string {
 	switch {
 	case lost && cause == "":
-		// A failed call: the process may still be exiting; give it a
-		// moment to be reaped so that its own cause shows, then kill.
+		// A failed call or a dead idle worker: the process may still be
+		// exiting; give it a moment to be reaped so that its own cause
+		// shows, then kill.
 		if !w.waitExit(time.Second) {
 			w.kill()
 		}
-		cause, _ = w.exitCause()
 	case lost:
 		w.kill()
 	default:
 		w.stop()
 	}
 	a.cleanupWorker(w)
-	if lost && cause != causeDeadline {
-		// A memory death may only show in the cgroup, read by cleanup.
+	if lost && cause == "" {
+		// After cleanup: a memory death may show only in the cgroup.
 		cause, _ = w.exitCause()
 	}
 	a.mu.Lock()

@@ -404,3 +404,36 @@ func TestWorkerLogsReachTheParentWithoutUserData(t *testing.T) {
 		t.Errorf("user output or file contents in the logs:\n%s", got)
 	}
 }
+
+// TestIdleWorkerDeathIsNoticed: a worker killed while it waits for a
+// session is replaced without anyone calling it.
+func TestIdleWorkerDeathIsNoticed(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 2).WithMetrics(reg)
+	})
+	pids := subprocess.WorkerPIDs(a)
+	if len(pids) != 1 {
+		t.Fatalf("workers %v", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		now := subprocess.WorkerPIDs(a)
+		if len(now) == 1 && now[0] != pids[0] && a.Ready() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead idle worker %d was not replaced: %v", pids[0], now)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
+		t.Errorf("restarts{cause=killed} = %v, want 1", n)
+	}
+	if got := run(t, a, newSession(t, a), "print('fine')"); got.Stdout != "fine\n" {
+		t.Errorf("after the replacement: %+v", got)
+	}
+}

@@ -143,8 +143,6 @@ func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 		SkipHostEnv:      true,
 		StartTimeout:     a.cfg.startTimeout,
 		Stderr:           &stderrLog{log: log, w: w},
-		SyncStdout:       nil,
-		SyncStderr:       nil,
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "go-plugin", Level: hclog.Off,
 			Output: &stderrLog{log: log.With("source", "go-plugin")},
