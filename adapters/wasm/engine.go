@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
@@ -43,6 +45,9 @@ var ErrRuntimeAsset = errors.New("wasm runtime asset")
 type engine struct {
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
+	// bootArgs start the driver: from its code object, marshalled once per
+	// driver and runtime and cached on disk, or else from its source.
+	bootArgs []string
 }
 
 // verifyAsset reads the runtime asset and checks it against the pinned
@@ -90,7 +95,98 @@ func newEngine(ctx context.Context, wasmBytes []byte, cacheDir string, memoryByt
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	return &engine{runtime: rt, compiled: compiled}, nil
+	e := &engine{runtime: rt, compiled: compiled}
+	e.bootArgs = []string{"python", "-u", "-I", "-c", driverBootstrap, driverSource}
+	if code, err := e.driverCode(ctx, cacheDir); err != nil {
+		logger.Warn("driver not precompiled; every interpreter compiles it at boot", "error", err)
+	} else {
+		e.bootArgs = []string{"python", "-u", "-I", "-c", driverCodeBootstrap, code}
+	}
+	return e, nil
+}
+
+// driverCodeBootstrap runs the driver from its marshalled code object,
+// given as hex (WASI arguments are C strings: no NUL bytes) in the next
+// argument. Compiling driver.py costs about 55 ms in WebAssembly, a sixth
+// of an interpreter's boot; loading its code object costs about 1 ms.
+const driverCodeBootstrap = "import sys; exec(__import__('marshal').loads(bytes.fromhex(sys.argv.pop(1))))"
+
+// driverCode is the driver compiled to a marshalled code object, as hex:
+// read from cacheDir, or made by one interpreter run and stored there.
+// marshal's format is the interpreter's own, so the key is the runtime's
+// hash with the driver's.
+func (e *engine) driverCode(ctx context.Context, cacheDir string) (string, error) {
+	key := sha256.Sum256([]byte(RuntimeAssetSHA256 + "\x00" + driverSource))
+	path := filepath.Join(cacheDir, "codeport-driver-"+hex.EncodeToString(key[:8])+".hex")
+	if b, err := os.ReadFile(path); err == nil {
+		if code, ok := checkedCode(b); ok {
+			return code, nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var out, errOut limitedBuffer
+	out.limit, errOut.limit = 1<<20, 4096
+	mod, err := e.runtime.InstantiateModule(ctx, e.compiled, wazero.NewModuleConfig().WithName("").
+		WithArgs("python", "-I", "-c", "import sys, marshal; sys.stdout.write(marshal.dumps(compile(sys.argv[1], '<codeport>', 'exec')).hex())", driverSource).
+		WithStdout(&out).WithStderr(&errOut))
+	if mod != nil {
+		_ = mod.Close(ctx)
+	}
+	var exit *sys.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
+		return "", fmt.Errorf("compile the driver: %v: %s", err, lastLine(errOut.String()))
+	}
+	if !validHex(out.Bytes()) || out.full {
+		return "", fmt.Errorf("compile the driver: unexpected output (%d bytes)", out.Len())
+	}
+	// Atomically, so that concurrent processes never read half a file.
+	tmp, err := os.CreateTemp(cacheDir, "codeport-driver-*.tmp")
+	if err == nil {
+		sum := sha256.Sum256(out.Bytes())
+		_, werr := tmp.WriteString(hex.EncodeToString(sum[:]) + " " + out.String())
+		cerr := tmp.Close()
+		if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}
+	return out.String(), nil
+}
+
+// checkedCode reads a cache file, "<sha256 of code> <code>", and returns
+// the code if the file is whole.
+func checkedCode(b []byte) (string, bool) {
+	sumHex, code, ok := strings.Cut(string(b), " ")
+	if !ok || !validHex([]byte(code)) {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(code))
+	return code, hex.EncodeToString(sum[:]) == sumHex
+}
+
+func validHex(b []byte) bool {
+	if len(b) == 0 || len(b)%2 != 0 {
+		return false
+	}
+	_, err := hex.Decode(make([]byte, len(b)/2), b)
+	return err == nil
+}
+
+// limitedBuffer keeps at most limit bytes and notes whether more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
+	full  bool
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := l.limit - l.Len(); n > room {
+		l.full = true
+		p = p[:max(room, 0)]
+	}
+	l.Buffer.Write(p)
+	return n, nil
 }
 
 func (e *engine) close(ctx context.Context) error { return e.runtime.Close(ctx) }
@@ -128,7 +224,7 @@ func (e *engine) start(ctx context.Context, workDir, tmpDir string, quota *works
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(). // _start is called below, on the instance's own goroutine
-		WithArgs("python", "-u", "-I", "-c", driverBootstrap, driverSource).
+		WithArgs(e.bootArgs...).
 		WithEnv("HOME", workspace.GuestRoot).
 		WithEnv("TMPDIR", "/tmp").
 		WithEnv("LANG", "C.UTF-8").

@@ -3,7 +3,10 @@ package wasm
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,5 +118,54 @@ func TestWarmPoolUnderPressureSkipsTheImports(t *testing.T) {
 	waitRefill()
 	if got := imported(); got != "False\n" {
 		t.Errorf("a refill under pressure imported the warm modules: %q", got)
+	}
+}
+
+// The driver's code object is made once and cached beside the compiled
+// module; a damaged cache file is replaced, never run.
+func TestDriverCodeIsCachedAndCheckedBeforeUse(t *testing.T) {
+	dir := t.TempDir()
+	cached := func() string {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(dir, "codeport-driver-*.hex"))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("driver code files: %v %v", m, err)
+		}
+		return m[0]
+	}
+	hello := func() {
+		t.Helper()
+		a := newTestAdapter(t, func(c Config) Config { return c.WithCompilationCacheDir(dir).WithWarmPool(0, nil) })
+		if len(a.eng.bootArgs) != 6 || a.eng.bootArgs[4] != driverCodeBootstrap {
+			t.Fatalf("the driver was not started from its code object: %q", a.eng.bootArgs[:5])
+		}
+		s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.Execute(context.Background(), s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1/0"})
+		if err != nil || res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, "ZeroDivisionError") || strings.Contains(res.Stderr, "<codeport>") {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+	hello()
+	for _, damage := range []func([]byte) []byte{
+		func([]byte) []byte { return []byte("not hex at all") },
+		func(b []byte) []byte { return b[:len(b)-2] }, // cut short: still hex
+	} {
+		path := cached()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, damage(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		hello()
+		if b, err := os.ReadFile(cached()); err != nil {
+			t.Fatal(err)
+		} else if _, ok := checkedCode(b); !ok {
+			t.Fatalf("the damaged cache file was not replaced: %.40q", b)
+		}
 	}
 }
