@@ -131,21 +131,37 @@ func newSession(b *testing.B, p port.CodeExecutionPort) string {
 func benchFirstResult(b *testing.B, pool int) {
 	forEachPeer(b, peerConfig{pool: pool}, func(b *testing.B, t *target) {
 		ctx := context.Background()
-		n := reps(20)
-		for b.Loop() {
-			samples := make([]time.Duration, 0, n)
-			for range n {
-				waitPool(b, t)
-				id, d, err := firstResult(ctx, t.port)
-				if err != nil {
-					b.Fatal(err)
-				}
-				samples = append(samples, d)
-				_ = t.port.DestroySession(ctx, id)
+		sampled(b, "first", reps(20), func() time.Duration {
+			waitPool(b, t)
+			id, d, err := firstResult(ctx, t.port)
+			if err != nil {
+				b.Fatal(err)
 			}
-			measure.Report(b, "first", samples)
-		}
+			_ = t.port.DestroySession(ctx, id)
+			return d
+		})
 	})
+}
+
+// sampled runs each benchmark iteration as n samples of one, whose
+// durations it reports as name's p50 and p95.
+func sampled(b *testing.B, name string, n int, one func() time.Duration) {
+	for b.Loop() {
+		samples := make([]time.Duration, 0, n)
+		for range n {
+			samples = append(samples, one())
+		}
+		measure.Report(b, name, samples)
+	}
+}
+
+// timedRun is one sample of a call that must print want.
+func timedRun(b *testing.B, p port.CodeExecutionPort, id, code, want string) time.Duration {
+	t0 := time.Now()
+	if err := run(context.Background(), p, id, code, want); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
 }
 
 // BenchmarkW1Warm: a fresh session's first result, create to result, with
@@ -163,18 +179,7 @@ func BenchmarkW2LiveCall(b *testing.B) {
 		if err := run(ctx, t.port, id, liveCode, liveOut); err != nil { // the first call's one-off costs
 			b.Fatal(err)
 		}
-		n := reps(300)
-		for b.Loop() {
-			samples := make([]time.Duration, 0, n)
-			for range n {
-				t0 := time.Now()
-				if err := run(ctx, t.port, id, liveCode, liveOut); err != nil {
-					b.Fatal(err)
-				}
-				samples = append(samples, time.Since(t0))
-			}
-			measure.Report(b, "call", samples)
-		}
+		sampled(b, "call", reps(300), func() time.Duration { return timedRun(b, t.port, id, liveCode, liveOut) })
 	})
 }
 
@@ -185,26 +190,21 @@ func BenchmarkW2LiveCall(b *testing.B) {
 func BenchmarkW3CreateCallDestroy(b *testing.B) {
 	forEachPeer(b, peerConfig{pool: defaultPool}, func(b *testing.B, t *target) {
 		ctx := context.Background()
-		n := reps(15)
-		for b.Loop() {
-			samples := make([]time.Duration, 0, n)
-			for range n {
-				waitPool(b, t)
-				t0 := time.Now()
-				s, err := t.port.CreateSession(ctx, port.CreateSessionRequest{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := run(ctx, t.port, s.ID, liveCode, liveOut); err != nil {
-					b.Fatal(err)
-				}
-				if err := t.port.DestroySession(ctx, s.ID); err != nil {
-					b.Fatal(err)
-				}
-				samples = append(samples, time.Since(t0))
+		sampled(b, "ccd", reps(15), func() time.Duration {
+			waitPool(b, t)
+			t0 := time.Now()
+			s, err := t.port.CreateSession(ctx, port.CreateSessionRequest{})
+			if err != nil {
+				b.Fatal(err)
 			}
-			measure.Report(b, "ccd", samples)
-		}
+			if err := run(ctx, t.port, s.ID, liveCode, liveOut); err != nil {
+				b.Fatal(err)
+			}
+			if err := t.port.DestroySession(ctx, s.ID); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(t0)
+		})
 	})
 }
 
@@ -214,50 +214,31 @@ func BenchmarkW3CreateCallDestroy(b *testing.B) {
 func BenchmarkW4TenCells(b *testing.B) {
 	forEachPeer(b, peerConfig{pool: defaultPool}, func(b *testing.B, t *target) {
 		ctx := context.Background()
-		n := reps(15)
-		for b.Loop() {
-			samples := make([]time.Duration, 0, n)
-			for range n {
-				waitPool(b, t)
-				s, err := t.port.CreateSession(ctx, port.CreateSessionRequest{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				t0 := time.Now()
-				for i, code := range tenCells {
-					want := ""
-					if i == len(tenCells)-1 {
-						want = tenCellsOut
-					}
-					if err := run(ctx, t.port, s.ID, code, want); err != nil {
-						b.Fatal(err)
-					}
-				}
-				samples = append(samples, time.Since(t0))
-				_ = t.port.DestroySession(ctx, s.ID)
+		sampled(b, "cells", reps(15), func() time.Duration {
+			waitPool(b, t)
+			s, err := t.port.CreateSession(ctx, port.CreateSessionRequest{})
+			if err != nil {
+				b.Fatal(err)
 			}
-			measure.Report(b, "cells", samples)
-		}
+			defer func() { _ = t.port.DestroySession(ctx, s.ID) }()
+			var d time.Duration
+			for i, code := range tenCells {
+				want := ""
+				if i == len(tenCells)-1 {
+					want = tenCellsOut
+				}
+				d += timedRun(b, t.port, s.ID, code, want)
+			}
+			return d
+		})
 	})
 }
 
 // BenchmarkW5CPULoop: a pure-Python loop summing 10**6 squares.
 func BenchmarkW5CPULoop(b *testing.B) {
 	forEachPeer(b, peerConfig{}, func(b *testing.B, t *target) {
-		ctx := context.Background()
 		id := newSession(b, t.port)
-		n := reps(5)
-		for b.Loop() {
-			samples := make([]time.Duration, 0, n)
-			for range n {
-				t0 := time.Now()
-				if err := run(ctx, t.port, id, cpuCode, cpuOut); err != nil {
-					b.Fatal(err)
-				}
-				samples = append(samples, time.Since(t0))
-			}
-			measure.Report(b, "loop", samples)
-		}
+		sampled(b, "loop", reps(5), func() time.Duration { return timedRun(b, t.port, id, cpuCode, cpuOut) })
 	})
 }
 

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -1118,26 +1118,8 @@ func TestDisconnectCancels(t *testing.T) {
 	<-done
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLogging(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	fp := newFakePort()
 	fp.addSession("s1", map[string]string{"secret.txt": "FILE_CONTENT_SECRET"})

@@ -1,7 +1,6 @@
 package subprocess_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -366,28 +365,10 @@ func TestWorkerInheritsNoEnvironment(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWorkerLogsReachTheParentWithoutUserData: a worker's own log records
 // arrive in the parent's logger; what a program prints or writes does not.
 func TestWorkerLogsReachTheParentWithoutUserData(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		return c.WithWorkers(1, 2).WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	})
