@@ -176,7 +176,7 @@ func settings() []setting {
 		str("isolation", "in-process (the runtime in this process) or process (each session in a worker process of its own)", func(c *Config) *string { return &c.Isolation }),
 		whole("min-workers", "with isolation process: idle worker processes kept started and warm", 0, func(c *Config) *int { return &c.MinWorkers }),
 		whole("sessions-per-worker", "with isolation process: sessions a worker process hosts (1: a process per session)", 1, func(c *Config) *int { return &c.SessionsPerWorker }),
-		sizeOrZero("worker-memory-limit", "with isolation process: OS memory limit (RLIMIT_DATA) of a worker (0: twice the memory limit per session plus 512MiB)", func(c *Config) *int64 { return &c.WorkerMemoryLimit }),
+		sizeOrZero("worker-memory-limit", "with isolation process: OS memory limit of a worker (RLIMIT_DATA, with RLIMIT_AS 2.5GiB above it) (0: twice the memory limit per session plus 512MiB)", func(c *Config) *int64 { return &c.WorkerMemoryLimit }),
 		str("runtime-dir", "directory holding the pinned CPython runtime (default: codeport/runtime in the user cache directory)", func(c *Config) *string { return &c.RuntimeDir }),
 		str("compile-cache-dir", "wazero compilation cache (default: wazero/ in the runtime directory)", func(c *Config) *string { return &c.CompileCacheDir }),
 		str("sessions-dir", "host directory for session workspaces (default: a private temporary directory)", func(c *Config) *string { return &c.SessionsDir }),

@@ -74,7 +74,7 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.cgroupMemory {
 		a.cgroups = detectCgroups()
 		if !a.cgroups.ok() {
-			cfg.logger.Info("worker cgroups off; each worker is limited by RLIMIT_DATA only", "reason", a.cgroups.reason, "data_limit", cfg.WorkerMemoryLimit())
+			cfg.logger.Info("worker cgroups off; each worker is limited by its rlimits only", "reason", a.cgroups.reason, "data_limit", cfg.WorkerMemoryLimit())
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -529,7 +529,11 @@ func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 			forced = causeDeadline
 		}
 		cause := a.lose(s.w, forced)
-		res = lostResult(req, cause, time.Since(start))
+		rc := port.ReturnCodeTimedOut
+		if cause != causeDeadline {
+			_, rc = s.w.exitCause()
+		}
+		res = lostResult(req, cause, rc, time.Since(start))
 		a.metrics.executions.WithLabelValues(string(res.Tool), string(res.Outcome)).Inc()
 		return res, nil
 	case errors.Is(err, port.ErrSessionNotFound):
@@ -542,8 +546,7 @@ func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 }
 
 // lostResult is the result of a call whose worker died.
-func lostResult(req port.ExecuteRequest, cause string, d time.Duration) port.Result {
-	rc := port.ReturnCodeMemoryLimit
+func lostResult(req port.ExecuteRequest, cause string, rc int, d time.Duration) port.Result {
 	why := map[string]string{
 		causeDeadline: "did not stop at the call's deadline and was killed",
 		causeOOM:      "ran out of memory and was killed by the operating system",
@@ -552,9 +555,6 @@ func lostResult(req port.ExecuteRequest, cause string, d time.Duration) port.Res
 	}[cause]
 	if why == "" {
 		why = "ended"
-	}
-	if cause == causeDeadline {
-		rc = port.ReturnCodeTimedOut
 	}
 	tool := req.Tool
 	if tool == "" {

@@ -126,17 +126,24 @@ func TestKillNineMidCall(t *testing.T) {
 }
 
 func TestMemoryBombStoppedByTheOSLimit(t *testing.T) {
-	// The wasm limit (2 GiB) is above the worker's OS limit (700 MiB), so
-	// the OS, not the interpreter, stops the bomb.
+	var logs logtest.Buffer
+	// The wasm limit (3 GiB) is above the worker's OS limits (700 MiB of
+	// data, 3.2 GiB of address space), so the OS, not the interpreter,
+	// stops the bomb.
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
-		wc := wasm.NewConfig().WithMemoryLimit(2 << 30)
+		wc := wasm.NewConfig().WithMemoryLimit(3 << 30)
 		if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
 			wc = wc.WithRuntimeDir(dir)
 		}
-		return c.WithWasm(wc).WithWorkers(1, 4).WithWorkerMemoryLimit(700 << 20)
+		return c.WithWasm(wc).WithWorkers(1, 4).WithWorkerMemoryLimit(700 << 20).WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	})
+	defer func() {
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs.String())
+		}
+	}()
 	victim, other := twoSessions(t, a)
-	res := run(t, a, victim, "b = bytearray(1500 * 1024 * 1024)\nprint(len(b))")
+	res := run(t, a, victim, "a = bytearray(1200 * 1024 * 1024)\nb = bytearray(1200 * 1024 * 1024)\nprint(len(a) + len(b))")
 	lostAndGone(t, a, res, victim, other, "ran out of memory", port.ReturnCodeMemoryLimit)
 }
 

@@ -101,14 +101,17 @@ func (c Config) WithKillGrace(d time.Duration) Config { c.killGrace = d; return 
 // second; the first start on a host can take tens of seconds).
 func (c Config) WithStartTimeout(d time.Duration) Config { c.startTimeout = d; return c }
 
-// WithWorkerMemoryLimit sets the RLIMIT_DATA each worker puts on itself
-// before it starts the runtime: the kernel refuses its heap (and any
-// private writable mapping) beyond it, and the worker dies of it instead
-// of growing without bound. It is the data limit rather than the address
-// space because the Go runtime reserves far more address space than it
-// uses. Zero derives it from the wasm memory limit: room for every
-// session's linear memory twice (growing it copies) plus the runtime's own
-// heap. A negative value sets no limit.
+// WithWorkerMemoryLimit sets the memory limit each worker puts on itself
+// before it starts the runtime, as two rlimits: RLIMIT_DATA of bytes (its
+// heap and private writable mappings) and RLIMIT_AS of bytes plus
+// AddressSpaceSlack. The data limit is the one meant; it cannot stand
+// alone because the kernel does not always charge the Go heap's mappings
+// to it when they replace address space the runtime reserved earlier (a
+// 1.5 GiB allocation under a 700 MiB data limit succeeded in one run of
+// five), and the address-space limit catches those. Zero derives the limit
+// from the wasm memory limit: room for every session's linear memory twice
+// (growing it copies) plus the runtime's own heap. A negative value sets
+// no limit.
 func (c Config) WithWorkerMemoryLimit(bytes int64) Config { c.dataLimit = bytes; return c }
 
 // WithCgroupMemory turns the per-worker cgroup v2 memory.max on or off (on
@@ -144,7 +147,14 @@ func (c Config) WithLogger(l *slog.Logger) Config {
 // session that ran a call; the rest is headroom.
 const workerMemoryOverhead = 512 << 20
 
-// WorkerMemoryLimit is the RLIMIT_DATA a worker will run under, 0 for none.
+// AddressSpaceSlack is what a worker's RLIMIT_AS allows beyond its data
+// limit: address space the Go runtime and the compiled module reserve
+// without writing to it, measured at about 1.75 GiB (VmSize less VmData)
+// for a worker with a session.
+const AddressSpaceSlack = 2560 << 20
+
+// WorkerMemoryLimit is the RLIMIT_DATA a worker will run under (its
+// RLIMIT_AS is this plus AddressSpaceSlack), 0 for none.
 func (c Config) WorkerMemoryLimit() int64 {
 	switch {
 	case c.dataLimit < 0:

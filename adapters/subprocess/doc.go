@@ -33,7 +33,8 @@
 //
 // Beyond what the wasm adapter enforces inside a worker (memory, output,
 // time), each worker runs:
-//   - under an RLIMIT_DATA it sets on itself before starting the runtime,
+//   - under an RLIMIT_DATA (and an RLIMIT_AS with room for what the Go
+//     runtime reserves) it sets on itself before starting the runtime,
 //     and in a cgroup v2 group with memory.max where the host delegates a
 //     writable memory controller (detected when the adapter starts; the
 //     reason it is off is logged);

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -24,7 +23,7 @@ var ErrNotAWorker = errors.New("not started as a codeport worker: this command i
 
 // ServeWorker is the worker side: the main of a worker process (the
 // codeport binary's hidden `worker` command). It puts the memory limit
-// (RLIMIT_DATA) its parent chose on itself, starts the wasm adapter its parent
+// (RLIMIT_DATA and RLIMIT_AS) its parent chose on itself, starts the wasm adapter its parent
 // configured, and serves it over the plugin connection until the parent
 // closes it. Its log records go to stderr, which the parent logs.
 func ServeWorker() error {
@@ -45,12 +44,16 @@ func ServeWorker() error {
 		return fmt.Errorf("worker spec: %w", err)
 	}
 	if spec.DataLimit > 0 {
-		lim := &syscall.Rlimit{Cur: uint64(spec.DataLimit), Max: uint64(spec.DataLimit)}
-		if err := syscall.Setrlimit(syscall.RLIMIT_DATA, lim); err != nil {
-			return fmt.Errorf("set RLIMIT_DATA: %w", err)
+		for _, l := range []struct {
+			name     string
+			resource int
+			bytes    int64
+		}{{"RLIMIT_DATA", syscall.RLIMIT_DATA, spec.DataLimit}, {"RLIMIT_AS", syscall.RLIMIT_AS, spec.DataLimit + AddressSpaceSlack}} {
+			lim := &syscall.Rlimit{Cur: uint64(l.bytes), Max: uint64(l.bytes)}
+			if err := syscall.Setrlimit(l.resource, lim); err != nil {
+				return fmt.Errorf("set %s: %w", l.name, err)
+			}
 		}
-		// Collect garbage before the limit rather than die of it.
-		debug.SetMemoryLimit(spec.DataLimit / 2)
 	}
 	cfg := wasm.NewConfig()
 	if err := json.Unmarshal(spec.Wasm, &cfg); err != nil {

@@ -179,7 +179,7 @@ func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	if a.cgroups.ok() && a.cfg.cgroupMemory {
 		var cerr error
 		if w.cgroup, cerr = a.cgroups.place(w.pid, a.cfg.wasm.Limits().MemoryBytes*int64(a.cfg.perWorker)+workerMemoryOverhead); cerr != nil {
-			log.Warn("worker cgroup not set; the data limit (RLIMIT_DATA) still applies", "error", cerr)
+			log.Warn("worker cgroup not set; its rlimits still apply", "error", cerr)
 		}
 	}
 	log.Info("worker started", "pid", w.pid, "warm", warm)
@@ -213,10 +213,13 @@ func (w *worker) waitExit(d time.Duration) bool {
 // exitCause classifies how a worker that has exited ended, and the return
 // code a lost call reports for it.
 func (w *worker) exitCause() (cause string, rc int) {
-	ps := w.cmd.ProcessState // set before Exited() turns true
 	if w.oomNoted.Load() {
-		return causeOOM, 137
+		return causeOOM, port.ReturnCodeMemoryLimit
 	}
+	if !w.client.Exited() {
+		return causeCrashed, 1 // not reaped (yet): nothing more is known
+	}
+	ps := w.cmd.ProcessState // set before Exited() turns true
 	if ps == nil {
 		return causeCrashed, 1
 	}
@@ -253,6 +256,15 @@ func (w *worker) cgroupOOM() bool {
 		}
 	}
 	return false
+}
+
+// outOfMemory reports whether a worker's stderr line is its runtime dying
+// of its memory limits: the Go runtime's "fatal error: runtime: out of
+// memory", or cgo's failure to map a new thread's stack under RLIMIT_AS,
+// "runtime/cgo: pthread_create failed: Resource temporarily unavailable".
+func outOfMemory(line string) bool {
+	return strings.HasPrefix(line, "fatal error:") && strings.Contains(line, "out of memory") ||
+		strings.HasPrefix(line, "runtime/cgo: pthread_create failed")
 }
 
 // stderrLog passes a worker's stderr lines (its own log records and any
@@ -293,9 +305,7 @@ func (s *stderrLog) emit(line []byte, cut bool) {
 	if text == "" {
 		return
 	}
-	// The Go runtime's own report of a failed allocation under the
-	// data limit: "fatal error: runtime: out of memory".
-	if s.w != nil && strings.HasPrefix(text, "fatal error:") && strings.Contains(text, "out of memory") {
+	if s.w != nil && outOfMemory(text) {
 		s.w.oomNoted.Store(true)
 	}
 	if len(text) > maxLogLine {
