@@ -107,8 +107,8 @@ func (c Config) WithStartTimeout(d time.Duration) Config { c.startTimeout = d; r
 // AddressSpaceSlack. The data limit is the one meant; it cannot stand
 // alone because the kernel does not always charge the Go heap's mappings
 // to it when they replace address space the runtime reserved earlier (a
-// 1.5 GiB allocation under a 700 MiB data limit succeeded in one run of
-// five), and the address-space limit catches those. Zero derives the limit
+// 1.5 GiB allocation under a 700 MiB data limit succeeded in 2 runs of
+// about 12), and the address-space limit catches those. Zero derives the limit
 // from the wasm memory limit: room for every session's linear memory twice
 // (growing it copies) plus the runtime's own heap. A negative value sets
 // no limit.
