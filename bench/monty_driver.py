@@ -229,30 +229,41 @@ def curve():
     with pm.Monty(min_processes=DEFAULT_POOL, max_processes=max(CURVE_CLIENTS)) as pool:
         for clients in CURVE_CLIENTS:
             time.sleep(0.5)
-            lat, lock, errors = [], threading.Lock(), []
+            lat, lock = [], threading.Lock()
             start = time.perf_counter()
             stop = start + span
 
             def client():
-                try:
-                    while time.perf_counter() < stop:
-                        d = first_result(pool)
-                        with lock:
-                            lat.append(d)
-                except Exception as e:  # reported below
-                    errors.append(e)
+                while time.perf_counter() < stop:
+                    d = first_result(pool)
+                    with lock:
+                        lat.append(d)
 
-            threads = [threading.Thread(target=client) for _ in range(clients)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise errors[0]
+            in_threads(clients, client)
             elapsed = time.perf_counter() - start
             out.update(report(f'c{clients}', lat))
             out[f'c{clients}-sessions/s'] = len(lat) / elapsed
     return out
+
+
+def in_threads(n, fn):
+    """Runs fn in n threads at once, waits for all, and raises the first
+    exception any of them raised."""
+    errors = []
+
+    def guarded():
+        try:
+            fn()
+        except Exception as e:  # raised below, in the caller's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def burst():
@@ -264,24 +275,15 @@ def burst():
         with pm.Monty(min_processes=pool_size, max_processes=size) as pool:
             time.sleep(0.5)
             barrier = threading.Barrier(size)
-            got, lock, errors = [], threading.Lock(), []
+            got, lock = [], threading.Lock()
 
             def one():
-                try:
-                    barrier.wait()
-                    d = first_result(pool)
-                    with lock:
-                        got.append(d)
-                except Exception as e:  # reported below
-                    errors.append(e)
+                barrier.wait()
+                d = first_result(pool)
+                with lock:
+                    got.append(d)
 
-            threads = [threading.Thread(target=one) for _ in range(size)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise errors[0]
+            in_threads(size, one)
             lat.extend(got)
     out = report('burst', lat)
     out['burst-max-ms'] = max(lat) * 1e3
