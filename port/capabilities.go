@@ -57,3 +57,17 @@ type Limits struct {
 	MaxIdleTimeout     time.Duration
 	MaxLifetime        time.Duration
 }
+
+// Timeout is the timeout a call asking for requested runs under: the
+// default when it asks for none, and never more than the maximum (a
+// larger request is clamped, not refused). A zero MaxTimeout means no
+// ceiling.
+func (l Limits) Timeout(requested time.Duration) time.Duration {
+	if requested <= 0 {
+		requested = l.DefaultTimeout
+	}
+	if l.MaxTimeout > 0 {
+		return min(requested, l.MaxTimeout)
+	}
+	return requested
+}

@@ -34,3 +34,18 @@ func TestToolKinds(t *testing.T) {
 		t.Fatal("unknown kinds are known")
 	}
 }
+
+func TestLimitsTimeoutDefaultsAndClamps(t *testing.T) {
+	l := port.Limits{DefaultTimeout: 30 * time.Second, MaxTimeout: time.Minute}
+	for _, c := range []struct{ asked, want time.Duration }{
+		{0, 30 * time.Second}, {-time.Second, 30 * time.Second}, {5 * time.Second, 5 * time.Second},
+		{time.Minute, time.Minute}, {time.Hour, time.Minute},
+	} {
+		if got := l.Timeout(c.asked); got != c.want {
+			t.Errorf("Timeout(%v) = %v, want %v", c.asked, got, c.want)
+		}
+	}
+	if got := (port.Limits{DefaultTimeout: time.Second}).Timeout(time.Hour); got != time.Hour {
+		t.Errorf("no ceiling: Timeout(1h) = %v", got)
+	}
+}

@@ -456,18 +456,6 @@ func (a *Adapter) lookup(id string) (*session, error) {
 	return s, nil
 }
 
-// deadline is the call's timeout as the worker will apply it.
-func (a *Adapter) deadline(req port.ExecuteRequest) time.Duration {
-	lim := a.cfg.wasm.Limits()
-	switch {
-	case req.Timeout <= 0:
-		return lim.DefaultTimeout
-	case req.Timeout > lim.MaxTimeout:
-		return lim.MaxTimeout
-	}
-	return req.Timeout
-}
-
 // Execute runs the call in the session's worker. The worker applies the
 // timeout; if it has not answered a grace period after the deadline (or
 // after the caller gave up), it is killed and the call's outcome is
@@ -499,7 +487,7 @@ func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	wg.Add(1)
 	go func() { // the watchdog: owned by this call, ended before it returns
 		defer wg.Done()
-		hard := time.NewTimer(a.deadline(req) + a.cfg.killGrace)
+		hard := time.NewTimer(a.cfg.wasm.Limits().Timeout(req.Timeout) + a.cfg.killGrace)
 		defer hard.Stop()
 		select {
 		case <-done:

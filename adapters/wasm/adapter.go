@@ -397,10 +397,7 @@ func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload 
 // clampTimeout applies the default to a call that asks for no timeout and
 // clamps one above the ceiling: clamped, not refused.
 func (a *Adapter) clampTimeout(d time.Duration) time.Duration {
-	if d <= 0 {
-		d = a.cfg.defaultTimeout
-	}
-	return min(d, a.cfg.maxTimeout)
+	return port.Limits{DefaultTimeout: a.cfg.defaultTimeout, MaxTimeout: a.cfg.maxTimeout}.Timeout(d)
 }
 
 // validate checks a request before any session is touched, and fills the
