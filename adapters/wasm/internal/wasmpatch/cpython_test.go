@@ -1,0 +1,137 @@
+package wasmpatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// inputEnv names a real module to patch, e.g. the CPython runtime that
+// `make runtime` fetches; this test is skipped without it.
+const inputEnv = "CODEPORT_WASMPATCH_INPUT"
+
+// TestPatchRealModule patches the module named by $CODEPORT_WASMPATCH_INPUT
+// and instantiates it with wazero's compiler: its memory after
+// InitDataFunc must equal the original's after instantiation. When it is
+// a WASI command such as CPython, it is also run (print(6*7)) and
+// interrupted in an endless Python loop.
+func TestPatchRealModule(t *testing.T) {
+	path := os.Getenv(inputEnv)
+	if path == "" {
+		t.Skip(inputEnv + " is not set; set it to a .wasm file (e.g. the CPython runtime from `make runtime`) to patch and run it")
+	}
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("wazero has no compiler for " + runtime.GOARCH)
+	}
+	in, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	patched, stats, err := Patch(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("patched in %v: %v", time.Since(start), stats)
+
+	ctx := context.Background()
+	rt := newRuntime(t, wazero.NewRuntimeConfigCompiler().WithDebugInfoEnabled(false))
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	compile := func(bin []byte) wazero.CompiledModule {
+		start := time.Now()
+		c, err := rt.CompileModule(ctx, bin)
+		if err != nil {
+			t.Fatalf("compile: %v", err)
+		}
+		t.Logf("compiled %d bytes in %v", len(bin), time.Since(start))
+		return c
+	}
+	original, compiled := compile(in), compile(patched)
+
+	// Instantiation alone, no start function: the original's data
+	// segments are in memory, the patched one's only after InitDataFunc.
+	newInstance := func(c wazero.CompiledModule, stdout *bytes.Buffer, args ...string) api.Module {
+		t.Helper()
+		cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(args...)
+		if stdout != nil {
+			cfg = cfg.WithStdout(stdout)
+		}
+		mod, err := rt.InstantiateModule(ctx, c, cfg)
+		if err != nil {
+			t.Fatalf("instantiate: %v", err)
+		}
+		t.Cleanup(func() { _ = mod.Close(ctx) })
+		return mod
+	}
+	memoryOf := func(mod api.Module) []byte {
+		if mod.Memory() == nil {
+			return nil
+		}
+		return read(t, mod.Memory(), 0, mod.Memory().Size())
+	}
+	want := memoryOf(newInstance(original, nil))
+	mod := newInstance(compiled, nil)
+	call(t, mod, InitDataFunc)
+	if !bytes.Equal(memoryOf(mod), want) {
+		t.Fatalf("memory after %s differs from the original's after instantiation", InitDataFunc)
+	}
+	if mod.ExportedGlobal(InterruptGlobal) == nil {
+		t.Fatalf("%s is not exported", InterruptGlobal)
+	}
+	if compiled.ExportedFunctions()["_start"] == nil {
+		t.Log("not a WASI command: not run")
+		return
+	}
+
+	// The interpreter runs, from the memory InitDataFunc laid out.
+	var stdout bytes.Buffer
+	mod = newInstance(compiled, &stdout, "python", "-I", "-c", "print(6*7)")
+	call(t, mod, InitDataFunc)
+	if _, err := mod.ExportedFunction("_start").Call(ctx); !exitedZero(err) {
+		t.Fatalf("_start: %v", err)
+	}
+	if got := stdout.String(); got != "42\n" {
+		t.Fatalf("print(6*7) wrote %q", got)
+	}
+
+	// And it stops in a loop that never calls out of the interpreter.
+	mod = newInstance(compiled, nil, "python", "-I", "-c", "while True: pass")
+	call(t, mod, InitDataFunc)
+	done := make(chan error, 1)
+	go func() {
+		_, err := mod.ExportedFunction("_start").Call(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the endless loop returned before the interrupt: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	collectWhileSpinning()
+	mod.ExportedGlobal(InterruptGlobal).(api.MutableGlobal).Set(1)
+	set := time.Now()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "unreachable") {
+			t.Fatalf("interrupted run returned %v, want an unreachable trap", err)
+		}
+		t.Logf("interrupted %v after the global was set", time.Since(set))
+	case <-time.After(30 * time.Second):
+		t.Fatal("still running 30 s after the interrupt")
+	}
+}
+
+func exitedZero(err error) bool {
+	var exit *sys.ExitError
+	return err == nil || (errors.As(err, &exit) && exit.ExitCode() == 0)
+}

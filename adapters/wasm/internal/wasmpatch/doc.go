@@ -1,0 +1,74 @@
+// Package wasmpatch rewrites a WebAssembly module so that a wazero host
+// running it in process (CPython built for wasm32-wasi, in this project)
+// can stop it anywhere and start new instances from a memory image.
+//
+// Patch makes three changes, none of which moves an existing index:
+//
+//   - Interrupt checks. A new mutable i32 global, exported as
+//     InterruptGlobal, is tested at a safepoint reached from the top of
+//     every loop (see Safepoints); when the host sets it to 1 the instance
+//     traps with "unreachable" within SafepointInterval iterations, even in
+//     a C loop that never returns to the interpreter, and is then
+//     discarded. wazero's WithCloseOnContextDone gives the same
+//     guarantee with an out-of-line call at every back-edge, which made
+//     CPU-bound code several times slower (wazero issue #2466; see
+//     BenchmarkLoop); a countdown and a predicted branch cost little.
+//   - Exported globals. Every mutable defined global not exported already
+//     is exported as GlobalExportPrefix followed by its index, e.g.
+//     "codeport_global.0" for clang's __stack_pointer, so that the host can
+//     read them from an initialised template instance and write them into
+//     fresh instances restored from its memory image.
+//   - Passive data. Active data segments become passive, so instantiation
+//     no longer writes them into memory (where they would clobber a
+//     restored image); InitDataFunc writes and drops them instead, in the
+//     original order. A template instance calls it once, before
+//     _initialize or _start.
+//
+// DWARF custom sections (".debug_*") are dropped, since their code offsets
+// no longer hold; every other section is copied byte for byte. Patch
+// accepts the MVP with mutable globals, sign extension, non-trapping
+// float-to-int, bulk memory, reference types and multi-value: what clang
+// and wasm-ld produce for wasm32-wasi. It refuses SIMD, threads, exception
+// handling, tail calls and GC instructions, data segment offsets that are
+// not a single i32.const, and a module it patched already.
+//
+// Typical use, with wazero's compiler (its interpreter reads globals in Go,
+// so setting InterruptGlobal during a call is a data race there):
+//
+//	patched, stats, err := wasmpatch.Patch(raw)
+//	if err != nil {
+//		return err
+//	}
+//	log.Printf("wasmpatch: %v", stats)
+//	compiled, err := rt.CompileModule(ctx, patched)
+//	...
+//	mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithStartFunctions())
+//	...
+//	if _, err := mod.ExportedFunction(wasmpatch.InitDataFunc).Call(ctx); err != nil {
+//		return err
+//	}
+//	go func() {
+//		<-ctx.Done() // from any goroutine, while the module runs
+//		mod.ExportedGlobal(wasmpatch.InterruptGlobal).(api.MutableGlobal).Set(1)
+//	}()
+//	_, err = mod.ExportedFunction("_start").Call(context.Background()) // traps once interrupted
+//
+// # Safepoints
+//
+// The check is a countdown: every SafepointInterval loop iterations, across
+// all loops, the code calls an added safepoint function, which resets the
+// countdown, grows memory by 0 pages and traps if InterruptGlobal is set.
+// wazero runs memory.grow in Go, and that exit is what the Go runtime
+// needs: compiled code cannot be preempted, so a loop that never left it
+// would hold off every stop-the-world (a garbage collection) of the
+// process, and with it every goroutine, the one meant to set the interrupt
+// included. WithCloseOnContextDone exits to Go at every iteration, which is
+// why it is slow; one exit per SafepointInterval iterations costs little.
+// A module without a memory gets one of no pages for the safepoint.
+//
+// The check is at loop headers only: code blocked in a host function (a
+// WASI read, say) is not stopped by it until it returns to a loop, and
+// recursion without loops is bounded by the stack, not by the check.
+//
+// The command in cmd/wasmpatch applies Patch to a file.
+package wasmpatch
