@@ -1,0 +1,43 @@
+package cpython
+
+import (
+	"embed"
+	"io/fs"
+)
+
+// Version is the CPython release the artifacts are built from.
+const Version = "3.13.5"
+
+// Names the entry file (entry.c) and wasmpatch give the module's exports.
+const (
+	ExportInitData  = "codeport_init_data" // copy the (passive) data segments into memory
+	ExportInitLibc  = "_initialize"        // wasi-libc's constructors
+	ExportInit      = "codeport_init"      // start CPython
+	ExportBuffer    = "codeport_buffer"    // the request buffer, at least n+1 bytes
+	ExportBoot      = "codeport_boot"      // run the driver's source from the buffer
+	ExportRun       = "codeport_run"       // run one request: (status << 32) | return code
+	ExportInterrupt = "codeport_interrupt" // global: non-zero traps at the next loop header
+	// GlobalPrefix starts the names under which every mutable global is
+	// exported, so that a snapshot can carry them.
+	GlobalPrefix = "codeport_global."
+)
+
+// StdlibDir is where the guest finds StdlibZip (entry.c's module search
+// path); the host mounts Stdlib there, read-only.
+const (
+	StdlibDir = "/usr/local/lib"
+	StdlibZip = "python313.zip"
+)
+
+//go:embed python.wasm
+var module []byte
+
+//go:embed python313.zip
+var stdlib embed.FS
+
+// Module returns the WebAssembly module. The slice is shared: do not
+// modify it.
+func Module() []byte { return module }
+
+// Stdlib returns a file system holding StdlibZip at its root.
+func Stdlib() fs.FS { return stdlib }
