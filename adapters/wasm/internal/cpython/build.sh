@@ -481,6 +481,9 @@ ac_cv_func_clock_nanosleep=no
 ac_cv_lib_rt_clock_nanosleep=no
 EOF
   # Static libraries only in $PREFIX, so -L/-l picks those.
+  # --with-pymalloc: configure turns pymalloc off for WASI, but the
+  # interpreter here is single-threaded and pymalloc's arenas come from
+  # malloc; a loop allocating ints ran 6-10% faster with it (best of 7).
   run_logged env CONFIG_SITE="$CROSS/config.site" \
     CC="$XCC" AR="$XAR" RANLIB="$XRANLIB" \
     OPT="-DNDEBUG -Wall" CFLAGS="$XCFLAGS" \
@@ -490,7 +493,7 @@ EOF
     LIBLZMA_CFLAGS="-I$PREFIX/include" LIBLZMA_LIBS="-L$PREFIX/lib -llzma" \
     LIBSQLITE3_CFLAGS="-I$PREFIX/include" LIBSQLITE3_LIBS="-L$PREFIX/lib -lsqlite3" \
     "$SRC/cpython/configure" --host=wasm32-unknown-wasi --build="$("$SRC/cpython/config.guess")" \
-    --with-build-python="$NATIVE_PY" --disable-ipv6 --without-ensurepip --disable-test-modules
+    --with-build-python="$NATIVE_PY" --disable-ipv6 --without-ensurepip --disable-test-modules --with-pymalloc
   # `all` builds libpython, the builtin modules' libraries, the
   # sysconfigdata, and CPython's own (command) python.wasm, whose link the
   # reactor's copies; it ends by listing the modules it could not build.
