@@ -1,23 +1,15 @@
 # codeport. The README's two commands: `make run` and `make test`.
 
 GO          ?= go
-# Where the pinned CPython runtime lives; the same default as the binary's.
-RUNTIME_DIR ?= $(or $(CODEPORT_RUNTIME_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/codeport/runtime)
 LISTEN      ?= 127.0.0.1:8080
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-export CODEPORT_RUNTIME_DIR := $(RUNTIME_DIR)
-
-.PHONY: all build run runtime test check sdkcheck bench clean
+.PHONY: all build run test check sdkcheck bench clean runtime-rebuild
 
 all: build
 
-## runtime: fetch the pinned runtime into $(RUNTIME_DIR) if it is missing, and verify it
-runtime:
-	@scripts/fetch-runtime.sh "$(RUNTIME_DIR)"
-
-## build: fetch the runtime if missing, build bin/codeport
-build: runtime
+## build: bin/codeport, with the CPython runtime embedded (nothing is fetched)
+build:
 	$(GO) build -o bin/codeport ./cmd/codeport
 
 ## run: build, then serve contract v1 on $(LISTEN)
@@ -32,21 +24,26 @@ check:
 	$(GO) run $(STATICCHECK) ./...
 
 ## test: checks, then every test under the race detector against the real runtime
-test: runtime check
+test: check
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 ## sdkcheck: only the cross-check against the official openai and anthropic
 ## Python SDKs (part of test too); the first run builds a cached venv with pip
-sdkcheck: runtime
+sdkcheck:
 	$(GO) test -count=1 -v -run TestOfficialSDKsParseTheShapes ./contract/sdkcheck
 
 ## bench: the package benchmarks, then one side-by-side run of the same workloads
 ## on codeport (in process, over HTTP), pydantic-monty (a cached venv) and, when
 ## CODEPORT_BENCH_REFERENCE_URL names one, the reference backend: prints the
 ## table and refreshes bench/results.md
-bench: runtime
+bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./adapters/wasm ./contract
 	$(GO) run ./bench/cmd/sidebyside -out bench/results.md
 
 clean:
 	rm -rf bin
+
+## runtime-rebuild: rebuild the embedded CPython (python.wasm, python313.zip)
+## from pinned sources and fail if a byte differs from their SHA256SUMS
+runtime-rebuild:
+	adapters/wasm/internal/cpython/build.sh --check

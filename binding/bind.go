@@ -75,9 +75,6 @@ func wasmConfig(cfg Config, opts Options) wasm.Config {
 		WithFileLimit(cfg.FileLimit).
 		WithSessionLifetimes(cfg.IdleTimeout, cfg.MaxIdleTimeout, cfg.MaxLifetime).
 		WithLogger(opts.Logger)
-	if cfg.RuntimeDir != "" {
-		wc = wc.WithRuntimeDir(cfg.RuntimeDir)
-	}
 	if cfg.CompileCacheDir != "" {
 		wc = wc.WithCompilationCacheDir(cfg.CompileCacheDir)
 	}

@@ -105,7 +105,6 @@ func TestPurposeHintTellsTheTruth(t *testing.T) {
 
 func TestOpenBindsTheInProcessRuntime(t *testing.T) {
 	cfg := Defaults()
-	cfg.RuntimeDir = os.Getenv("CODEPORT_RUNTIME_DIR")
 	cfg.SessionsDir = t.TempDir()
 	cfg.MemoryLimit = 128 << 20
 	b, err := Open(cfg, Options{})
@@ -132,17 +131,8 @@ func TestOpenBindsTheInProcessRuntime(t *testing.T) {
 	}
 }
 
-func TestOpenReportsAMissingRuntime(t *testing.T) {
-	cfg := Defaults()
-	cfg.RuntimeDir = t.TempDir()
-	if _, err := Open(cfg, Options{}); err == nil || !strings.Contains(err.Error(), "make runtime") {
-		t.Fatalf("got %v", err)
-	}
-}
-
 func TestASandboxURLBindsTheHTTPAdapter(t *testing.T) {
 	inner := Defaults()
-	inner.RuntimeDir = os.Getenv("CODEPORT_RUNTIME_DIR")
 	inner.SessionsDir = t.TempDir()
 	backend, err := Open(inner, Options{})
 	if err != nil {
@@ -194,7 +184,7 @@ func TestIsolationProcessBindsTheSubprocessAdapter(t *testing.T) {
 	if err := os.WriteFile(file, []byte("isolation: process\nmin_workers: 1\nmax_sessions: 3\nworker_memory_limit: 900MiB\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(nil, env(map[string]string{"CODEPORT_CONFIG": file, "CODEPORT_RUNTIME_DIR": os.Getenv("CODEPORT_RUNTIME_DIR")}))
+	cfg, err := Load(nil, env(map[string]string{"CODEPORT_CONFIG": file}))
 	if err != nil {
 		t.Fatal(err)
 	}

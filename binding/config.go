@@ -43,8 +43,8 @@ type Config struct {
 	SessionsPerWorker int
 	WorkerMemoryLimit int64
 
-	// The runtime.
-	RuntimeDir      string
+	// The runtime (embedded in the binary): where its compiled code is
+	// cached, and where sessions' files live.
 	CompileCacheDir string
 	SessionsDir     string
 
@@ -58,8 +58,8 @@ type Config struct {
 	FileLimit      int64
 	MaxSessions    int
 	WarmPool       int
-	// WarmModules are imported by pooled interpreters; nil keeps the
-	// runtime's default list.
+	// WarmModules are imported by the interpreter image every session
+	// starts from; nil keeps the runtime's default list.
 	WarmModules    []string
 	WarmPoolRefill int
 	IdleTimeout    time.Duration
@@ -177,8 +177,7 @@ func settings() []setting {
 		whole("min-workers", "with isolation process: idle worker processes kept started and warm", 0, func(c *Config) *int { return &c.MinWorkers }),
 		whole("sessions-per-worker", "with isolation process: sessions a worker process hosts (1: a process per session)", 1, func(c *Config) *int { return &c.SessionsPerWorker }),
 		sizeOrZero("worker-memory-limit", "with isolation process: OS memory limit of a worker (RLIMIT_DATA, with RLIMIT_AS 2.5GiB above it) (0: twice the memory limit per session plus 512MiB)", func(c *Config) *int64 { return &c.WorkerMemoryLimit }),
-		str("runtime-dir", "directory holding the pinned CPython runtime (default: codeport/runtime in the user cache directory)", func(c *Config) *string { return &c.RuntimeDir }),
-		str("compile-cache-dir", "wazero compilation cache (default: wazero/ in the runtime directory)", func(c *Config) *string { return &c.CompileCacheDir }),
+		str("compile-cache-dir", "wazero compilation cache (default: codeport/wazero in the user cache directory)", func(c *Config) *string { return &c.CompileCacheDir }),
 		str("sessions-dir", "host directory for session workspaces (default: a private temporary directory)", func(c *Config) *string { return &c.SessionsDir }),
 		dur("timeout", "execution timeout of a call that asks for none", func(c *Config) *time.Duration { return &c.Timeout }),
 		dur("max-timeout", "ceiling a requested timeout is clamped to", func(c *Config) *time.Duration { return &c.MaxTimeout }),
@@ -188,9 +187,9 @@ func settings() []setting {
 		size("workspace-limit", "files per session, temporary files included", func(c *Config) *int64 { return &c.WorkspaceLimit }),
 		size("file-limit", "largest uploaded file", func(c *Config) *int64 { return &c.FileLimit }),
 		whole("max-sessions", "sessions alive at once", 1, func(c *Config) *int { return &c.MaxSessions }),
-		whole("warm-pool", "interpreters kept started ahead of demand, so a session starts in a millisecond (0: off)", 0, func(c *Config) *int { return &c.WarmPool }),
-		whole("warm-pool-refill", "interpreters the warm pool starts at once when it refills (0: fill once, never refill)", 0, func(c *Config) *int { return &c.WarmPoolRefill }),
-		setting{"warm-modules", "comma-separated modules pooled interpreters import ahead of use (none: import nothing; empty: the default list)",
+		whole("warm-pool", "interpreters restored ahead of demand, so a session need not wait for one (0: off)", 0, func(c *Config) *int { return &c.WarmPool }),
+		whole("warm-pool-refill", "interpreters the warm pool restores at once when it refills (0: fill once, never refill)", 0, func(c *Config) *int { return &c.WarmPoolRefill }),
+		setting{"warm-modules", "comma-separated modules the interpreter image imports, so every session has them (none: import nothing; empty: the default list)",
 			func(c *Config, v string) error {
 				switch v = strings.TrimSpace(v); v {
 				case "":

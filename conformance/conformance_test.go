@@ -11,7 +11,7 @@ import (
 	"github.com/codeport/codeport/internal/wasmtest"
 )
 
-// newWasm starts the in-process adapter over the pinned runtime, with room
+// newWasm starts the in-process adapter over the embedded runtime, with room
 // for four sessions so that the capacity check runs.
 func newWasm(t *testing.T) *wasm.Adapter {
 	t.Helper()

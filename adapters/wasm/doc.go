@@ -1,28 +1,36 @@
-// Package wasm is the in-process CodeExecutionPort: CPython 3.12 compiled
+// Package wasm is the in-process CodeExecutionPort: CPython 3.13 compiled
 // to WASI, run by wazero inside the gateway's own process. No container, no
-// service, no child process.
+// service, no child process, and nothing to install: the runtime (built by
+// internal/cpython/build.sh, committed) is embedded in the binary.
 //
 // The interpreter is compiled once per process (and cached on disk across
-// restarts); every session gets a fresh instance with its own workspace
-// directory, mounted as /workspace and used as the working directory, and a
-// private /tmp. Nothing else of the host is visible: no other files, no
-// environment, no network, no host callbacks.
+// restarts). At start the adapter boots CPython once, in a template
+// instance, imports the common modules, and takes an image of its memory
+// and globals; every session is a fresh instance restored from that image,
+// mapped copy-on-write, so a session starts in milliseconds and shares the
+// pages it does not write. Each session has its own workspace directory,
+// mounted as /workspace and used as the working directory, and a private
+// /tmp. Nothing else of the host is visible: no other files, no environment,
+// no network, no host callbacks.
 //
-// Inside each instance a small driver (driver.py) runs cells in a
-// persistent __main__ namespace, so globals and imports survive between
-// calls. Cells arrive and completions leave over a private control file,
-// never over stdout or stderr, which are captured per call at the WASI
-// level: nothing a program prints can desynchronise a session.
+// The module is a reactor: the host calls its exports, and the return of a
+// call is its completion, so nothing a program writes (to a descriptor, a
+// stream or its memory) can end a call early or choose its outcome.
+// Inside, a small driver (driver.py) runs cells in a persistent __main__
+// namespace, so globals and imports survive between calls; stdout and
+// stderr are captured per call at the WASI level.
 //
 // Limits hold while they happen: output beyond the per-stream limit is
 // dropped as it is written, workspace writes beyond the quota fail, memory
 // is capped per instance, and a call past its deadline (or cancelled) is
-// stopped where it runs and awaited before Execute returns, with the lost
-// state reported in the result.
+// stopped where it runs, in Python or in C: the build put a check of an
+// interrupt global at every loop header, which the host sets. The call is
+// awaited before Execute returns, with the lost state reported in the
+// result.
 //
 //	a, err := wasm.New(wasm.NewConfig().WithMemoryLimit(512 << 20))
 //	if err != nil {
-//		return err // e.g. wasm.ErrRuntimeAsset: run `make runtime`
+//		return err
 //	}
 //	defer a.Close()
 //	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})

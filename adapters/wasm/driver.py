@@ -1,33 +1,27 @@
-# codeport's in-guest driver. It runs inside the WASI instance of one session
-# and never returns while the session lives. The host starts it as
-#   python -u -I -c BOOTSTRAP DRIVER
-# where BOOTSTRAP compiles this file under the name "<codeport>", so the
-# driver's own frames can be told from the user's and left out of tracebacks.
+# codeport's in-guest driver. The host runs this source once, in a template
+# interpreter at process start (through the runtime's codeport_boot export),
+# and every session starts from a snapshot of that interpreter. Its frames
+# carry the file name "<codeport>", which tracebacks leave out.
 #
-# Protocol, over the control file /.codeport/ctl (not stdout or stderr, so
-# nothing a program prints can be mistaken for it):
-#   host -> guest: 4-byte big-endian length, then that many bytes: a kind
-#                  byte and its payload. "C": UTF-8 source of one cell, run in
-#                  the session's __main__. "P": a JSON object {"argv": [...],
-#                  "stdin": "...", "cwd": "...", "env": [...]}, a
-#                  `python ...` command line from the bash tool, run in the
-#                  same interpreter in the shell's directory and environment.
-#                  "W": a JSON list of modules to import before the session
-#                  is handed out (the warm pool); no user code is involved. End of file means "shut
-#                  down".
-#   guest -> host: one byte "R" once ready, then after each request 5 bytes:
-#                  a status byte and a big-endian signed 32-bit return code.
-# The driver's own names live in this module's globals, which are not the
-# namespace user code runs in: cells run in a fresh __main__ module.
+# The host calls handle(kind, payload) through the codeport_run export, one
+# request at a time; the export returns when handle does, and that return is
+# the request's completion. Kinds:
+#   "C" (67): UTF-8 source of one cell, run in the session's __main__.
+#   "P" (80): a JSON object {"argv": [...], "stdin": "...", "cwd": "...",
+#             "env": [...]}: a `python ...` command line from the bash tool,
+#             run in the same interpreter and namespace.
+#   "W" (87): a JSON list of modules to import before the snapshot is taken.
+#   "S" (83): a session starts from the snapshot: its own random state.
+# handle returns (status, return code); statuses as in the runtime's entry
+# file. The driver's names live in this namespace, not in the one user code
+# runs in: cells run in a fresh __main__ module.
 #
-# traceback and linecache are imported only when first needed: importing
-# them (tokenize compiles large regular expressions) costs about 330 ms in
-# WebAssembly, more than the rest of the interpreter's start-up.
+# traceback and linecache are imported only when first needed: they pull in
+# tokenize, whose regular expressions are costly to compile.
 
 import builtins
 import os
 import select
-import struct
 import sys
 import time
 import types
@@ -58,9 +52,8 @@ def _install_sleep():
     time.sleep = sleep
 
 
-def _codeport_main():
+def _make_handler():
     _install_sleep()
-    ctl = os.open("/.codeport/ctl", os.O_RDWR)
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
@@ -69,17 +62,8 @@ def _codeport_main():
     sys.path.insert(0, "/workspace")
     os.chdir("/workspace")
     streams = (sys.stdout, sys.stderr)
-    reserve = bytearray(256 * 1024)  # freed to report a MemoryError
-
-    def read_exact(n):
-        chunks = []
-        while n > 0:
-            b = os.read(ctl, n)
-            if not b:
-                return None
-            chunks.append(b)
-            n -= len(b)
-        return b"".join(chunks)
+    reserve = [bytearray(256 * 1024)]  # freed to report a MemoryError
+    cells = [0]
 
     def flush():
         for s in (sys.stdout, sys.stderr) + streams:
@@ -165,21 +149,24 @@ def _codeport_main():
             report(e)
             return _EXC, 1
 
-    def run_cell(src, n):
-        name = "<cell %d>" % n
+    def run_cell(src):
+        cells[0] += 1
+        name = "<cell %d>" % cells[0]
         remember(name, src)
         return outcome(lambda: exec(compile(src, name, "exec", dont_inherit=True), ns))
 
     def run_python(payload):
         # A `python ...` command line from the bash tool, in this same
-        # interpreter: argv and stdin are swapped in for its duration.
+        # interpreter and namespace: argv and stdin are swapped in for its
+        # duration, and whatever it does to sys.stdout or sys.stderr is
+        # undone after.
         import io
         import json
         import runpy
 
         req = json.loads(payload)
         argv, data = req["argv"][1:], req.get("stdin", "")
-        saved = sys.argv, sys.stdin, os.getcwd(), dict(os.environ)
+        saved = sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ)
         # The shell's directory and exported variables, for this command.
         try:
             os.chdir(req.get("cwd") or "/workspace")
@@ -224,18 +211,27 @@ def _codeport_main():
         try:
             return outcome(invoke)
         finally:
-            sys.argv, sys.stdin = saved[0], saved[1]
+            sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
+            for s in streams:
+                if s.closed:
+                    # A command that closed the real stream (json.tool
+                    # does) must not break the session's later output.
+                    reopen = open(s.fileno(), "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+                    if s is streams[0]:
+                        sys.stdout = sys.__stdout__ = reopen
+                    else:
+                        sys.stderr = sys.__stderr__ = reopen
             try:
-                os.chdir(saved[2])
+                os.chdir(saved[4])
             except OSError:
                 os.chdir("/workspace")
             os.environ.clear()
-            os.environ.update(saved[3])
+            os.environ.update(saved[5])
 
     def warm(payload):
-        # Before any user's code: import the modules a pool is asked to
-        # have ready (into sys.modules, not into the user's namespace) and
-        # pay the first cell's one-time costs.
+        # In the template, before any user's code: import the modules every
+        # session should find ready (into sys.modules, not into the user's
+        # namespace) and pay the first cell's one-time costs.
         import json
 
         for name in json.loads(payload):
@@ -246,35 +242,44 @@ def _codeport_main():
         exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
         return _OK, 0
 
-    os.write(ctl, b"R")
-    n = 0
-    while True:
-        hdr = read_exact(4)
-        if hdr is None:
-            return
-        req = read_exact(struct.unpack(">I", hdr)[0])
-        if req is None:
-            return
-        kind, text = req[:1], req[1:].decode("utf-8", "replace")
-        if kind == b"P":
+    def session_start():
+        # Every session starts from the same snapshot: state drawn from
+        # randomness at import time would be the same in all of them.
+        r = sys.modules.get("random")
+        if r is not None:
+            r.seed()
+        t = sys.modules.get("tempfile")
+        if t is not None:
+            t._name_sequence = None
+        return _OK, 0
+
+    def handle(kind, payload):
+        nonlocal streams
+        text = payload.decode("utf-8", "replace")
+        if kind == 80:  # "P"
             r = run_python(text)
-        elif kind == b"W":
+        elif kind == 87:  # "W"
             r = warm(text)
+        elif kind == 83:  # "S"
+            r = session_start()
         else:
-            n += 1
-            r = run_cell(text, n)
+            r = run_cell(text)
         if len(r) == 3:
             # Out of memory: give back the reserve so the report can be
             # formatted, then take it again for the next time.
-            del reserve
+            reserve.clear()
             report(r[2])
             r = r[:2]
             try:
-                reserve = bytearray(256 * 1024)
+                reserve.append(bytearray(256 * 1024))
             except MemoryError:
-                reserve = None
+                pass
+        streams = (sys.__stdout__, sys.__stderr__)
         flush()
-        os.write(ctl, struct.pack(">Bi", r[0], r[1]))
+        return r
+
+    return handle
 
 
-_codeport_main()
+handle = _make_handler()
+del _make_handler, _install_sleep

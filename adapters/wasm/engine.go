@@ -1,28 +1,28 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -30,201 +30,163 @@ import (
 //go:embed driver.py
 var driverSource string
 
-// driverBootstrap runs driver.py (passed as the next argument) under the
-// file name "<codeport>", which its tracebacks filter on, and takes it out
-// of sys.argv.
-const driverBootstrap = "import sys; exec(compile(sys.argv.pop(1), '<codeport>', 'exec'))"
-
-// ErrRuntimeAsset is returned by New when the runtime asset is missing or is
-// not the pinned build.
-var ErrRuntimeAsset = errors.New("wasm runtime asset")
-
-// engine is the compiled interpreter, shared by every session of an
-// adapter: compiled once per process (or loaded from wazero's on-disk cache)
-// and instantiated afresh for each interpreter.
+// engine is the compiled interpreter and the image every session starts
+// from, shared by every session of an adapter. The module is compiled once
+// per process (or loaded from wazero's on-disk cache); the image is made
+// once per process by booting a template interpreter, so that nothing
+// drawn from randomness at start-up (CPython's str hash secret) is fixed
+// in a committed artifact, and a session costs an instantiation and a
+// memory restore instead of CPython's start-up.
 type engine struct {
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
-	// bootArgs start the driver: from its code object, marshalled once per
-	// driver and runtime and cached on disk, or else from its source.
-	bootArgs []string
+	image    *image
 }
 
-// verifyAsset reads the runtime asset and checks it against the pinned
-// hash, so a corrupt or substituted file is a start-up error rather than a
-// sandbox running unknown code.
-func verifyAsset(dir string) ([]byte, error) {
-	path := filepath.Join(dir, RuntimeAssetName)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s not found (run `make runtime`, or point CODEPORT_RUNTIME_DIR / --runtime-dir at a directory holding it)", ErrRuntimeAsset, path)
+func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
+	var cache wazero.CompilationCache
+	if cacheDir != "" {
+		var err error
+		if cache, err = wazero.NewCompilationCacheWithDir(cacheDir); err != nil {
+			// A read-only cache directory costs start-up time, not service.
+			logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
+			cache = nil
 		}
-		return nil, fmt.Errorf("%w: %v", ErrRuntimeAsset, err)
 	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != RuntimeAssetSHA256 {
-		return nil, fmt.Errorf("%w: %s has sha256 %s, want %s (delete it and run `make runtime`)", ErrRuntimeAsset, path, got, RuntimeAssetSHA256)
-	}
-	return b, nil
-}
-
-func newEngine(ctx context.Context, wasmBytes []byte, cacheDir string, memoryBytes int64, logger *slog.Logger) (*engine, error) {
-	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
-	if err != nil {
-		// A read-only runtime directory costs start-up time, not service.
-		logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
+	if cache == nil {
 		cache = wazero.NewCompilationCache()
 	}
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
-		// A trap with debug info spends ~1.7 s building a DWARF stack
-		// trace for this 26 MB module; we never show it to anyone.
+		// A trap with debug info spends seconds building a DWARF stack
+		// trace for this module; we never show it to anyone.
 		WithDebugInfoEnabled(false).
-		// Makes running code stop when its instance context is cancelled:
-		// how timeouts and cancellations interrupt a program.
-		WithCloseOnContextDone(true).
+		// No WithCloseOnContextDone: it costs about 3x on Python-heavy
+		// code (a call out of compiled code at every loop back-edge).
+		// The module checks an interrupt global at every loop header
+		// instead (see wasmpatch), which the host sets to stop a call.
 		WithMemoryLimitPages(uint32(memoryBytes / wasmPage))
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
-	compiled, err := rt.CompileModule(ctx, wasmBytes)
+	// Compiling the module is the slowest part of a cold start: spread
+	// its functions over every core the process may use.
+	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), cpython.Module())
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile runtime: %w", err)
 	}
 	e := &engine{runtime: rt, compiled: compiled}
-	e.bootArgs = []string{"python", "-u", "-I", "-c", driverBootstrap, driverSource}
-	if code, err := e.driverCode(ctx, cacheDir); err != nil {
-		logger.Warn("driver not precompiled; every interpreter compiles it at boot", "error", err)
-	} else {
-		e.bootArgs = []string{"python", "-u", "-I", "-c", driverCodeBootstrap, code}
+	t := time.Now()
+	if e.image, err = e.bootTemplate(ctx, warm); err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
 	}
+	if e.image.shared, err = newSharedImage(e.image); err != nil {
+		logger.Warn("interpreter image not shared; each session copies it", "error", err)
+	}
+	logger.Info("wasm interpreter image ready", "boot_seconds", time.Since(t).Seconds(),
+		"memory_bytes", len(e.image.memory), "nonzero_bytes", e.image.residentBytes(), "shared", e.image.shared != nil)
 	return e, nil
 }
 
-// driverCodeBootstrap runs the driver from its marshalled code object,
-// given as hex (WASI arguments are C strings: no NUL bytes) in the next
-// argument. Compiling driver.py costs about 55 ms in WebAssembly, a sixth
-// of an interpreter's boot; loading its code object costs about 1 ms.
-const driverCodeBootstrap = "import sys; exec(__import__('marshal').loads(bytes.fromhex(sys.argv.pop(1))))"
+func (e *engine) close(ctx context.Context) error {
+	err := e.runtime.Close(ctx)
+	e.image.shared.close()
+	return err
+}
 
-// driverCode is the driver compiled to a marshalled code object, as hex:
-// read from cacheDir, or made by one interpreter run and stored there.
-// marshal's format is the interpreter's own, so the key is the runtime's
-// hash with the driver's.
-func (e *engine) driverCode(ctx context.Context, cacheDir string) (string, error) {
-	key := sha256.Sum256([]byte(RuntimeAssetSHA256 + "\x00" + driverSource))
-	path := filepath.Join(cacheDir, "codeport-driver-"+hex.EncodeToString(key[:8])+".hex")
-	if b, err := os.ReadFile(path); err == nil {
-		if code, ok := checkedCode(b); ok {
-			return code, nil
+// Statuses of codeport_run, in the high 32 bits of its result; see
+// entry.c and driver.py.
+const (
+	statusOK = iota
+	statusException
+	statusExit
+	statusNoMemory
+	// 4: the driver itself failed; anything unknown is taken as that.
+)
+
+// Request kinds; see driver.py.
+const (
+	requestCell    = 'C' // source run in the session's __main__
+	requestPython  = 'P' // a `python ...` command line from the bash tool
+	requestWarm    = 'W' // modules to import before the image is taken
+	requestSession = 'S' // a session starts from the image
+)
+
+// bootTemplate starts CPython and the driver in an instance of its own,
+// imports warm, and takes the image of its memory and globals.
+func (e *engine) bootTemplate(ctx context.Context, warm []string) (*image, error) {
+	dir, err := os.MkdirTemp("", "codeport-template-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
+	}
+	defer os.RemoveAll(dir)
+	work, tmp := filepath.Join(dir, "workspace"), filepath.Join(dir, "tmp")
+	for _, d := range []string{work, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	var out, errOut limitedBuffer
-	out.limit, errOut.limit = 1<<20, 4096
-	mod, err := e.runtime.InstantiateModule(ctx, e.compiled, wazero.NewModuleConfig().WithName("").
-		WithArgs("python", "-I", "-c", "import sys, marshal; sys.stdout.write(marshal.dumps(compile(sys.argv[1], '<codeport>', 'exec')).hex())", driverSource).
-		WithStdout(&out).WithStderr(&errOut))
-	if mod != nil {
-		_ = mod.Close(ctx)
+	quota := workspace.NewQuota(1 << 20)
+	it, err := e.instantiate(ctx, work, tmp, quota)
+	if err != nil {
+		return nil, err
 	}
-	var exit *sys.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
-		return "", fmt.Errorf("compile the driver: %v: %s", err, lastLine(errOut.String()))
+	defer it.kill()
+	// Start-up output is CPython's and the driver's own, never a user's:
+	// safe to show in an error.
+	it.stderr.begin(4096)
+	fail := func(what string, err error) error {
+		msg, _ := it.stderr.end()
+		if err == nil {
+			err = errors.New("failed")
+		}
+		return fmt.Errorf("%w: %s: %v: %s", port.ErrRuntimeFailure, what, err, strings.TrimSpace(msg))
 	}
-	if !validHex(out.Bytes()) || out.full {
-		return "", fmt.Errorf("compile the driver: unexpected output (%d bytes)", out.Len())
-	}
-	// Atomically, so that concurrent processes never read half a file.
-	tmp, err := os.CreateTemp(cacheDir, "codeport-driver-*.tmp")
-	if err == nil {
-		sum := sha256.Sum256(out.Bytes())
-		_, werr := tmp.WriteString(hex.EncodeToString(sum[:]) + " " + out.String())
-		cerr := tmp.Close()
-		if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-			_ = os.Remove(tmp.Name())
+	for _, name := range []string{cpython.ExportInitData, cpython.ExportInitLibc} {
+		if _, err := it.mod.ExportedFunction(name).Call(ctx); err != nil {
+			return nil, fail(name, err)
 		}
 	}
-	return out.String(), nil
-}
-
-// checkedCode reads a cache file, "<sha256 of code> <code>", and returns
-// the code if the file is whole.
-func checkedCode(b []byte) (string, bool) {
-	sumHex, code, ok := strings.Cut(string(b), " ")
-	if !ok || !validHex([]byte(code)) {
-		return "", false
+	if r, err := it.mod.ExportedFunction(cpython.ExportInit).Call(ctx); err != nil || int32(r[0]) != 0 {
+		return nil, fail("start CPython", err)
 	}
-	sum := sha256.Sum256([]byte(code))
-	return code, hex.EncodeToString(sum[:]) == sumHex
-}
-
-func validHex(b []byte) bool {
-	if len(b) == 0 || len(b)%2 != 0 {
-		return false
+	if _, err := it.write(ctx, []byte(driverSource)); err != nil {
+		return nil, fail("load the driver", err)
 	}
-	_, err := hex.Decode(make([]byte, len(b)/2), b)
-	return err == nil
-}
-
-// limitedBuffer keeps at most limit bytes and notes whether more came.
-type limitedBuffer struct {
-	bytes.Buffer
-	limit int
-	full  bool
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	if room := l.limit - l.Len(); n > room {
-		l.full = true
-		p = p[:max(room, 0)]
+	if r, err := it.mod.ExportedFunction(cpython.ExportBoot).Call(ctx, uint64(len(driverSource))); err != nil || int32(r[0]) != 0 {
+		return nil, fail("start the driver", err)
 	}
-	l.Buffer.Write(p)
-	return n, nil
+	msg, _ := it.stderr.end()
+	if warm == nil {
+		warm = []string{}
+	}
+	list, _ := json.Marshal(warm)
+	r := it.run(ctx, requestWarm, string(list), time.Minute, 4096, 1<<62)
+	if r.dead || r.outcome != port.OutcomeCompleted {
+		return nil, fmt.Errorf("%w: warming the template up: %s: %s %s", port.ErrRuntimeFailure, r.outcome, strings.TrimSpace(msg), strings.TrimSpace(r.stderr))
+	}
+	return takeImage(it.mod)
 }
 
-func (e *engine) close(ctx context.Context) error { return e.runtime.Close(ctx) }
-
-// interpreter is one running CPython instance: a goroutine blocked in
-// _start, driving cells it receives over the control channel.
-type interpreter struct {
-	mod    api.Module
-	ctl    *controlFile
-	stdout streamCapture
-	stderr streamCapture
-
-	// stop cancels the instance context (wazero then closes the module
-	// wherever it is running) and interrupt wakes host calls that block.
-	stop      context.CancelFunc
-	interrupt chan struct{}
-	killOnce  sync.Once
-	// exited is closed when _start has returned; exitErr is its error,
-	// readable after exited is closed.
-	exited  chan struct{}
-	exitErr error
-}
-
-// start boots a fresh interpreter whose /workspace and /tmp are the given
-// host directories, charged to quota, and waits until the driver is ready.
-func (e *engine) start(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
-	it := &interpreter{interrupt: make(chan struct{}), exited: make(chan struct{})}
-	ctlFS := newControlFS(it.interrupt)
-	it.ctl = ctlFS.file
-
+// instantiate makes an instance of the module whose /workspace and /tmp
+// are the given host directories, charged to quota, and whose standard
+// library is the embedded zip. Nothing runs in it yet. Mounts are made in
+// the same order for the template and every session, so the descriptors
+// of the preopened directories, which the image records, are the same.
+func (e *engine) instantiate(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
+	it := &interpreter{interrupt: make(chan struct{})}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
 		WithSysFSMount(workspace.NewSysFS(workDir, quota), workspace.GuestRoot).(sysfs.FSConfig).
-		WithSysFSMount(workspace.NewSysFS(tmpDir, quota), "/tmp").(sysfs.FSConfig).
-		WithSysFSMount(ctlFS, controlMount)
+		WithSysFSMount(workspace.NewSysFS(tmpDir, quota), "/tmp").
+		WithFSMount(cpython.Stdlib(), cpython.StdlibDir)
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions(). // _start is called below, on the instance's own goroutine
-		WithArgs(e.bootArgs...).
+		WithStartFunctions(). // a reactor: the host calls its exports
+		WithArgs("python3").
 		WithEnv("HOME", workspace.GuestRoot).
 		WithEnv("TMPDIR", "/tmp").
 		WithEnv("LANG", "C.UTF-8").
@@ -237,34 +199,86 @@ func (e *engine) start(ctx context.Context, workDir, tmpDir string, quota *works
 		WithSysNanotime().
 		WithNanosleep(it.sleep).
 		WithOsyield(func() {})
-
 	mod, err := e.runtime.InstantiateModule(ctx, e.compiled, modCfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: instantiate interpreter: %v", port.ErrRuntimeFailure, err)
 	}
 	it.mod = mod
-	instCtx, cancel := context.WithCancel(context.Background())
-	it.stop = cancel
-	// Capture the driver's boot output so a start-up failure can be told.
-	it.stderr.begin(4096)
-	go func() {
-		defer close(it.exited)
-		_, it.exitErr = mod.ExportedFunction("_start").Call(instCtx)
-	}()
-	select {
-	case <-it.ctl.ready:
-		it.stderr.end()
-		return it, nil
-	case <-it.exited:
-		msg, _ := it.stderr.end()
-		it.kill()
-		// Start-up output is the driver's own, never a user's: safe to show.
-		return nil, fmt.Errorf("%w: interpreter exited during start-up: %v: %s", port.ErrRuntimeFailure, it.exitErr, lastLine(msg))
-	case <-ctx.Done():
-		it.kill()
-		return nil, fmt.Errorf("%w: interpreter start-up abandoned: %w", port.ErrRuntimeFailure, ctx.Err())
+	it.runFn = mod.ExportedFunction(cpython.ExportRun)
+	it.bufferFn = mod.ExportedFunction(cpython.ExportBuffer)
+	stop, ok := mod.ExportedGlobal(cpython.ExportInterrupt).(api.MutableGlobal)
+	if !ok || it.runFn == nil || it.bufferFn == nil {
+		_ = mod.Close(ctx)
+		return nil, fmt.Errorf("%w: the runtime module lacks codeport's exports", port.ErrRuntimeFailure)
 	}
+	it.stopFlag = stop
+	return it, nil
 }
+
+// start makes a session's interpreter: an instance restored from the
+// image (mapped copy-on-write where the host allows it), given its own
+// random state.
+func (e *engine) start(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
+	var alloc *allocation
+	ictx := ctx
+	if e.image.shared != nil {
+		alloc = e.image.shared.allocation()
+		ictx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
+	it, err := e.instantiate(ictx, workDir, tmpDir, quota)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.image.restore(it.mod, alloc != nil && alloc.mapped); err != nil {
+		it.kill()
+		return nil, fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err)
+	}
+	r := it.run(ctx, requestSession, "", time.Minute, 4096, 1<<62)
+	if r.dead || r.outcome != port.OutcomeCompleted {
+		it.kill()
+		return nil, fmt.Errorf("%w: starting a session's interpreter: %s: %s", port.ErrRuntimeFailure, r.outcome, strings.TrimSpace(r.stderr))
+	}
+	return it, nil
+}
+
+// interpreter is one CPython instance. Between calls nothing runs in it: a
+// request is one call of its codeport_run export, made by run on a
+// goroutine run owns and awaits.
+type interpreter struct {
+	mod      api.Module
+	runFn    api.Function
+	bufferFn api.Function
+	// stopFlag is the module's interrupt global: once set, the running
+	// call traps at its next loop header.
+	stopFlag api.MutableGlobal
+	stdout   streamCapture
+	stderr   streamCapture
+
+	// interrupt is closed when the instance is being stopped: host calls
+	// that block (sleeps) return at once.
+	interrupt chan struct{}
+	stopOnce  sync.Once
+	closeOnce sync.Once
+}
+
+// write copies a request into the instance's buffer.
+func (it *interpreter) write(ctx context.Context, payload []byte) (uint32, error) {
+	r, err := it.bufferFn.Call(ctx, uint64(len(payload)))
+	if err != nil {
+		return 0, err
+	}
+	ptr := uint32(r[0])
+	if ptr == 0 {
+		return 0, errNoMemory
+	}
+	if !it.mod.Memory().Write(ptr, payload) {
+		return 0, errors.New("request buffer out of range")
+	}
+	return ptr, nil
+}
+
+// errNoMemory is a request the interpreter had no memory to receive.
+var errNoMemory = errors.New("no memory for the request")
 
 // sleep implements WASI's clock sleeps (time.sleep, select timeouts) so that
 // a stop interrupts them: a program asleep in a host call would otherwise
@@ -278,15 +292,20 @@ func (it *interpreter) sleep(ns int64) {
 	}
 }
 
-// kill stops the instance wherever it is and waits for its goroutine to
-// end, then releases its memory. Safe to call more than once.
-func (it *interpreter) kill() {
-	it.killOnce.Do(func() {
+// halt makes a running call stop: it traps at its next loop header, and a
+// host sleep returns. The instance is unusable afterwards.
+func (it *interpreter) halt() {
+	it.stopOnce.Do(func() {
+		it.stopFlag.Set(1)
 		close(it.interrupt)
-		it.stop()
 	})
-	<-it.exited
-	_ = it.mod.Close(context.Background())
+}
+
+// kill releases the instance. No call may be running (run awaits its own).
+// Safe to call more than once.
+func (it *interpreter) kill() {
+	it.halt()
+	it.closeOnce.Do(func() { _ = it.mod.Close(context.Background()) })
 }
 
 // memoryBytes is the instance's linear memory size now.
@@ -295,14 +314,6 @@ func (it *interpreter) memoryBytes() int64 {
 		return int64(m.Size())
 	}
 	return 0
-}
-
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return s
 }
 
 // eofReader is stdin: input() sees end of file at once.

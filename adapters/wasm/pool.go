@@ -2,7 +2,6 @@ package wasm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,11 +34,8 @@ func (sb *sandbox) discard() {
 	_ = os.RemoveAll(sb.dir)
 }
 
-// newSandbox makes the directories and boots an interpreter over them; one
-// for the pool is warmed up with the modules warm (see startInterpreter):
-// CPython's start-up and first imports cost hundreds of milliseconds in
-// WebAssembly.
-func (a *Adapter) newSandbox(ctx context.Context, warm []string) (*sandbox, error) {
+// newSandbox makes the directories and an interpreter over them.
+func (a *Adapter) newSandbox(ctx context.Context) (*sandbox, error) {
 	dir := filepath.Join(a.sessionsDir, uuid.NewString())
 	quota := workspace.NewQuota(a.cfg.workspaceBytes)
 	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
@@ -52,7 +48,7 @@ func (a *Adapter) newSandbox(ctx context.Context, warm []string) (*sandbox, erro
 		sb.discard()
 		return nil, fmt.Errorf("%w: create temporary directory: %v", port.ErrRuntimeFailure, err)
 	}
-	if sb.interp, err = a.startInterpreter(ctx, ws.Root(), sb.tmpDir, quota, warm); err != nil {
+	if sb.interp, err = a.startInterpreter(ctx, ws.Root(), sb.tmpDir, quota); err != nil {
 		sb.discard()
 		return nil, err
 	}
@@ -70,10 +66,9 @@ func (a *Adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
 			return sb, nil
 		default:
 			a.metrics.PoolTaken(false)
-			a.lastMiss.Store(time.Now().UnixNano())
 		}
 	}
-	return a.newSandbox(ctx, nil)
+	return a.newSandbox(ctx)
 }
 
 func (a *Adapter) askRefill() {
@@ -115,7 +110,7 @@ func (a *Adapter) fillPool(ctx context.Context) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					sb, err := a.newSandbox(ctx, a.warmModulesNow())
+					sb, err := a.newSandbox(ctx)
 					if err != nil {
 						if ctx.Err() == nil {
 							a.cfg.logger.Warn("warm pool: could not start an interpreter", "error", err)
@@ -162,27 +157,4 @@ func (a *Adapter) WaitWarm(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// pressureWindow is how long after a pool miss the pool counts as under
-// pressure.
-const pressureWindow = 10 * time.Second
-
-// warmModulesNow is what a refill imports. Under pressure (a take found
-// the pool empty within pressureWindow) it imports nothing: a refill that
-// also imports the warm modules costs about five times the CPU of a bare
-// boot, on the cores the waiting callers' cold starts need, and a pool
-// that refills in a third of the time turns more of those callers into
-// hits. Once demand settles, refills import the modules again.
-func (a *Adapter) warmModulesNow() []string {
-	if t := a.lastMiss.Load(); t != 0 && time.Since(time.Unix(0, t)) < pressureWindow {
-		return []string{}
-	}
-	return a.cfg.warmModules
-}
-
-// warmRequest is the driver's list of modules to import ahead of use.
-func warmRequest(modules []string) string {
-	b, _ := json.Marshal(modules)
-	return string(b)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-// cellResult is how one cell ended. dead reports that the interpreter is
+// cellResult is how one request ended. dead reports that the interpreter is
 // gone and must be replaced before the session's next call.
 type cellResult struct {
 	stdout, stderr string
@@ -24,9 +24,18 @@ type cellResult struct {
 	duration       time.Duration
 }
 
-// run executes one cell, bounded by timeout and by ctx. A program stopped
-// at its deadline or by ctx is stopped for real: run returns only after the
-// instance's goroutine has ended, so the caller may release the session's
+// callEnd is what one codeport_run call returned.
+type callEnd struct {
+	packed uint64
+	err    error
+}
+
+// run executes one request, bounded by timeout and by ctx. The request is
+// one call of the module's codeport_run export, and its completion is that
+// call's return: nothing the program writes anywhere can end it early or
+// choose its outcome. A call stopped at its deadline or by ctx is stopped
+// for real (it traps at its next loop header, or its host sleep returns)
+// and awaited before run returns, so the caller may release the session's
 // capacity at once.
 func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeout time.Duration, outputLimit int, memoryLimit int64) cellResult {
 	it.stdout.begin(outputLimit)
@@ -34,33 +43,68 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	start := time.Now()
-	it.ctl.send(kind, payload)
 
 	var r cellResult
 	var note string
-	select {
-	case c := <-it.ctl.done:
-		r.returnCode = int(c.returnCode)
-		switch c.status {
-		case statusOK:
-			r.outcome = port.OutcomeCompleted
-		case statusExit:
-			r.outcome = port.OutcomeCompleted
-			if r.returnCode != 0 {
-				r.outcome = port.OutcomeProgramError
-			}
-		case statusNoMemory:
+	if _, err := it.write(ctx, []byte(payload)); err != nil {
+		if errors.Is(err, errNoMemory) {
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s); the interpreter and its state are kept]", bytesize.Format(memoryLimit))
-		default:
-			r.outcome = port.OutcomeProgramError
+			note = fmt.Sprintf("[codeport: the interpreter has no memory left to receive the code (the session's limit is %s); a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
+		} else {
+			r.outcome, r.returnCode = port.OutcomeProgramError, 1
+			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(err))
 		}
-	case <-it.exited:
+		r.dead = true
+		return it.finish(r, start, note)
+	}
+
+	done := make(chan callEnd, 1)
+	go func() {
+		// The call's context is not the caller's: a stop is the interrupt
+		// global, and the instance must never be closed under a call.
+		res, err := it.runFn.Call(context.Background(), uint64(kind), uint64(len(payload)))
+		var packed uint64
+		if len(res) > 0 {
+			packed = res[0]
+		}
+		done <- callEnd{packed, err}
+	}()
+	var stopped port.Outcome
+	var end callEnd
+	select {
+	case end = <-done:
+	case <-timer.C:
+		stopped = port.OutcomeTimedOut
+	case <-ctx.Done():
+		stopped = port.OutcomeCancelled
+	}
+	if stopped != "" {
+		it.halt()
+		end = <-done
+		if end.err == nil {
+			// It finished as it was stopped: its result stands, but the
+			// instance has its interrupt set and is not used again.
+			stopped = ""
+			r.dead = true
+			note = "[codeport: the call finished at its deadline; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
+		}
+	}
+
+	switch {
+	case stopped == port.OutcomeTimedOut:
+		r.dead = true
+		r.outcome, r.returnCode = port.OutcomeTimedOut, port.ReturnCodeTimedOut
+		note = fmt.Sprintf("[codeport: execution timed out after %s and was stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]", timeout)
+	case stopped == port.OutcomeCancelled:
+		r.dead = true
+		r.outcome, r.returnCode = port.OutcomeCancelled, port.ReturnCodeCancelled
+		note = "[codeport: execution was cancelled and stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
+	case end.err != nil:
 		r.dead = true
 		var exit *sys.ExitError
 		switch {
-		case errors.As(it.exitErr, &exit):
-			// os._exit(n), or the driver ended on its own.
+		case errors.As(end.err, &exit):
+			// os._exit(n).
 			r.returnCode = int(exit.ExitCode())
 			r.outcome = port.OutcomeCompleted
 			if r.returnCode != 0 {
@@ -72,19 +116,39 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
 		default:
 			r.outcome, r.returnCode = port.OutcomeProgramError, 1
-			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(it.exitErr))
+			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(end.err))
 		}
-	case <-timer.C:
-		it.kill()
-		r.dead = true
-		r.outcome, r.returnCode = port.OutcomeTimedOut, port.ReturnCodeTimedOut
-		note = fmt.Sprintf("[codeport: execution timed out after %s and was stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]", timeout)
-	case <-ctx.Done():
-		it.kill()
-		r.dead = true
-		r.outcome, r.returnCode = port.OutcomeCancelled, port.ReturnCodeCancelled
-		note = "[codeport: execution was cancelled and stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
+	default:
+		status, rc := int32(end.packed>>32), int32(uint32(end.packed))
+		r.returnCode = int(rc)
+		switch status {
+		case statusOK:
+			r.outcome = port.OutcomeCompleted
+		case statusExit:
+			r.outcome = port.OutcomeCompleted
+			if r.returnCode != 0 {
+				r.outcome = port.OutcomeProgramError
+			}
+		case statusNoMemory:
+			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
+			if note == "" {
+				note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s); the interpreter and its state are kept]", bytesize.Format(memoryLimit))
+			}
+		case statusException:
+			r.outcome = port.OutcomeProgramError
+		default: // statusInternal
+			// The driver itself failed: the interpreter is not trusted
+			// with another call.
+			r.dead = true
+			r.outcome, r.returnCode = port.OutcomeProgramError, 1
+			note = "[codeport: the interpreter's driver failed; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
+		}
 	}
+	return it.finish(r, start, note)
+}
+
+// finish ends the call's capture and adds the codeport note, if any.
+func (it *interpreter) finish(r cellResult, start time.Time, note string) cellResult {
 	r.duration = time.Since(start)
 	var t1, t2 bool
 	r.stdout, t1 = it.stdout.end()

@@ -11,7 +11,6 @@ import (
 // Go duration strings so that the JSON stays readable in a worker's
 // environment.
 type settings struct {
-	RuntimeDir       string   `json:"runtime_dir,omitempty"`
 	CompileCache     string   `json:"compile_cache,omitempty"`
 	SessionsDir      string   `json:"sessions_dir,omitempty"`
 	DefaultTimeout   string   `json:"default_timeout"`
@@ -37,7 +36,7 @@ type settings struct {
 // an adapter configured exactly like this one.
 func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(settings{
-		RuntimeDir: c.runtimeDir, CompileCache: c.compileCache, SessionsDir: c.sessionsDir,
+		CompileCache: c.compileCache, SessionsDir: c.sessionsDir,
 		DefaultTimeout: c.defaultTimeout.String(), MaxTimeout: c.maxTimeout.String(),
 		MemoryBytes: c.memoryBytes, OutputBytes: c.outputBytes, SourceBytes: c.sourceBytes,
 		WorkspaceBytes: c.workspaceBytes, FileBytes: c.fileBytes, MaxSessions: c.maxSessions,
@@ -72,9 +71,6 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("wasm adapter config: %w", err)
 		}
 		*d.dst = v
-	}
-	if s.RuntimeDir != "" {
-		c.runtimeDir = s.RuntimeDir
 	}
 	c.compileCache, c.sessionsDir = s.CompileCache, s.SessionsDir
 	c.memoryBytes, c.outputBytes, c.sourceBytes = s.MemoryBytes, s.OutputBytes, s.SourceBytes

@@ -12,8 +12,8 @@
 //
 //	go run ./examples/gateway
 //
-// The runtime comes from the usual configuration (CODEPORT_RUNTIME_DIR and
-// the other CODEPORT_* variables; `make runtime` fetches it).
+// The sandbox comes from the usual configuration (the CODEPORT_* variables);
+// by default it is the in-process runtime embedded in the binary.
 package main
 
 import (

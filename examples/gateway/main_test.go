@@ -12,8 +12,8 @@ import (
 	"github.com/codeport/codeport/internal/wasmtest"
 )
 
-// TestTurnCorrectsAnError runs the example's loop against the real runtime
-// (CODEPORT_RUNTIME_DIR or the default directory): two executions, the
+// TestTurnCorrectsAnError runs the example's loop against the real
+// embedded runtime: two executions, the
 // first failing with a NameError, the second corrected, then the answer.
 func TestTurnCorrectsAnError(t *testing.T) {
 	p := wasmtest.New(t, nil)

@@ -27,15 +27,12 @@ func BuildWorker(dir string) (string, error) {
 }
 
 // NewSubprocess starts a subprocess adapter whose workers are bin (from
-// BuildWorker) over the pinned runtime, with tweak applied to its
+// BuildWorker) over the embedded runtime, with tweak applied to its
 // configuration; it waits until its minimum of workers is up and closes
 // it when t ends.
 func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config) *subprocess.Adapter {
 	t.Helper()
 	wc := wasm.NewConfig()
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		wc = wc.WithRuntimeDir(dir)
-	}
 	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir())
 	if tweak != nil {
 		cfg = tweak(cfg)

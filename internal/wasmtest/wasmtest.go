@@ -1,4 +1,4 @@
-// Package wasmtest starts the in-process adapter over the pinned runtime
+// Package wasmtest starts the in-process adapter over the embedded runtime
 // for the tests of other packages (contract, conformance, adapters/http,
 // binding, cmd), so that each does not repeat how.
 //
@@ -8,24 +8,18 @@ package wasmtest
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
 )
 
-// New starts an adapter with a private sessions directory, the runtime
-// from CODEPORT_RUNTIME_DIR (or the default directory), and tweak applied
-// to its configuration; it waits until the runtime is compiled and closes
-// the adapter when t ends. A missing runtime fails the test: nothing that
-// needs one means anything without it (`make runtime` fetches it).
+// New starts an adapter with a private sessions directory and tweak
+// applied to its configuration; it waits until the runtime is compiled and
+// its interpreter image made, and closes the adapter when t ends.
 func New(t testing.TB, tweak func(wasm.Config) wasm.Config) *wasm.Adapter {
 	t.Helper()
 	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir())
-	if dir := os.Getenv("CODEPORT_RUNTIME_DIR"); dir != "" {
-		cfg = cfg.WithRuntimeDir(dir)
-	}
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}

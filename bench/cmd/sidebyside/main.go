@@ -199,14 +199,15 @@ func document(ctx context.Context, md string, meta map[string]string, notes []st
 	sb.WriteString("Written by `make bench` (bench/cmd/sidebyside); do not edit by hand. " +
 		"Each workload runs on every peer in one run; see bench/doc.go and bench/workloads_test.go for what each measures, " +
 		"bench/monty_driver.py for pydantic-monty.\n\n")
-	sb.WriteString("Peers: codeport in process (adapters/wasm, CPython 3.12 on wazero); codeport over HTTP (the same behind " +
+	sb.WriteString("Peers: codeport in process (adapters/wasm, CPython 3.13 on wazero); codeport over HTTP (the same behind " +
 		"contract.NewHandler on a loopback server, client adapters/http with keep-alive); codeport subprocess (adapters/subprocess: each session in a worker process of its own, idle workers kept warm; its memory is this process and its workers); " +
 		"pydantic-monty (its worker pool, driven from Python); the reference backend (otari-sandbox-container, one CPython " +
 		"subprocess per session, driven by the same adapters/http client as codeport over HTTP). " +
 		"\"absent\": the peer is not there; \"n/a\": it cannot run or report that workload. " +
 		"The reference has no warm pool: its two W1 rows measure the same path twice. " +
-		"Codeport's warm pool refills in the background right after a session takes an interpreter, " +
-		"so on a 2-core host that refill competes with the session's first calls (W3) and with cold starts (curve, burst).\n\n")
+		"Codeport in process starts every session from an interpreter image made once per process (a restore, not a boot); " +
+		"its warm pool holds restored interpreters and refills in the background after a take, " +
+		"so on a 2-core host a refill competes with the session's first calls (W3).\n\n")
 	sb.WriteString(md)
 	sb.WriteString("\n## Machine\n\n")
 	fmt.Fprintf(&sb, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))

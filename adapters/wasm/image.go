@@ -1,0 +1,217 @@
+package wasm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+)
+
+// image is an initialised interpreter, as the template left it: its linear
+// memory and its mutable globals (the C stack pointer above all). An
+// instance of the same module given both is that interpreter, with the
+// driver ready and the common modules imported, without having run any of
+// CPython's start-up.
+//
+// What is not in an image: the host's side of WASI (open descriptors, which
+// are the standard streams and the preopened directories, made the same for
+// every instance), and the interrupt global, which starts clear.
+type image struct {
+	memory []byte
+	// chunks says, per imageChunk bytes of memory, whether any is non-zero:
+	// a restore writes only those, so the pages an idle session has
+	// touched are the ones CPython's state is in.
+	chunks  []bool
+	globals []globalValue
+	// shared maps the memory into sessions copy-on-write; nil where the
+	// host cannot, and then restore copies it.
+	shared *sharedImage
+}
+
+type globalValue struct {
+	name  string
+	value uint64
+}
+
+// imageChunk is the unit of a restore: the host's page size.
+const imageChunk = 4096
+
+// takeImage copies an instance's memory and its exported mutable globals.
+func takeImage(mod api.Module) (*image, error) {
+	mem := mod.Memory()
+	if mem == nil {
+		return nil, errors.New("the interpreter has no memory")
+	}
+	view, ok := mem.Read(0, mem.Size())
+	if !ok {
+		return nil, errors.New("cannot read the interpreter's memory")
+	}
+	img := &image{memory: bytes.Clone(view)}
+	img.chunks = make([]bool, (len(img.memory)+imageChunk-1)/imageChunk)
+	for i := range img.chunks {
+		img.chunks[i] = !allZero(img.memory[i*imageChunk : min((i+1)*imageChunk, len(img.memory))])
+	}
+	names, err := globalExports(cpython.Module())
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, errors.New("the runtime module exports no globals to snapshot")
+	}
+	for _, name := range names {
+		g := mod.ExportedGlobal(name)
+		if g == nil {
+			return nil, fmt.Errorf("global %s is not exported", name)
+		}
+		img.globals = append(img.globals, globalValue{name, g.Get()})
+	}
+	return img, nil
+}
+
+// restore makes a fresh instance of the module the image's interpreter.
+// mapped says its memory already holds the image (a sharedImage mapping):
+// then only the globals are set.
+func (img *image) restore(mod api.Module, mapped bool) error {
+	mem := mod.Memory()
+	if have := mem.Size(); uint64(have) < uint64(len(img.memory)) {
+		if _, ok := mem.Grow((uint32(len(img.memory)) - have) / wasmPage); !ok {
+			return fmt.Errorf("cannot grow memory to %d bytes (is the memory limit below the image?)", len(img.memory))
+		}
+	}
+	view, ok := mem.Read(0, uint32(len(img.memory)))
+	if !ok {
+		return errors.New("cannot address the instance's memory")
+	}
+	for i, nonZero := range img.chunks {
+		if mapped {
+			break
+		}
+		lo, hi := i*imageChunk, min((i+1)*imageChunk, len(img.memory))
+		switch {
+		case nonZero:
+			copy(view[lo:hi], img.memory[lo:hi])
+		case !allZero(view[lo:hi]):
+			// Only when the module initialised its memory itself; a
+			// patched module's data is passive and its memory starts
+			// zeroed. Reading a zero page does not make it resident.
+			clear(view[lo:hi])
+		}
+	}
+	for _, g := range img.globals {
+		mg, ok := mod.ExportedGlobal(g.name).(api.MutableGlobal)
+		if !ok {
+			return fmt.Errorf("global %s is not mutable", g.name)
+		}
+		mg.Set(g.value)
+	}
+	return nil
+}
+
+// residentBytes is what a restore writes: the non-zero part of the image.
+func (img *image) residentBytes() int {
+	n := 0
+	for _, nz := range img.chunks {
+		if nz {
+			n += imageChunk
+		}
+	}
+	return n
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// globalExports lists the module's exports of globals named with
+// cpython.GlobalPrefix, reading its export section. wazero lists exported
+// functions and memories, but not globals.
+func globalExports(module []byte) ([]string, error) {
+	r := wasmReader{b: module}
+	if len(module) < 8 || string(module[:4]) != "\x00asm" {
+		return nil, errors.New("not a WebAssembly module")
+	}
+	r.b = module[8:]
+	for len(r.b) > 0 {
+		id := r.byte()
+		size := r.u32()
+		if r.err != nil || uint64(size) > uint64(len(r.b)) {
+			return nil, errors.New("malformed module")
+		}
+		body := wasmReader{b: r.b[:size]}
+		r.b = r.b[size:]
+		if id != 7 { // the export section
+			continue
+		}
+		var names []string
+		for n := body.u32(); n > 0 && body.err == nil; n-- {
+			name := body.name()
+			kind := body.byte()
+			body.u32()
+			if kind == 3 && strings.HasPrefix(name, cpython.GlobalPrefix) {
+				names = append(names, name)
+			}
+		}
+		if body.err != nil {
+			return nil, fmt.Errorf("malformed export section: %w", body.err)
+		}
+		return names, nil
+	}
+	return nil, errors.New("the module has no export section")
+}
+
+// wasmReader reads the WebAssembly binary encoding; the first error
+// sticks.
+type wasmReader struct {
+	b   []byte
+	err error
+}
+
+func (r *wasmReader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.err = errors.New("unexpected end")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *wasmReader) u32() uint32 {
+	var v uint32
+	for shift := 0; shift < 35; shift += 7 {
+		c := r.byte()
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+	r.err = errors.New("bad LEB128")
+	return 0
+}
+
+func (r *wasmReader) name() string {
+	n := r.u32()
+	if r.err != nil || uint64(n) > uint64(len(r.b)) {
+		r.err = errors.New("unexpected end")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}

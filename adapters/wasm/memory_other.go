@@ -1,0 +1,27 @@
+//go:build !linux
+
+package wasm
+
+import (
+	"errors"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// sharedImage is Linux's memfd mapping; elsewhere every session's memory
+// is restored by copying the image.
+type sharedImage struct{}
+
+func newSharedImage(*image) (*sharedImage, error) {
+	return nil, errors.New("copy-on-write images need Linux")
+}
+
+func (*sharedImage) close() {}
+
+type allocation struct{ mapped bool }
+
+func (*sharedImage) allocation() *allocation { return &allocation{} }
+
+func (*allocation) Allocate(capBytes, maxBytes uint64) experimental.LinearMemory {
+	return newHeapMemory(capBytes, maxBytes)
+}
