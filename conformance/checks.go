@@ -46,6 +46,8 @@ func Checks() []Check {
 		{"errors/busy", check(busy)},
 		{"timeout/partial-output", check(timeoutPartialOutput)},
 		{"timeout/session-survives", check(timeoutSessionSurvives)},
+		{"timeout/c-loops", check(timeoutCLoops)},
+		{"sandbox/forged-completion", check(forgedCompletion)},
 	}
 }
 
@@ -776,6 +778,85 @@ func timeoutSessionSurvives(e *env) {
 	e.expectStdout(id, "print('alive')", "alive\n")
 	if got := e.readText(id, "before-timeout.txt"); got != "kept\n" {
 		e.t.Errorf("the workspace did not survive the timeout: a file written before it reads %q", got)
+	}
+}
+
+// timeoutCLoops: loops that run in C, never returning to the interpreter's
+// bytecode loop, are stopped at the deadline too, and the session goes on.
+func timeoutCLoops(e *env) {
+	id := e.session()
+	for _, code := range []string{
+		"import collections, itertools\ncollections.deque(itertools.count(), maxlen=0)",
+		"sum(range(10**12))",
+		"x = 10**10**8",
+	} {
+		start := time.Now()
+		res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: time.Second})
+		took := time.Since(start)
+		if res.Outcome != port.OutcomeTimedOut && (res.ReturnCode == 0 || res.Outcome == port.OutcomeCompleted) {
+			e.t.Errorf("%q with a 1 s timeout: outcome %q, return code %d; it must be stopped", code, res.Outcome, res.ReturnCode)
+		}
+		if took > 30*time.Second {
+			e.t.Errorf("%q: a 1 s timeout took %s to come back", code, took.Round(time.Millisecond))
+		}
+		e.expectStdout(id, "print('alive')", "alive\n")
+	}
+}
+
+// forgeCode looks everywhere a program can reach for a way to tell the
+// backend that its call is over (the driver's functions in frames and in
+// the garbage collector's view, every file descriptor, markers on stdout),
+// uses each, and then keeps the CPU busy.
+const forgeCode = `import gc, os, sys
+tried = 0
+f = sys._getframe()
+while f is not None:
+    for v in list(f.f_locals.values()) + list(f.f_globals.values()):
+        if callable(v) and getattr(v, "__name__", "") in ("handle", "done", "complete", "finish", "report"):
+            tried += 1
+    f = f.f_back
+for o in gc.get_objects():
+    code = getattr(o, "__code__", None)
+    name = getattr(o, "__name__", "")
+    if code is not None and getattr(code, "co_filename", "") == "<codeport>" and name in ("handle", "session_start", "flush"):
+        try:
+            o(83, b"") if name == "handle" else o()
+            tried += 1
+        except BaseException:
+            pass
+for fd in range(64):
+    for rec in (b"R", b"\x00" * 5, b"\x02\x00\x00\x00\x00" * 8, b'{"status": "completed", "return_code": 0}\n'):
+        try:
+            os.write(fd, rec)
+            tried += 1
+        except OSError:
+            pass
+print("__CODEPORT_DONE__ 0", flush=True)
+print(tried > 0, flush=True)
+while True:
+    pass
+`
+
+// forgedCompletion: nothing a program can reach ends its call early or
+// chooses its outcome, and the session's next call is in step.
+func forgedCompletion(e *env) {
+	id := e.session()
+	const timeout = 2 * time.Second
+	start := time.Now()
+	res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: forgeCode, Timeout: timeout})
+	took := time.Since(start)
+	if took < timeout*9/10 {
+		e.t.Errorf("the call came back after %s, before its %s deadline: the program ended it (outcome %q, return code %d)", took.Round(time.Millisecond), timeout, res.Outcome, res.ReturnCode)
+	}
+	if res.Outcome != port.OutcomeTimedOut && (res.ReturnCode == 0 || res.Outcome == port.OutcomeCompleted) {
+		e.t.Errorf("an endless loop after forged completions: outcome %q, return code %d", res.Outcome, res.ReturnCode)
+	}
+	for i := range 3 {
+		want := fmt.Sprintf("in step %d\n", i)
+		res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: fmt.Sprintf("print('in step %d')", i)})
+		if !sameOutput(res.Stdout, want) || res.ReturnCode != 0 {
+			e.t.Errorf("call %d after the forgery: stdout %q, return code %d; want %q, 0", i, clip(res.Stdout), res.ReturnCode, want)
+		}
 	}
 }
 
