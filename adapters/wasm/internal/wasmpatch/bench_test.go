@@ -12,10 +12,9 @@ import (
 
 // BenchmarkLoop compares the cost of the two ways to make a running loop
 // stoppable: wazero's WithCloseOnContextDone, which calls out of line at
-// every back-edge to check the context, and the interrupt global Patch
-// adds, a load and a branch. The baseline has neither and cannot be
-// stopped. The last case prices a proposal, not Patch's output: see
-// safepointBenchModule. One op is one call of 10^8 iterations of a little
+// every back-edge to check the context, and Patch's countdown with a
+// safepoint every SafepointInterval iterations. The baseline has neither
+// and cannot be stopped. One op is one call of 10^8 iterations of a little
 // arithmetic.
 func BenchmarkLoop(b *testing.B) {
 	const iterations = 100_000_000
@@ -25,16 +24,7 @@ func BenchmarkLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	want := uint64(benchResult(iterations))
-	for _, bc := range []struct {
-		name   string
-		config wazero.RuntimeConfig
-		module []byte
-	}{
-		{"unpatched", wazero.NewRuntimeConfig(), original},
-		{"unpatched-close-on-context-done", wazero.NewRuntimeConfig().WithCloseOnContextDone(true), original},
-		{"patched", wazero.NewRuntimeConfig(), patched},
-		{"patched-with-safepoints-by-hand", wazero.NewRuntimeConfig(), safepointBenchModule()},
-	} {
+	for _, bc := range variants(original, patched) {
 		b.Run(bc.name, func(b *testing.B) {
 			// A cancellable context, as a host with deadlines has.
 			ctx, cancel := context.WithCancel(context.Background())
@@ -60,7 +50,7 @@ func BenchmarkLoop(b *testing.B) {
 func BenchmarkRealModule(b *testing.B) {
 	path := os.Getenv(inputEnv)
 	if path == "" {
-		b.Skip(inputEnv + " is not set; set it to the CPython runtime from `make runtime` to benchmark it")
+		b.Skip(inputEnv + " is not set; set it to a WASI command module, e.g. CPython's own cpython-wasi/python.wasm in build.sh's build directory, to benchmark it")
 	}
 	original, err := os.ReadFile(path)
 	if err != nil {
@@ -72,15 +62,7 @@ func BenchmarkRealModule(b *testing.B) {
 	}
 	const program = "x = 0\nfor i in range(3_000_000):\n    x += i * i\nprint(x)"
 	const want = "8999995500000500000\n"
-	for _, bc := range []struct {
-		name   string
-		config wazero.RuntimeConfig
-		module []byte
-	}{
-		{"unpatched", wazero.NewRuntimeConfig(), original},
-		{"unpatched-close-on-context-done", wazero.NewRuntimeConfig().WithCloseOnContextDone(true), original},
-		{"patched", wazero.NewRuntimeConfig(), patched},
-	} {
+	for _, bc := range variants(original, patched) {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -111,5 +93,22 @@ func BenchmarkRealModule(b *testing.B) {
 				_ = mod.Close(ctx)
 			}
 		})
+	}
+}
+
+// variant is one way of running a module that the benchmarks compare.
+type variant struct {
+	name   string
+	config wazero.RuntimeConfig
+	module []byte
+}
+
+// variants are the module as it was, with wazero's own way to stop it
+// (WithCloseOnContextDone), and as Patch leaves it.
+func variants(original, patched []byte) []variant {
+	return []variant{
+		{"unpatched", wazero.NewRuntimeConfig(), original},
+		{"unpatched-close-on-context-done", wazero.NewRuntimeConfig().WithCloseOnContextDone(true), original},
+		{"patched", wazero.NewRuntimeConfig(), patched},
 	}
 }

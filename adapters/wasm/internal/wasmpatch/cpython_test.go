@@ -16,8 +16,9 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// inputEnv names a real module to patch, e.g. the CPython runtime that
-// `make runtime` fetches; this test is skipped without it.
+// inputEnv names a real WASI command module to patch, e.g. CPython's own
+// python.wasm that build.sh leaves in its build directory
+// (cpython-wasi/python.wasm); this test is skipped without it.
 const inputEnv = "CODEPORT_WASMPATCH_INPUT"
 
 // TestPatchRealModule patches the module named by $CODEPORT_WASMPATCH_INPUT
@@ -28,7 +29,7 @@ const inputEnv = "CODEPORT_WASMPATCH_INPUT"
 func TestPatchRealModule(t *testing.T) {
 	path := os.Getenv(inputEnv)
 	if path == "" {
-		t.Skip(inputEnv + " is not set; set it to a .wasm file (e.g. the CPython runtime from `make runtime`) to patch and run it")
+		t.Skip(inputEnv + " is not set; set it to a WASI command module, e.g. CPython's own cpython-wasi/python.wasm in build.sh's build directory, to patch and run it")
 	}
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		t.Skip("wazero has no compiler for " + runtime.GOARCH)

@@ -224,37 +224,3 @@ func benchResult(n uint32) uint32 {
 		}
 	}
 }
-
-// safepointBenchModule is benchModule as Patch would leave it if it also
-// gave the Go runtime a safe point every 65536 loop iterations: a
-// proposal, written by hand, that BenchmarkLoop prices. Global 0 is the
-// interrupt, global 1 a countdown; when it reaches zero, function 1 resets
-// it and calls memory.grow(0), which wazero's compiler runs in Go. That
-// excursion is where a pending stop-the-world (garbage collection) and
-// the goroutine that sets the interrupt get to run.
-func safepointBenchModule() []byte {
-	const fuel = 1 << 16
-	return wasmModule(
-		vecSec(secType, funcType([]byte{tI32}, []byte{tI32}), funcType(nil, nil)),
-		vecSec(secFunction, uleb(0), uleb(1)),
-		vecSec(secMemory, []byte{0x00, 0x01}),
-		vecSec(secGlobal, global(tI32, true, 0), global(tI32, true, fuel)),
-		vecSec(secExport, exportEntry("run", externFunc, 0)),
-		vecSec(secCode,
-			body([][2]byte{{2, tI32}}, // i, acc
-				loop(),
-				/**/ globalGet(0), ifOp(), []byte{opUnreachable}, end, // the check Patch inserts
-				/**/ globalGet(1), i32Const(1), i32Sub, globalSet(1), // the countdown
-				/**/ globalGet(1), i32Eqz, ifOp(), ins(0x10, uleb(1)), end,
-				/**/ localGet(2), i32Const(5), i32Rotl, localGet(1), i32Xor,
-				/**/ i32Const(-1640531535), i32Mul, localSet(2),
-				/**/ localGet(1), i32Const(1), i32Add, localTee(1),
-				/**/ localGet(0), i32LtU, brIf(0),
-				end,
-				localGet(2)),
-			body(nil,
-				i32Const(fuel), globalSet(1),
-				i32Const(0), []byte{0x40, 0x00}, []byte{0x1a}), // memory.grow 0, drop
-		),
-	)
-}
