@@ -679,6 +679,8 @@ func TestPythonBehavesAsAUserExpects(t *testing.T) {
 		{"__name__", "print(__name__)", "__main__\n"},
 		{"import from workspace", "open('helper.py', 'w').write('VALUE = 7\\n')\nimport helper\nprint(helper.VALUE)", "7\n"},
 		{"unicode", "print('héllo ✓')", "héllo ✓\n"},
+		{"non-ASCII file names", "open('données.txt', 'w').write('é')\nimport os\nprint('données.txt' in os.listdir('.'), open('données.txt').read())", "True é\n"},
+		{"asyncio", "import asyncio\nasync def sq(n):\n    await asyncio.sleep(0.01)\n    return n * n\nasync def main():\n    return await asyncio.gather(*(sq(i) for i in range(4)))\nprint(asyncio.run(main()))", "[0, 1, 4, 9]\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

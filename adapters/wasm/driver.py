@@ -52,8 +52,23 @@ def _install_sleep():
     time.sleep = sleep
 
 
+def _install_asyncio():
+    # asyncio's event loop wakes itself through a socket pair, which WASI
+    # does not have (asyncio.run fails with ENOTSUP). With one thread and no
+    # signal handlers nothing ever needs to wake it: the loop runs without.
+    import asyncio.selector_events as se
+
+    def make_self_pipe(self):
+        self._ssock = self._csock = None
+
+    se.BaseSelectorEventLoop._make_self_pipe = make_self_pipe
+    se.BaseSelectorEventLoop._close_self_pipe = lambda self: None
+    se.BaseSelectorEventLoop._write_to_self = lambda self: None
+
+
 def _make_handler():
     _install_sleep()
+    _install_asyncio()
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
@@ -282,4 +297,4 @@ def _make_handler():
 
 
 handle = _make_handler()
-del _make_handler, _install_sleep
+del _make_handler, _install_sleep, _install_asyncio
