@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build.sh: builds codeport's CPython for WASI from upstream sources.
 #
-# Output, written next to this script:
+# Output, written into runtime/ beside this script (the project keeps every
+# committed build artifact in a runtime/ folder):
 #   python.wasm    CPython 3.13 as a WASI *reactor* module: no _start; the
 #                  host calls _initialize and then entry.c's codeport_*
 #                  exports (after wasmpatch has rewritten it, see below)
@@ -100,6 +101,8 @@ esac
 
 START_TIME=$(date +%s)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Where the committed artifacts live (embedded by cpython.go from there).
+ARTIFACTS=$HERE/runtime
 REPO=$(cd "$HERE/../../../.." && pwd)
 B=${CODEPORT_BUILD_DIR:-/var/tmp/codeport-cpython-build}
 JOBS=${CODEPORT_JOBS:-$(nproc)}
@@ -732,7 +735,7 @@ step results
 if [ "$CHECK" = 1 ]; then
   OUT=$(mktemp -d "${TMPDIR:-/tmp}/codeport-cpython-check.XXXXXX")
 else
-  OUT=$HERE
+  OUT=$ARTIFACTS
 fi
 for f in python.wasm "python$PY_NODOT.zip"; do
   cp "$WORK_OUT/$f" "$OUT/$f.tmp"
@@ -755,27 +758,27 @@ done
 
 status=0
 if [ "$CHECK" = 1 ]; then
-  if [ ! -f "$HERE/SHA256SUMS" ]; then
-    echo "check: there is no committed $HERE/SHA256SUMS to compare with" >&2
+  if [ ! -f "$ARTIFACTS/SHA256SUMS" ]; then
+    echo "check: there is no committed $ARTIFACTS/SHA256SUMS to compare with" >&2
     status=1
-  elif cmp -s "$HERE/SHA256SUMS" "$OUT/SHA256SUMS"; then
+  elif cmp -s "$ARTIFACTS/SHA256SUMS" "$OUT/SHA256SUMS"; then
     echo "check: the rebuilt artifacts match SHA256SUMS"
     rm -rf "$OUT"
     # The committed files themselves must be what SHA256SUMS names.
-    if ! (cd "$HERE" && sha256sum --quiet -c SHA256SUMS); then
-      echo "check: but the committed files in $HERE do not match SHA256SUMS" >&2
+    if ! (cd "$ARTIFACTS" && sha256sum --quiet -c SHA256SUMS); then
+      echo "check: but the committed files in $ARTIFACTS do not match SHA256SUMS" >&2
       status=1
     fi
   else
     echo "check: MISMATCH between the committed SHA256SUMS and the rebuild" >&2
-    echo "  committed ($HERE/SHA256SUMS):" >&2
-    sed 's/^/    /' "$HERE/SHA256SUMS" >&2
+    echo "  committed ($ARTIFACTS/SHA256SUMS):" >&2
+    sed 's/^/    /' "$ARTIFACTS/SHA256SUMS" >&2
     echo "  rebuilt ($OUT, kept for comparison):" >&2
     sed 's/^/    /' "$OUT/SHA256SUMS" >&2
     status=1
   fi
 else
-  echo "wrote $HERE/{python.wasm,python$PY_NODOT.zip,SHA256SUMS}"
+  echo "wrote $ARTIFACTS/{python.wasm,python$PY_NODOT.zip,SHA256SUMS}"
 fi
 echo "total wall time: $(($(date +%s) - START_TIME))s"
 exit "$status"

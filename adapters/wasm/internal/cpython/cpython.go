@@ -29,15 +29,21 @@ const (
 	StdlibZip = "python313.zip"
 )
 
-//go:embed python.wasm
+// The artifacts are in runtime/, with their SHA256SUMS: the project keeps
+// committed build artifacts in runtime/ folders.
+
+//go:embed runtime/python.wasm
 var module []byte
 
-//go:embed python313.zip
-var stdlib embed.FS
+//go:embed runtime/python313.zip
+var artifacts embed.FS
 
 // Module returns the WebAssembly module. The slice is shared: do not
 // modify it.
 func Module() []byte { return module }
 
 // Stdlib returns a file system holding StdlibZip at its root.
-func Stdlib() fs.FS { return stdlib }
+func Stdlib() fs.FS {
+	sub, _ := fs.Sub(artifacts, "runtime") // a valid name of an embedded folder: no error
+	return sub
+}

@@ -14,7 +14,7 @@ import (
 // hashes that build.sh --check compares against in step: a rebuilt artifact
 // committed without its hash, or the reverse, fails here.
 func TestEmbeddedArtifactsMatchSHA256SUMS(t *testing.T) {
-	f, err := os.Open("SHA256SUMS")
+	f, err := os.Open("runtime/SHA256SUMS")
 	if err != nil {
 		t.Fatal(err)
 	}
