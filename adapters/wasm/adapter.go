@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -473,35 +475,52 @@ func (a *Adapter) PutFile(_ context.Context, id, path string, r io.Reader) (port
 
 // Describe implements port.CodeExecutionPort.
 func (a *Adapter) Describe(context.Context) (port.Capabilities, error) {
+	modules, lims := describeModules()
 	return port.Capabilities{
 		Backend:            "wasm",
 		Runtime:            "CPython",
 		RuntimeVersion:     RuntimeVersion,
 		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution},
-		UnavailableModules: append([]string(nil), unavailableModules...),
-		Limitations:        append([]string(nil), limitations...),
+		UnavailableModules: modules,
+		Limitations:        lims,
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
 		Limits:             a.cfg.Limits(),
 	}, nil
 }
 
-// unavailableModules are standard-library modules this CPython build lacks,
-// measured against the embedded runtime (TestUnavailableModules keeps the
-// list honest); limitations says why. Windows-only modules are not listed.
-var unavailableModules = []string{
-	"ctypes", "curses", "ensurepip", "fcntl", "grp", "idlelib", "mmap", "pty",
-	"pwd", "readline", "resource", "ssl", "syslog", "termios", "tkinter",
-	"tty", "turtle", "turtledemo", "venv",
+// missingModules are the standard-library modules this CPython build
+// lacks, grouped by why: Describe lists the modules and states each reason
+// as a limitation, so the two cannot drift apart. Measured against the
+// embedded runtime (TestUnavailableModulesAreReallyUnavailable keeps the
+// list honest); Windows-only modules are not listed.
+var missingModules = []struct {
+	modules []string
+	why     string
+}{
+	{[]string{"ctypes", "curses", "fcntl", "grp", "mmap", "pty", "pwd", "readline", "resource", "syslog", "termios", "tty"},
+		"WebAssembly has no foreign functions and WASI no terminals, users, signals or memory mapping"},
+	{[]string{"ssl"}, "no OpenSSL; there is no network either"},
+	{[]string{"ensurepip", "venv"}, "left out of the build: packages cannot be installed"},
+	{[]string{"idlelib", "tkinter", "turtle", "turtledemo"}, "left out of the build: there is no display"},
 }
 
-// limitations are what the build cannot do, and why modules are missing;
+// limitations are what the build cannot do though the modules import;
 // TestLimitationsAreReal checks them.
 var limitations = []string{
 	"Threads and subprocesses cannot be started (threading, subprocess and multiprocessing import, but starting one raises an error)",
-	"WebAssembly has no foreign functions and WASI no terminals, users, signals or memory mapping: ctypes, curses, fcntl, grp, mmap, pty, pwd, readline, resource, syslog, termios and tty are missing",
-	"ssl is missing (no OpenSSL; there is no network either)",
-	"Left out of the build: ensurepip and venv (packages cannot be installed), idlelib, tkinter, turtle and turtledemo (there is no display)",
+}
+
+// describeModules returns the unavailable modules, sorted, and the
+// limitations with one line per reason a module is missing.
+func describeModules() (modules, lims []string) {
+	lims = append(lims, limitations...)
+	for _, m := range missingModules {
+		modules = append(modules, m.modules...)
+		lims = append(lims, fmt.Sprintf("Missing (%s): %s", m.why, strings.Join(m.modules, ", ")))
+	}
+	slices.Sort(modules)
+	return modules, lims
 }
 
 // Close destroys every session, stops the background work and waits for it.
