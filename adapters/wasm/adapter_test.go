@@ -595,6 +595,12 @@ func TestBashRunsInTheWorkspaceAndSharesThePythonSession(t *testing.T) {
 			t.Errorf("%s: stdout %q (rc %d, stderr %q), want %q", c.command, res.Stdout, res.ReturnCode, res.Stderr, c.want)
 		}
 	}
+	// A command that closes the real stdout (json.tool does) leaves the
+	// session's later output working.
+	if res := bash(t, a, id, `printf '{"a": 1}' > j.json && python -m json.tool j.json && python -c 'print("again")'`, 0); res.Stdout != "{\n    \"a\": 1\n}\nagain\n" || res.ReturnCode != 0 {
+		t.Errorf("json.tool then python: %+v", res)
+	}
+	expect(t, run(t, a, id, "print('after json.tool')"), "after json.tool\n", 0, port.OutcomeCompleted)
 	// Python run from bash changed nothing of the session but what it set.
 	expect(t, run(t, a, id, "import os\nprint(os.getcwd(), x)"), "/workspace 21\n", 0, port.OutcomeCompleted)
 

@@ -227,12 +227,14 @@ def _make_handler():
             return outcome(invoke)
         finally:
             sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
-            for s in streams:
+            for fd, s in ((1, streams[0]), (2, streams[1])):
                 if s.closed:
                     # A command that closed the real stream (json.tool
                     # does) must not break the session's later output.
-                    reopen = open(s.fileno(), "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
-                    if s is streams[0]:
+                    # The descriptor itself stays open: CPython's standard
+                    # streams do not own it.
+                    reopen = open(fd, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+                    if fd == 1:
                         sys.stdout = sys.__stdout__ = reopen
                     else:
                         sys.stderr = sys.__stderr__ = reopen
