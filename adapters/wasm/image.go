@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+	"github.com/codeport/codeport/adapters/wasm/internal/wasmpatch"
 )
 
 // image is an initialised interpreter, as the template left it: its linear
@@ -56,7 +56,7 @@ func takeImage(mod api.Module) (*image, error) {
 	for i := range img.chunks {
 		img.chunks[i] = !allZero(img.memory[i*imageChunk : min((i+1)*imageChunk, len(img.memory))])
 	}
-	names, err := globalExports(cpython.Module())
+	names, err := wasmpatch.SnapshotGlobals(cpython.Module())
 	if err != nil {
 		return nil, err
 	}
@@ -136,82 +136,4 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// globalExports lists the module's exports of globals named with
-// cpython.GlobalPrefix, reading its export section. wazero lists exported
-// functions and memories, but not globals.
-func globalExports(module []byte) ([]string, error) {
-	r := wasmReader{b: module}
-	if len(module) < 8 || string(module[:4]) != "\x00asm" {
-		return nil, errors.New("not a WebAssembly module")
-	}
-	r.b = module[8:]
-	for len(r.b) > 0 {
-		id := r.byte()
-		size := r.u32()
-		if r.err != nil || uint64(size) > uint64(len(r.b)) {
-			return nil, errors.New("malformed module")
-		}
-		body := wasmReader{b: r.b[:size]}
-		r.b = r.b[size:]
-		if id != 7 { // the export section
-			continue
-		}
-		var names []string
-		for n := body.u32(); n > 0 && body.err == nil; n-- {
-			name := body.name()
-			kind := body.byte()
-			body.u32()
-			if kind == 3 && strings.HasPrefix(name, cpython.GlobalPrefix) {
-				names = append(names, name)
-			}
-		}
-		if body.err != nil {
-			return nil, fmt.Errorf("malformed export section: %w", body.err)
-		}
-		return names, nil
-	}
-	return nil, errors.New("the module has no export section")
-}
-
-// wasmReader reads the WebAssembly binary encoding; the first error
-// sticks.
-type wasmReader struct {
-	b   []byte
-	err error
-}
-
-func (r *wasmReader) byte() byte {
-	if r.err != nil || len(r.b) == 0 {
-		r.err = errors.New("unexpected end")
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *wasmReader) u32() uint32 {
-	var v uint32
-	for shift := 0; shift < 35; shift += 7 {
-		c := r.byte()
-		v |= uint32(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v
-		}
-	}
-	r.err = errors.New("bad LEB128")
-	return 0
-}
-
-func (r *wasmReader) name() string {
-	n := r.u32()
-	if r.err != nil || uint64(n) > uint64(len(r.b)) {
-		r.err = errors.New("unexpected end")
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
 }

@@ -3,23 +3,23 @@ package cpython
 import (
 	"embed"
 	"io/fs"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/wasmpatch"
 )
 
 // Version is the CPython release the artifacts are built from.
 const Version = "3.13.5"
 
-// Names the entry file (entry.c) and wasmpatch give the module's exports.
+// Names of the module's exports: entry.c's, wasi-libc's, and those
+// wasmpatch adds.
 const (
-	ExportInitData  = "codeport_init_data" // copy the (passive) data segments into memory
-	ExportInitLibc  = "_initialize"        // wasi-libc's constructors
-	ExportInit      = "codeport_init"      // start CPython
-	ExportBuffer    = "codeport_buffer"    // the request buffer, at least n+1 bytes
-	ExportBoot      = "codeport_boot"      // run the driver's source from the buffer
-	ExportRun       = "codeport_run"       // run one request: (status << 32) | return code
-	ExportInterrupt = "codeport_interrupt" // global: non-zero traps at the next loop header
-	// GlobalPrefix starts the names under which every mutable global is
-	// exported, so that a snapshot can carry them.
-	GlobalPrefix = "codeport_global."
+	ExportInitData  = wasmpatch.InitDataFunc    // copy the (passive) data segments into memory
+	ExportInitLibc  = "_initialize"             // wasi-libc's constructors
+	ExportInit      = "codeport_init"           // start CPython
+	ExportBuffer    = "codeport_buffer"         // the request buffer, at least n+1 bytes
+	ExportBoot      = "codeport_boot"           // run the driver's source from the buffer
+	ExportRun       = "codeport_run"            // run one request: (status << 32) | return code
+	ExportInterrupt = wasmpatch.InterruptGlobal // global: non-zero traps at the next safepoint
 )
 
 // StdlibDir is where the guest finds StdlibZip (entry.c's module search
