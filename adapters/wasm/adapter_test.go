@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
 
@@ -886,5 +887,28 @@ func TestSpinningProgramDoesNotStopTheWorld(t *testing.T) {
 		runtime.GC()
 		collected++
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An instance whose memory could not be mapped from the shared image (the
+// allocation fell back to the Go heap) is restored by reading the image,
+// and is the same interpreter.
+func TestImageRestoredByCopyWhenNotMapped(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(0, []string{"json"}) })
+	if a.eng.image.shared == nil || a.eng.image.memory != nil {
+		t.Fatalf("the image should be shared only: shared %v, %d bytes on the heap", a.eng.image.shared != nil, len(a.eng.image.memory))
+	}
+	dir := t.TempDir()
+	it, err := a.eng.instantiate(context.Background(), dir, dir, workspace.NewQuota(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.kill()
+	if err := a.eng.image.restore(it.mod, false); err != nil {
+		t.Fatal(err)
+	}
+	r := it.run(context.Background(), requestCell, "import sys\nprint('json' in sys.modules, json.dumps([1]) if 'json' in globals() else 'fresh')", time.Minute, 4096, 1<<30)
+	if r.stdout != "True fresh\n" || r.outcome != port.OutcomeCompleted {
+		t.Fatalf("%+v", r)
 	}
 }

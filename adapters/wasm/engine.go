@@ -80,15 +80,16 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 	}
 	e := &engine{runtime: rt, compiled: compiled}
 	t := time.Now()
-	if e.image, err = e.bootTemplate(ctx, warm); err != nil {
+	var notShared error
+	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
 		_ = rt.Close(ctx)
 		return nil, err
 	}
-	if e.image.shared, err = newSharedImage(e.image); err != nil {
-		logger.Warn("interpreter image not shared; each session copies it", "error", err)
+	if notShared != nil {
+		logger.Warn("interpreter image not shared; each session copies it", "error", notShared)
 	}
 	logger.Info("wasm interpreter image ready", "boot_seconds", time.Since(t).Seconds(),
-		"memory_bytes", len(e.image.memory), "nonzero_bytes", e.image.residentBytes(), "shared", e.image.shared != nil)
+		"memory_bytes", e.image.size, "nonzero_bytes", e.image.residentBytes(), "shared", e.image.shared != nil)
 	return e, nil
 }
 
@@ -118,22 +119,22 @@ const (
 
 // bootTemplate starts CPython and the driver in an instance of its own,
 // imports warm, and takes the image of its memory and globals.
-func (e *engine) bootTemplate(ctx context.Context, warm []string) (*image, error) {
+func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, notShared, err error) {
 	dir, err := os.MkdirTemp("", "codeport-template-")
 	if err != nil {
-		return nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
+		return nil, nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
 	}
 	defer os.RemoveAll(dir)
 	work, tmp := filepath.Join(dir, "workspace"), filepath.Join(dir, "tmp")
 	for _, d := range []string{work, tmp} {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
+			return nil, nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
 		}
 	}
 	quota := workspace.NewQuota(1 << 20)
 	it, err := e.instantiate(ctx, work, tmp, quota)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer it.kill()
 	// Start-up output is CPython's and the driver's own, never a user's:
@@ -148,17 +149,17 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (*image, error
 	}
 	for _, name := range []string{cpython.ExportInitData, cpython.ExportInitLibc} {
 		if _, err := it.mod.ExportedFunction(name).Call(ctx); err != nil {
-			return nil, fail(name, err)
+			return nil, nil, fail(name, err)
 		}
 	}
 	if r, err := it.mod.ExportedFunction(cpython.ExportInit).Call(ctx); err != nil || int32(r[0]) != 0 {
-		return nil, fail("start CPython", err)
+		return nil, nil, fail("start CPython", err)
 	}
 	if _, err := it.write(ctx, []byte(driverSource)); err != nil {
-		return nil, fail("load the driver", err)
+		return nil, nil, fail("load the driver", err)
 	}
 	if r, err := it.mod.ExportedFunction(cpython.ExportBoot).Call(ctx, uint64(len(driverSource))); err != nil || int32(r[0]) != 0 {
-		return nil, fail("start the driver", err)
+		return nil, nil, fail("start the driver", err)
 	}
 	msg, _ := it.stderr.end()
 	if warm == nil {
@@ -167,7 +168,7 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (*image, error
 	list, _ := json.Marshal(warm)
 	r := it.run(ctx, requestWarm, string(list), time.Minute, 4096, 1<<62)
 	if r.dead || r.outcome != port.OutcomeCompleted {
-		return nil, fmt.Errorf("%w: warming the template up: %s: %s %s", port.ErrRuntimeFailure, r.outcome, strings.TrimSpace(msg), strings.TrimSpace(r.stderr))
+		return nil, nil, fmt.Errorf("%w: warming the template up: %s: %s %s", port.ErrRuntimeFailure, r.outcome, strings.TrimSpace(msg), strings.TrimSpace(r.stderr))
 	}
 	return takeImage(it.mod)
 }

@@ -22,15 +22,17 @@ import (
 // are the standard streams and the preopened directories, made the same for
 // every instance), and the interrupt global, which starts clear.
 type image struct {
-	memory []byte
+	size int // bytes of memory
 	// chunks says, per imageChunk bytes of memory, whether any is non-zero:
 	// a restore writes only those, so the pages an idle session has
 	// touched are the ones CPython's state is in.
 	chunks  []bool
 	globals []globalValue
-	// shared maps the memory into sessions copy-on-write; nil where the
-	// host cannot, and then restore copies it.
+	// shared holds the memory in a memfd that sessions map copy-on-write
+	// (or read, when a mapping fails); where the host has none, memory
+	// holds it instead. Never both: the image is 20 MiB.
 	shared *sharedImage
+	memory []byte
 }
 
 type globalValue struct {
@@ -41,21 +43,35 @@ type globalValue struct {
 // imageChunk is the unit of a restore: the host's page size.
 const imageChunk = 4096
 
-// takeImage copies an instance's memory and its exported mutable globals.
-func takeImage(mod api.Module) (*image, error) {
+// takeImage copies an instance's memory and its exported mutable globals:
+// the memory into a sharedImage, or where that fails (notShared says why)
+// onto the heap.
+func takeImage(mod api.Module) (img *image, notShared, err error) {
 	mem := mod.Memory()
 	if mem == nil {
-		return nil, errors.New("the interpreter has no memory")
+		return nil, nil, errors.New("the interpreter has no memory")
 	}
 	view, ok := mem.Read(0, mem.Size())
 	if !ok {
-		return nil, errors.New("cannot read the interpreter's memory")
+		return nil, nil, errors.New("cannot read the interpreter's memory")
 	}
-	img := &image{memory: bytes.Clone(view)}
-	img.chunks = make([]bool, (len(img.memory)+imageChunk-1)/imageChunk)
+	img = &image{size: len(view)}
+	img.chunks = make([]bool, (len(view)+imageChunk-1)/imageChunk)
 	for i := range img.chunks {
-		img.chunks[i] = !allZero(img.memory[i*imageChunk : min((i+1)*imageChunk, len(img.memory))])
+		img.chunks[i] = !allZero(view[i*imageChunk : min((i+1)*imageChunk, len(view))])
 	}
+	if img.globals, err = snapshotGlobals(mod); err != nil {
+		return nil, nil, err
+	}
+	if img.shared, notShared = newSharedImage(view, img.chunks); notShared != nil {
+		img.memory = bytes.Clone(view)
+	}
+	return img, notShared, nil
+}
+
+// snapshotGlobals reads the mutable globals the module exports for
+// snapshots.
+func snapshotGlobals(mod api.Module) ([]globalValue, error) {
 	names, err := wasmpatch.SnapshotGlobals(cpython.Module())
 	if err != nil {
 		return nil, err
@@ -63,14 +79,15 @@ func takeImage(mod api.Module) (*image, error) {
 	if len(names) == 0 {
 		return nil, errors.New("the runtime module exports no globals to snapshot")
 	}
+	globals := make([]globalValue, 0, len(names))
 	for _, name := range names {
 		g := mod.ExportedGlobal(name)
 		if g == nil {
 			return nil, fmt.Errorf("global %s is not exported", name)
 		}
-		img.globals = append(img.globals, globalValue{name, g.Get()})
+		globals = append(globals, globalValue{name, g.Get()})
 	}
-	return img, nil
+	return globals, nil
 }
 
 // restore makes a fresh instance of the module the image's interpreter.
@@ -78,12 +95,12 @@ func takeImage(mod api.Module) (*image, error) {
 // then only the globals are set.
 func (img *image) restore(mod api.Module, mapped bool) error {
 	mem := mod.Memory()
-	if have := mem.Size(); uint64(have) < uint64(len(img.memory)) {
-		if _, ok := mem.Grow((uint32(len(img.memory)) - have) / wasmPage); !ok {
-			return fmt.Errorf("cannot grow memory to %d bytes (is the memory limit below the image?)", len(img.memory))
+	if have := mem.Size(); uint64(have) < uint64(img.size) {
+		if _, ok := mem.Grow((uint32(img.size) - have) / wasmPage); !ok {
+			return fmt.Errorf("cannot grow memory to %d bytes (is the memory limit below the image?)", img.size)
 		}
 	}
-	view, ok := mem.Read(0, uint32(len(img.memory)))
+	view, ok := mem.Read(0, uint32(img.size))
 	if !ok {
 		return errors.New("cannot address the instance's memory")
 	}
@@ -91,8 +108,12 @@ func (img *image) restore(mod api.Module, mapped bool) error {
 		if mapped {
 			break
 		}
-		lo, hi := i*imageChunk, min((i+1)*imageChunk, len(img.memory))
+		lo, hi := i*imageChunk, min((i+1)*imageChunk, img.size)
 		switch {
+		case nonZero && img.shared != nil:
+			if err := img.shared.readAt(view[lo:hi], lo); err != nil {
+				return err
+			}
 		case nonZero:
 			copy(view[lo:hi], img.memory[lo:hi])
 		case !allZero(view[lo:hi]):

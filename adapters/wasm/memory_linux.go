@@ -24,12 +24,12 @@ type sharedImage struct {
 	closed atomic.Bool
 }
 
-func newSharedImage(img *image) (*sharedImage, error) {
+func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
 	fd, err := unix.MemfdCreate("codeport-interpreter-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	s := &sharedImage{fd: fd, size: uint64(len(img.memory))}
+	s := &sharedImage{fd: fd, size: uint64(len(memory))}
 	fail := func(what string, err error) (*sharedImage, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -38,12 +38,12 @@ func newSharedImage(img *image) (*sharedImage, error) {
 		return fail("ftruncate", err)
 	}
 	// Zero chunks stay holes: they take no memory, and read as zeros.
-	for i, nonZero := range img.chunks {
+	for i, nonZero := range chunks {
 		if !nonZero {
 			continue
 		}
-		lo, hi := i*imageChunk, min((i+1)*imageChunk, len(img.memory))
-		if _, err := unix.Pwrite(fd, img.memory[lo:hi], int64(lo)); err != nil {
+		lo, hi := i*imageChunk, min((i+1)*imageChunk, len(memory))
+		if _, err := unix.Pwrite(fd, memory[lo:hi], int64(lo)); err != nil {
 			return fail("write the image", err)
 		}
 	}
@@ -52,6 +52,22 @@ func newSharedImage(img *image) (*sharedImage, error) {
 		return fail("seal the image", err)
 	}
 	return s, nil
+}
+
+// readAt copies the image's bytes at off into p: a restore whose memory
+// could not be mapped.
+func (s *sharedImage) readAt(p []byte, off int) error {
+	for len(p) > 0 {
+		n, err := unix.Pread(s.fd, p, int64(off))
+		if err != nil {
+			return fmt.Errorf("read the image: %w", err)
+		}
+		if n == 0 {
+			return fmt.Errorf("read the image: unexpected end at %d", off)
+		}
+		p, off = p[n:], off+n
+	}
+	return nil
 }
 
 func (s *sharedImage) close() {

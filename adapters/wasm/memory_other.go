@@ -12,9 +12,11 @@ import (
 // is restored by copying the image.
 type sharedImage struct{}
 
-func newSharedImage(*image) (*sharedImage, error) {
+func newSharedImage([]byte, []bool) (*sharedImage, error) {
 	return nil, errors.New("copy-on-write images need Linux")
 }
+
+func (*sharedImage) readAt([]byte, int) error { return errors.New("no shared image") }
 
 func (*sharedImage) close() {}
 
