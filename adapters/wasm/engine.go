@@ -155,7 +155,7 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 	if r, err := it.mod.ExportedFunction(cpython.ExportInit).Call(ctx); err != nil || int32(r[0]) != 0 {
 		return nil, nil, fail("start CPython", err)
 	}
-	if _, err := it.write(ctx, []byte(driverSource)); err != nil {
+	if err := it.write(ctx, driverSource); err != nil {
 		return nil, nil, fail("load the driver", err)
 	}
 	if r, err := it.mod.ExportedFunction(cpython.ExportBoot).Call(ctx, uint64(len(driverSource))); err != nil || int32(r[0]) != 0 {
@@ -262,20 +262,21 @@ type interpreter struct {
 	closeOnce sync.Once
 }
 
-// write copies a request into the instance's buffer.
-func (it *interpreter) write(ctx context.Context, payload []byte) (uint32, error) {
+// write copies a request into the instance's buffer, where codeport_boot
+// and codeport_run read it.
+func (it *interpreter) write(ctx context.Context, payload string) error {
 	r, err := it.bufferFn.Call(ctx, uint64(len(payload)))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	ptr := uint32(r[0])
 	if ptr == 0 {
-		return 0, errNoMemory
+		return errNoMemory
 	}
-	if !it.mod.Memory().Write(ptr, payload) {
-		return 0, errors.New("request buffer out of range")
+	if !it.mod.Memory().WriteString(ptr, payload) {
+		return errors.New("request buffer out of range")
 	}
-	return ptr, nil
+	return nil
 }
 
 // errNoMemory is a request the interpreter had no memory to receive.

@@ -46,7 +46,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 
 	var r cellResult
 	var note string
-	if _, err := it.write(ctx, []byte(payload)); err != nil {
+	if err := it.write(ctx, payload); err != nil {
 		if errors.Is(err, errNoMemory) {
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
 			note = fmt.Sprintf("[codeport: the interpreter has no memory left to receive the code (the session's limit is %s); a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
