@@ -8,14 +8,9 @@ import "strings"
 // globals into another; wazero lists exported functions and memories but
 // not globals, hence this.
 func SnapshotGlobals(patched []byte) ([]string, error) {
-	r := &reader{buf: patched, end: len(patched), where: "header"}
-	magic, err := r.bytes(uint32(len(header)), "module header")
+	r, err := newModuleReader(patched)
 	if err != nil {
 		return nil, err
-	}
-	if string(magic) != string(header) {
-		r.pos = 0
-		return nil, r.malformed("not a WebAssembly 1.0 binary (header % x)", magic)
 	}
 	for r.remaining() > 0 {
 		r.where = "section list"

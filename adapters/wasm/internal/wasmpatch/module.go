@@ -121,11 +121,9 @@ type module struct {
 	code         vecSection
 }
 
-// parseModule checks the header and the order of sections, and decodes
-// every section but custom ones, whose content is opaque. Function bodies
-// are only delimited here: they are decoded while being rewritten.
-func parseModule(in []byte) (*module, error) {
-	m := &module{in: in, emptyType: -1, exportedGlobals: map[uint32]bool{}}
+// newModuleReader checks a module's header and returns a reader at its
+// first section.
+func newModuleReader(in []byte) (*reader, error) {
 	r := &reader{buf: in, end: len(in), where: "header"}
 	magic, err := r.bytes(uint32(len(header)), "module header")
 	if err != nil {
@@ -134,6 +132,18 @@ func parseModule(in []byte) (*module, error) {
 	if string(magic) != string(header) {
 		r.pos = 0
 		return nil, r.malformed("not a WebAssembly 1.0 binary (header % x)", magic)
+	}
+	return r, nil
+}
+
+// parseModule checks the header and the order of sections, and decodes
+// every section but custom ones, whose content is opaque. Function bodies
+// are only delimited here: they are decoded while being rewritten.
+func parseModule(in []byte) (*module, error) {
+	m := &module{in: in, emptyType: -1, exportedGlobals: map[uint32]bool{}}
+	r, err := newModuleReader(in)
+	if err != nil {
+		return nil, err
 	}
 
 	lastRank := 0
