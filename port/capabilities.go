@@ -63,11 +63,30 @@ type Limits struct {
 // larger request is clamped, not refused). A zero MaxTimeout means no
 // ceiling.
 func (l Limits) Timeout(requested time.Duration) time.Duration {
-	if requested <= 0 {
-		requested = l.DefaultTimeout
+	return bound(requested, l.DefaultTimeout, l.MaxTimeout)
+}
+
+// IdleTimeout is the idle timeout of a session whose request hints hint:
+// the default without a hint, and a hint clamped down to the maximum,
+// never up.
+func (l Limits) IdleTimeout(hint time.Duration) time.Duration {
+	return bound(hint, l.DefaultIdleTimeout, l.MaxIdleTimeout)
+}
+
+// Lifetime is the maximum lifetime of a session whose request hints hint:
+// the maximum without a hint, and a hint clamped down to it, never up.
+func (l Limits) Lifetime(hint time.Duration) time.Duration {
+	return bound(hint, l.MaxLifetime, l.MaxLifetime)
+}
+
+// bound applies a requested duration: def when none is asked for, never
+// more than ceiling (0: no ceiling).
+func bound(asked, def, ceiling time.Duration) time.Duration {
+	if asked <= 0 {
+		asked = def
 	}
-	if l.MaxTimeout > 0 {
-		return min(requested, l.MaxTimeout)
+	if ceiling > 0 && (asked <= 0 || asked > ceiling) {
+		return ceiling
 	}
-	return requested
+	return asked
 }

@@ -27,5 +27,16 @@
 // OutcomeProgramError (or TimedOut, MemoryLimit, ...). Errors are reserved for
 // calls that could not run, and are tested with errors.Is against the
 // sentinels in this package (ErrSessionNotFound, ErrSessionBusy, ...), or with
-// errors.As against *CapacityError for the retry-after hint.
+// errors.As against *CapacityError for the retry-after hint. Each sentinel has
+// a stable code (ErrorCode, ErrorFromCode) that carries it across a network or
+// a process boundary.
+//
+// Adapters do not implement CodeExecutionPort themselves: they implement the
+// smaller Driver, and New wraps it in a *Port, as database/sql wraps its
+// drivers. The Port does what every adapter needs once: it validates
+// requests, mints tool use ids, resolves timeouts, refuses calls after Close
+// with ErrClosed, cancels and awaits the calls in flight before the driver
+// closes, logs every call and hands it to Observers (metrics, tracing,
+// per-tenant accounting). Optional interfaces (Readier) say what only some
+// drivers can do.
 package port

@@ -53,9 +53,15 @@ type CapacityError struct {
 	Limit int
 	// RetryAfter is how long the caller should wait before trying again.
 	RetryAfter time.Duration
+	// Detail, when set, is the whole message: the text a remote backend
+	// or a worker gave with the refusal.
+	Detail string
 }
 
 func (e *CapacityError) Error() string {
+	if e.Detail != "" {
+		return e.Detail
+	}
 	if e.Limit > 0 {
 		return fmt.Sprintf("at capacity: %d %s in use; retry after %s", e.Limit, e.Resource, e.RetryAfter)
 	}

@@ -49,3 +49,18 @@ func TestLimitsTimeoutDefaultsAndClamps(t *testing.T) {
 		t.Errorf("no ceiling: Timeout(1h) = %v", got)
 	}
 }
+
+func TestLimitsBoundSessionHints(t *testing.T) {
+	l := port.Limits{DefaultIdleTimeout: 10 * time.Minute, MaxIdleTimeout: time.Hour, MaxLifetime: 2 * time.Hour}
+	for _, c := range []struct{ hint, idle, life time.Duration }{
+		{0, 10 * time.Minute, 2 * time.Hour}, {time.Minute, time.Minute, time.Minute},
+		{3 * time.Hour, time.Hour, 2 * time.Hour},
+	} {
+		if got := l.IdleTimeout(c.hint); got != c.idle {
+			t.Errorf("IdleTimeout(%v) = %v, want %v", c.hint, got, c.idle)
+		}
+		if got := l.Lifetime(c.hint); got != c.life {
+			t.Errorf("Lifetime(%v) = %v, want %v", c.hint, got, c.life)
+		}
+	}
+}

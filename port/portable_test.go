@@ -1,0 +1,359 @@
+package port_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+// gateDriver is a driver whose Execute blocks until its context ends or
+// the test opens the gate, and which records what reached it: enough to
+// see what the Port does around a driver.
+type gateDriver struct {
+	info port.DriverInfo
+	gate chan struct{}
+
+	mu       sync.Mutex
+	got      []port.ExecuteRequest
+	started  chan struct{}
+	closed   bool
+	inFlight int
+	put      []byte
+}
+
+func newGateDriver() *gateDriver {
+	return &gateDriver{
+		info: port.DriverInfo{Name: "gate", Limits: port.Limits{DefaultTimeout: 30 * time.Second, MaxTimeout: time.Minute, SourceBytes: 16, FileBytes: 8}},
+		gate: make(chan struct{}), started: make(chan struct{}, 16),
+	}
+}
+
+func (d *gateDriver) Info() port.DriverInfo { return d.info }
+func (d *gateDriver) CreateSession(context.Context, port.CreateSessionRequest) (port.Session, error) {
+	return port.Session{ID: "s1"}, nil
+}
+func (d *gateDriver) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return port.Result{}, errors.New("driver called after Close")
+	}
+	d.got = append(d.got, req)
+	d.inFlight++
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.inFlight--
+		d.mu.Unlock()
+	}()
+	d.started <- struct{}{}
+	select {
+	case <-d.gate:
+		return port.Result{Stdout: "ok", Outcome: port.OutcomeCompleted}, nil
+	case <-ctx.Done():
+		return port.Result{Outcome: port.OutcomeCancelled, ReturnCode: port.ReturnCodeCancelled}, nil
+	}
+}
+func (d *gateDriver) DestroySession(context.Context, string) error { return port.ErrSessionNotFound }
+func (d *gateDriver) ListFiles(context.Context, string, string) ([]port.FileInfo, error) {
+	return nil, nil
+}
+func (d *gateDriver) GetFile(context.Context, string, string) (io.ReadCloser, port.FileInfo, error) {
+	return io.NopCloser(strings.NewReader("data")), port.FileInfo{Size: 4}, nil
+}
+func (d *gateDriver) PutFile(_ context.Context, _, _ string, r io.Reader) (port.FileInfo, error) {
+	b, err := io.ReadAll(r)
+	d.mu.Lock()
+	d.put = b
+	d.mu.Unlock()
+	return port.FileInfo{Size: int64(len(b))}, err
+}
+func (d *gateDriver) Describe(context.Context) (port.Capabilities, error) {
+	return port.Capabilities{Backend: "gate"}, nil
+}
+func (d *gateDriver) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inFlight != 0 {
+		return errors.New("driver closed with calls in flight")
+	}
+	d.closed = true
+	return nil
+}
+
+// recorder is an Observer that keeps every call.
+type recorder struct {
+	mu    sync.Mutex
+	calls []port.Call
+}
+
+type ctxKey struct{}
+
+func (r *recorder) StartCall(ctx context.Context, c *port.Call) context.Context {
+	return context.WithValue(ctx, ctxKey{}, c.Op)
+}
+func (r *recorder) EndCall(ctx context.Context, c *port.Call) {
+	if ctx.Value(ctxKey{}) != c.Op {
+		panic("EndCall got a context StartCall did not return")
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, *c)
+	r.mu.Unlock()
+}
+
+func TestPortValidatesBeforeTheDriver(t *testing.T) {
+	d := newGateDriver()
+	p := port.New(d)
+	defer p.Close()
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		id   string
+		req  port.ExecuteRequest
+		want error
+	}{
+		{"no tool", "s1", port.ExecuteRequest{Code: "x"}, port.ErrUnsupportedTool},
+		{"unknown tool", "s1", port.ExecuteRequest{Tool: "code_execution_v9", Code: "x"}, port.ErrUnsupportedTool},
+		{"no code", "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution}, port.ErrInvalidRequest},
+		{"code over the limit", "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: strings.Repeat("x", 17)}, port.ErrInvalidRequest},
+		{"code not UTF-8", "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "\xff"}, port.ErrInvalidRequest},
+		{"no command", "s1", port.ExecuteRequest{Tool: port.ToolBashCodeExecution}, port.ErrInvalidRequest},
+		{"no editor input", "s1", port.ExecuteRequest{Tool: port.ToolTextEditorExecution}, port.ErrInvalidRequest},
+		{"file_text over the limit", "s1", port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: port.EditorCreate, Path: "a", FileText: ptr("123456789")}}, port.ErrFileTooLarge},
+		{"negative timeout", "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x", Timeout: -time.Second}, port.ErrInvalidRequest},
+		{"empty session id", "", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x"}, port.ErrSessionNotFound},
+		{"dot session id", "..", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x"}, port.ErrSessionNotFound},
+		{"huge session id", strings.Repeat("i", port.MaxIDBytes+1), port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x"}, port.ErrSessionNotFound},
+	}
+	for _, c := range cases {
+		_, err := p.Execute(ctx, c.id, c.req)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+		}
+		if len(err.Error()) > 300 {
+			t.Errorf("%s: the error is not bounded: %d bytes", c.name, len(err.Error()))
+		}
+	}
+	if _, err := p.CreateSession(ctx, port.CreateSessionRequest{IdleTimeout: -1}); !errors.Is(err, port.ErrInvalidRequest) {
+		t.Errorf("negative hint: %v", err)
+	}
+	for _, path := range []string{"", "a\x00b", strings.Repeat("p", port.MaxPathBytes+1)} {
+		if _, _, err := p.GetFile(ctx, "s1", path); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("GetFile(%.10q): %v", path, err)
+		}
+		if _, err := p.PutFile(ctx, "s1", path, strings.NewReader("x")); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("PutFile(%.10q): %v", path, err)
+		}
+	}
+	if len(d.got) != 0 {
+		t.Fatalf("refused requests reached the driver: %+v", d.got)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestPortCompletesRequestsAndResults(t *testing.T) {
+	d := newGateDriver()
+	close(d.gate)
+	p := port.New(d)
+	defer p.Close()
+	ctx := context.Background()
+	for _, c := range []struct{ asked, want time.Duration }{{0, 30 * time.Second}, {time.Hour, time.Minute}, {5 * time.Second, 5 * time.Second}} {
+		res, err := p.Execute(ctx, "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x", Timeout: c.asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := d.got[len(d.got)-1]
+		if got.Timeout != c.want || got.ToolUseID != "" {
+			t.Errorf("asked %v: driver got timeout %v, id %q", c.asked, got.Timeout, got.ToolUseID)
+		}
+		// The driver left both out; the Port fills them in.
+		if res.Tool != port.ToolCodeExecution || !strings.HasPrefix(res.ToolUseID, "srvtoolu_") {
+			t.Errorf("result %+v", res)
+		}
+	}
+	res, err := p.Execute(ctx, "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x", ToolUseID: "toolu_mine"})
+	if err != nil || res.ToolUseID != "toolu_mine" {
+		t.Fatalf("a caller's id was not kept: %v %+v", err, res)
+	}
+	if err := p.DestroySession(ctx, "gone"); err != nil {
+		t.Fatalf("destroying an unknown session is not an error: %v", err)
+	}
+}
+
+func TestCloseCancelsAndAwaitsCallsInFlight(t *testing.T) {
+	d := newGateDriver()
+	p := port.New(d)
+	done := make(chan port.Result, 1)
+	go func() {
+		res, _ := p.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x"})
+		done <- res
+	}()
+	<-d.started
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close: %v (the driver was closed with a call in flight?)", err)
+	}
+	// The driver's Close saw no call in flight (it fails otherwise), and
+	// the call ended cancelled.
+	if res := <-done; res.Outcome != port.OutcomeCancelled {
+		t.Fatalf("outcome %s", res.Outcome)
+	}
+	ctx := context.Background()
+	if _, err := p.CreateSession(ctx, port.CreateSessionRequest{}); !errors.Is(err, port.ErrClosed) {
+		t.Fatalf("CreateSession after Close: %v", err)
+	}
+	if _, err := p.Describe(ctx); !errors.Is(err, port.ErrClosed) {
+		t.Fatalf("Describe after Close: %v", err)
+	}
+	if err := p.WaitReady(ctx); !errors.Is(err, port.ErrClosed) || p.Ready() {
+		t.Fatalf("WaitReady after Close: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+}
+
+func TestReadersStopWhenThePortCloses(t *testing.T) {
+	d := newGateDriver()
+	p := port.New(d)
+	rc, _, err := p.GetFile(context.Background(), "s1", "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(rc); !errors.Is(err, port.ErrClosed) {
+		t.Fatalf("read after Close: %v", err)
+	}
+}
+
+// A reader outlives its call: the context the driver read under stays
+// alive until the reader is closed.
+func TestAReaderKeepsItsCallsContext(t *testing.T) {
+	d := &ctxFileDriver{gateDriver: newGateDriver()}
+	p := port.New(d)
+	defer p.Close()
+	rc, _, err := p.GetFile(context.Background(), "s1", "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ctx.Err() != nil {
+		t.Fatal("the call's context ended when GetFile returned")
+	}
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d.ctx.Err() == nil {
+		t.Fatal("closing the reader did not release the call's context")
+	}
+}
+
+type ctxFileDriver struct {
+	*gateDriver
+	ctx context.Context
+}
+
+func (d *ctxFileDriver) GetFile(ctx context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
+	d.ctx = ctx
+	return d.gateDriver.GetFile(ctx, id, path)
+}
+
+func TestUploadsStopWithTheirContext(t *testing.T) {
+	d := newGateDriver()
+	p := port.New(d)
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.PutFile(ctx, "s1", "f", strings.NewReader("data")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled upload: %v", err)
+	}
+	if len(d.put) != 0 {
+		t.Fatalf("%d bytes were read after the context ended", len(d.put))
+	}
+}
+
+func TestObserversAndLogSeeEveryCall(t *testing.T) {
+	d := newGateDriver()
+	close(d.gate)
+	var logs bytes.Buffer
+	rec := &recorder{}
+	p := port.New(d, port.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), port.WithObserver(rec))
+	ctx := context.Background()
+	secret := "print(1)#s3cr3t"
+	if _, err := p.Execute(ctx, "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: secret}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, "", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: secret}); err == nil {
+		t.Fatal("an empty session id was accepted")
+	}
+	if _, err := p.PutFile(ctx, "s1", "secret-name.txt", strings.NewReader("s3cr3t contents")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.calls) != 3 {
+		t.Fatalf("observed %d calls: %+v", len(rec.calls), rec.calls)
+	}
+	ok, refused, put := rec.calls[0], rec.calls[1], rec.calls[2]
+	if ok.Op != port.OpExecute || ok.Outcome != port.OutcomeCompleted || ok.Tool != port.ToolCodeExecution || ok.Timeout != 30*time.Second || ok.Err != nil {
+		t.Errorf("execute: %+v", ok)
+	}
+	if refused.Err == nil || port.ErrorCode(refused.Err) != "session_not_found" {
+		t.Errorf("refusal: %+v", refused)
+	}
+	if put.Op != port.OpPutFile || put.Bytes != int64(len("s3cr3t contents")) {
+		t.Errorf("put: %+v", put)
+	}
+	out := logs.String()
+	if strings.Contains(out, "s3cr3t") || strings.Contains(out, "secret-name") {
+		t.Fatalf("the log holds user data:\n%s", out)
+	}
+	if !strings.Contains(out, "op=execute") || !strings.Contains(out, "outcome=completed") || !strings.Contains(out, "error_code=session_not_found") {
+		t.Fatalf("the log lacks the calls:\n%s", out)
+	}
+}
+
+func TestErrorCodesCrossBoundaries(t *testing.T) {
+	codes := port.ErrorCodes()
+	seen := map[string]bool{}
+	for _, code := range codes {
+		if seen[code] {
+			t.Fatalf("code %q twice", code)
+		}
+		seen[code] = true
+		err, ok := port.ErrorFromCode(code, "remote said so", 3*time.Second)
+		if !ok || port.ErrorCode(err) != code || err.Error() != "remote said so" {
+			t.Errorf("%s: rebuilt as %v (%q)", code, err, port.ErrorCode(err))
+		}
+	}
+	var ce *port.CapacityError
+	if err, _ := port.ErrorFromCode("at_capacity", "full", 3*time.Second); !errors.As(err, &ce) || ce.RetryAfter != 3*time.Second {
+		t.Errorf("at_capacity lost its hint: %v", err)
+	}
+	if _, ok := port.ErrorFromCode("from_the_future", "x", 0); ok {
+		t.Error("an unknown code was accepted")
+	}
+	// An error wrapping two sentinels gets the first code of the table,
+	// whatever order it wraps them in.
+	a := errors.Join(port.ErrRuntimeFailure, port.ErrClosed)
+	b := errors.Join(port.ErrClosed, port.ErrRuntimeFailure)
+	if port.ErrorCode(a) != "closed" || port.ErrorCode(b) != "closed" {
+		t.Errorf("precedence: %q %q", port.ErrorCode(a), port.ErrorCode(b))
+	}
+	if port.ErrorCode(errors.New("plain")) != "" || port.ErrorCode(nil) != "" {
+		t.Error("a plain error has a code")
+	}
+}
