@@ -191,7 +191,7 @@ func (f *fsys) open(rel string) (*os.File, error) {
 		return file, nil
 	}
 	rc.Close()
-	return nil, fmt.Errorf("workspace: open %s: unexpected reader: %w", rel, port.ErrRuntimeFailure)
+	return nil, fmt.Errorf("unexpected reader: %w", port.ErrRuntimeFailure)
 }
 
 // mkdir creates the directory rel, and its parents if parents is set (an
@@ -324,10 +324,15 @@ func joinRel(dir, name string) string {
 }
 
 // errText is the message of err as a command prints it after the path:
-// "No such file or directory", "outside the workspace", ...
+// "No such file or directory", "outside the workspace", ... Every kind is
+// told by errors.Is or errors.As, never by an error's text: the
+// workspace's refusals carry typed reasons (workspace.ErrNotRegular, ...)
+// for that.
 func errText(err error) string {
 	var qe *workspace.QuotaError
+	var tooLong *workspace.PathTooLongError
 	var pe *fs.PathError
+	var errno syscall.Errno
 	switch {
 	case err == nil:
 		return ""
@@ -340,8 +345,8 @@ func errText(err error) string {
 	case errors.Is(err, port.ErrPathEscapesWorkspace):
 		return "symbolic links are not followed in the workspace"
 	case errors.Is(err, errNotDirOverwrite):
-		return err.Error()
-	case errors.Is(err, syscall.ENOTDIR):
+		return errNotDirOverwrite.Error()
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, workspace.ErrNotDirectory):
 		return "Not a directory"
 	case errors.Is(err, port.ErrFileNotFound), errors.Is(err, fs.ErrNotExist):
 		return "No such file or directory"
@@ -355,13 +360,20 @@ func errText(err error) string {
 		return "Permission denied"
 	case errors.Is(err, syscall.EPIPE):
 		return "Broken pipe"
-	case errors.Is(err, port.ErrInvalidRequest) && strings.Contains(err.Error(), "not a regular file"):
-		return "not a regular file"
+	case errors.Is(err, workspace.ErrNotRegular):
+		return workspace.ErrNotRegular.Error()
+	case errors.As(err, &tooLong), errors.Is(err, syscall.ENAMETOOLONG):
+		return "File name too long"
+	case errors.Is(err, workspace.ErrNotUTF8):
+		return "file name is not valid UTF-8"
 	case errors.As(err, &pe):
 		return pe.Err.Error()
+	case errors.As(err, &errno):
+		// What the operating system said, without the operation and the
+		// path before it.
+		return errno.Error()
 	}
-	msg := strings.TrimPrefix(err.Error(), "workspace: ")
-	return strings.TrimSuffix(msg, ": "+port.ErrInvalidRequest.Error())
+	return err.Error()
 }
 
 // pathError is the error an interpreter handler returns for a path: the

@@ -35,5 +35,9 @@
 //
 // Errors wrap the sentinels of package port (ErrPathEscapesWorkspace,
 // ErrFileNotFound, ErrIsDirectory, ErrFileTooLarge, ErrInvalidRequest) and
-// name workspace-relative paths, never host paths or file contents.
+// name workspace-relative paths, never host paths or file contents. The
+// refusals port.ErrInvalidRequest covers also wrap this package's reason
+// (ErrNotRegular, ErrNotDirectory, ErrNotUTF8, *PathTooLongError), and a
+// quota refusal is a *QuotaError, so that no caller reads a message to
+// learn what happened.
 package workspace

@@ -65,7 +65,7 @@ func New(root string, q *Quota) (*Workspace, error) {
 		return nil, fmt.Errorf("workspace: root: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("workspace: root is not a directory: %w", port.ErrInvalidRequest)
+		return nil, fmt.Errorf("workspace: root is %w: %w", ErrNotDirectory, port.ErrInvalidRequest)
 	}
 	files, err := regularFiles(abs)
 	if err != nil {
@@ -93,7 +93,8 @@ func (w *Workspace) Quota() *Quota { return w.q }
 // Errors wrap port.ErrPathEscapesWorkspace for any other absolute path, a
 // path whose cleaned form leaves the root, a NUL byte, or an existing path
 // component that is a symbolic link (wherever it points); they wrap
-// port.ErrInvalidRequest for invalid UTF-8 and paths over MaxPathBytes.
+// port.ErrInvalidRequest for invalid UTF-8 (with ErrNotUTF8) and paths over
+// MaxPathBytes (a *PathTooLongError).
 func (w *Workspace) Resolve(p string) (hostPath, rel string, err error) {
 	root, err := w.openRoot()
 	if err != nil {
@@ -111,7 +112,7 @@ func (w *Workspace) Resolve(p string) (hostPath, rel string, err error) {
 // relative to the workspace root. Subdirectories are included with IsDir
 // set (and are not descended into); symbolic links and other special files
 // are left out. A missing dir is port.ErrFileNotFound, a file is
-// port.ErrInvalidRequest.
+// port.ErrInvalidRequest with ErrNotDirectory.
 func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
 	root, err := w.openRoot()
 	if err != nil {
@@ -126,7 +127,7 @@ func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
 		return nil, fmt.Errorf("workspace: list %s: %w", rel, port.ErrFileNotFound)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("workspace: list %s: not a directory: %w", rel, port.ErrInvalidRequest)
+		return nil, fmt.Errorf("workspace: list %s: %w: %w", rel, ErrNotDirectory, port.ErrInvalidRequest)
 	}
 	d, err := root.Open(rel)
 	if err != nil {
@@ -157,7 +158,7 @@ func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
 
 // Open opens the regular file p for reading. A missing file is
 // port.ErrFileNotFound, a directory port.ErrIsDirectory, any other kind of
-// file port.ErrInvalidRequest.
+// file port.ErrInvalidRequest with ErrNotRegular.
 func (w *Workspace) Open(p string) (io.ReadCloser, port.FileInfo, error) {
 	root, err := w.openRoot()
 	if err != nil {
@@ -256,13 +257,13 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory)
 	}
 	if fi != nil && !fi.Mode().IsRegular() {
-		return port.FileInfo{}, fmt.Errorf("workspace: write %s: not a regular file: %w", rel, port.ErrInvalidRequest)
+		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w: %w", rel, ErrNotRegular, port.ErrInvalidRequest)
 	}
 	parent := path.Dir(rel)
 	if parent != "." {
 		if err := root.MkdirAll(parent, 0o755); err != nil {
 			if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
-				return port.FileInfo{}, fmt.Errorf("workspace: write %s: a parent is not a directory: %w", rel, port.ErrInvalidRequest)
+				return port.FileInfo{}, fmt.Errorf("workspace: write %s: a parent is %w: %w", rel, ErrNotDirectory, port.ErrInvalidRequest)
 			}
 			return port.FileInfo{}, pathErr("write", rel, err)
 		}
@@ -336,7 +337,7 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 	case err == nil && cur.IsDir():
 		return fail(fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory))
 	case err == nil && !cur.Mode().IsRegular():
-		return fail(fmt.Errorf("workspace: write %s: not a regular file: %w", rel, port.ErrInvalidRequest))
+		return fail(fmt.Errorf("workspace: write %s: %w: %w", rel, ErrNotRegular, port.ErrInvalidRequest))
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fail(pathErr("write", rel, err))
 	case err != nil:
@@ -491,10 +492,10 @@ func (w *Workspace) resolveIn(root *os.Root, p string) (rel string, fi fs.FileIn
 // looking at the file system (so without the symbolic-link check).
 func CleanPath(p string) (string, error) {
 	if len(p) > MaxPathBytes {
-		return "", fmt.Errorf("workspace: path of %d bytes is over the limit of %d: %w", len(p), MaxPathBytes, port.ErrInvalidRequest)
+		return "", fmt.Errorf("workspace: %w", &PathTooLongError{Bytes: len(p), Limit: MaxPathBytes})
 	}
 	if !utf8.ValidString(p) {
-		return "", fmt.Errorf("workspace: path %q is not valid UTF-8: %w", p, port.ErrInvalidRequest)
+		return "", fmt.Errorf("workspace: path %q is %w: %w", p, ErrNotUTF8, port.ErrInvalidRequest)
 	}
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", fmt.Errorf("workspace: path %q contains a NUL byte: %w", p, port.ErrPathEscapesWorkspace)
@@ -525,7 +526,7 @@ func checkRegular(op, rel string, fi fs.FileInfo) error {
 	case fi.IsDir():
 		return fmt.Errorf("workspace: %s %s: %w", op, rel, port.ErrIsDirectory)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("workspace: %s %s: not a regular file: %w", op, rel, port.ErrInvalidRequest)
+		return fmt.Errorf("workspace: %s %s: %w: %w", op, rel, ErrNotRegular, port.ErrInvalidRequest)
 	}
 	return nil
 }

@@ -18,19 +18,24 @@ func TestSpecialFiles(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(w.Root(), "fifo"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	// Opening a FIFO for reading would block: it must be refused first.
-	if _, _, err := w.Open("fifo"); !errors.Is(err, port.ErrInvalidRequest) {
-		t.Errorf("Open(fifo) = %v, want ErrInvalidRequest", err)
+	// Opening a FIFO for reading would block: it must be refused first,
+	// as not a regular file, which callers tell by ErrNotRegular.
+	notRegular := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, port.ErrInvalidRequest) || !errors.Is(err, ErrNotRegular) {
+			t.Errorf("%s = %v, want ErrInvalidRequest and ErrNotRegular", what, err)
+		}
 	}
-	if _, err := w.ReadFile("fifo", 0); !errors.Is(err, port.ErrInvalidRequest) {
-		t.Errorf("ReadFile(fifo) = %v, want ErrInvalidRequest", err)
+	_, _, err := w.Open("fifo")
+	notRegular("Open(fifo)", err)
+	if want := "workspace: open fifo: not a regular file: invalid request"; err == nil || err.Error() != want {
+		t.Errorf("Open(fifo) message %v, want %q", err, want)
 	}
-	if _, err := w.Write("fifo", strings.NewReader("x"), 0); !errors.Is(err, port.ErrInvalidRequest) {
-		t.Errorf("Write(fifo) = %v, want ErrInvalidRequest", err)
-	}
-	if err := w.Remove("fifo"); !errors.Is(err, port.ErrInvalidRequest) {
-		t.Errorf("Remove(fifo) = %v, want ErrInvalidRequest", err)
-	}
+	_, err = w.ReadFile("fifo", 0)
+	notRegular("ReadFile(fifo)", err)
+	_, err = w.Write("fifo", strings.NewReader("x"), 0)
+	notRegular("Write(fifo)", err)
+	notRegular("Remove(fifo)", w.Remove("fifo"))
 	list, err := w.List("")
 	if err != nil || len(list) != 1 || list[0].Path != "plain" {
 		t.Errorf("List = %+v, %v; want only the regular file", list, err)

@@ -1,0 +1,40 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/codeport/codeport/port"
+)
+
+// Why the workspace refused a path, for callers that word their own
+// messages (the shell prints "Not a directory" after the path, as bash
+// does) and so must tell refusals apart without reading the workspace's
+// messages. Each is wrapped together with port.ErrInvalidRequest, the
+// port's kind of these refusals, so errors.Is matches both.
+var (
+	// ErrNotRegular: the path names something other than a regular file
+	// or a directory (a FIFO, a socket, a device) where a file was wanted.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrNotDirectory: a directory was wanted (a listing, a parent of the
+	// path) and something else is there.
+	ErrNotDirectory = errors.New("not a directory")
+	// ErrNotUTF8: the path is not valid UTF-8.
+	ErrNotUTF8 = errors.New("not valid UTF-8")
+)
+
+// PathTooLongError is the error of a path over MaxPathBytes. It matches
+// port.ErrInvalidRequest with errors.Is.
+type PathTooLongError struct {
+	// Bytes is the length of the refused path.
+	Bytes int
+	// Limit is MaxPathBytes.
+	Limit int
+}
+
+func (e *PathTooLongError) Error() string {
+	return fmt.Sprintf("path of %d bytes is over the limit of %d: %v", e.Bytes, e.Limit, port.ErrInvalidRequest)
+}
+
+// Is makes errors.Is(err, port.ErrInvalidRequest) hold.
+func (e *PathTooLongError) Is(target error) bool { return target == port.ErrInvalidRequest }
