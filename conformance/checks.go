@@ -54,6 +54,10 @@ func Checks() []Check {
 // statePersists: globals, imports, functions and files live on between the
 // calls of one session.
 func statePersists(e *env) {
+	if !e.python() {
+		editorStatePersists(e)
+		return
+	}
 	id := e.session()
 	e.codeOK(id, "import math\nconformance_x = 41\ndef conformance_f(v):\n    return v + 1\nopen('state.txt', 'w').write('kept')")
 	e.expectStdout(id, "print(conformance_f(conformance_x), round(math.pi, 2))", "42 3.14\n")
@@ -62,8 +66,30 @@ func statePersists(e *env) {
 	e.expectStdout(id, "print(conformance_x)", "42\n")
 }
 
+// editorStatePersists is session/state-persists where code_execution is
+// not offered: a session's files and its editor's undo history live on
+// between its calls.
+func editorStatePersists(e *env) {
+	e.t.Logf("code_execution not offered: session state is checked through the editor and the file operations")
+	e.requireTool(port.ToolTextEditorExecution)
+	id := e.session()
+	e.editOK(id, port.EditorInput{Command: port.EditorCreate, Path: "state.txt", FileText: str("kept\n")})
+	e.editOK(id, port.EditorInput{Command: port.EditorStrReplace, Path: "state.txt", OldStr: str("kept"), NewStr: str("kept twice")})
+	if got := e.readText(id, "state.txt"); got != "kept twice\n" {
+		e.t.Fatalf("a file created in one call and edited in the next holds %q, want %q", got, "kept twice\n")
+	}
+	e.editOK(id, port.EditorInput{Command: port.EditorUndoEdit, Path: "state.txt"})
+	if got := e.readText(id, "state.txt"); got != "kept\n" {
+		e.t.Errorf("undo_edit in a later call: the file holds %q, want %q (the editor's history did not persist)", got, "kept\n")
+	}
+}
+
 // sessionsAreFresh: nothing of one session is visible in another.
 func sessionsAreFresh(e *env) {
+	if !e.python() {
+		editorSessionsAreFresh(e)
+		return
+	}
 	a := e.session()
 	e.codeOK(a, "import colorsys as conformance_mod\nconformance_leak = 1\nopen('leak.txt', 'w').write('from a')")
 	b := e.session()
@@ -79,9 +105,48 @@ func sessionsAreFresh(e *env) {
 	e.expectStdout(c, "import os\nprint('conformance_leak' in globals(), os.path.exists('leak.txt'))", "False False\n")
 }
 
+// editorSessionsAreFresh is session/fresh where code_execution is not
+// offered: no file and no editor history of one session is visible in
+// another.
+func editorSessionsAreFresh(e *env) {
+	e.t.Logf("code_execution not offered: freshness is checked through the editor and the file operations")
+	e.requireTool(port.ToolTextEditorExecution)
+	a := e.session()
+	e.editOK(a, port.EditorInput{Command: port.EditorCreate, Path: "leak.txt", FileText: str("from a\n")})
+	e.writeText(a, "leakdir/leak.bin", "from a")
+	b := e.session()
+	if a == b {
+		e.t.Fatalf("two live sessions share the id %q", a)
+	}
+	fresh := func(id, which string) {
+		for _, name := range []string{"leak.txt", "leakdir/leak.bin"} {
+			if got := e.readText(id, name); got != "<missing>" {
+				e.t.Errorf("%s session reads %q from %s, a file of another session", which, got, name)
+			}
+		}
+		if f, ok := findEntry(e.list(id, "."), "leak.txt"); ok {
+			e.t.Errorf("%s session lists %s, a file of another session", which, f.Path)
+		}
+		e.editRefused(id, which+" session views another session's file", port.EditorInput{Command: port.EditorView, Path: "leak.txt"})
+		// An editor history shared between sessions would undo the
+		// other session's create here, and succeed.
+		e.editRefused(id, which+" session undoes another session's edit", port.EditorInput{Command: port.EditorUndoEdit, Path: "leak.txt"})
+	}
+	fresh(b, "a second")
+	// A session created after another was destroyed starts empty too.
+	if err := e.p.DestroySession(e.ctx, a); err != nil {
+		e.t.Fatalf("DestroySession: %v", err)
+	}
+	fresh(e.session(), "a later")
+}
+
 // destroy: destroying twice succeeds and the session is gone; so is
 // destroying an id that never existed.
 func destroy(e *env) {
+	if !e.python() {
+		editorDestroy(e)
+		return
+	}
 	s, err := e.p.CreateSession(e.ctx, port.CreateSessionRequest{})
 	if err != nil {
 		e.t.Fatalf("CreateSession: %v", err)
@@ -96,6 +161,40 @@ func destroy(e *env) {
 	_, err = e.p.Execute(e.ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"})
 	if !errors.Is(err, port.ErrSessionNotFound) {
 		e.t.Errorf("Execute in a destroyed session: want ErrSessionNotFound, got %v", err)
+	}
+	if err := e.p.DestroySession(e.ctx, "conformance-never-created"); err != nil {
+		e.t.Errorf("DestroySession of an unknown id: want success, got %v", err)
+	}
+}
+
+// editorDestroy is session/destroy where code_execution is not offered: the
+// session is shown alive, then gone, through the editor and the file
+// operations.
+func editorDestroy(e *env) {
+	e.t.Logf("code_execution not offered: the session is checked through the editor and the file operations")
+	e.requireTool(port.ToolTextEditorExecution)
+	s, err := e.p.CreateSession(e.ctx, port.CreateSessionRequest{})
+	if err != nil {
+		e.t.Fatalf("CreateSession: %v", err)
+	}
+	e.destroyLater(s.ID)
+	e.editOK(s.ID, port.EditorInput{Command: port.EditorCreate, Path: "alive.txt", FileText: str("alive\n")})
+	for i := range 2 {
+		if err := e.p.DestroySession(e.ctx, s.ID); err != nil {
+			e.t.Errorf("DestroySession #%d: %v", i+1, err)
+		}
+	}
+	in := port.EditorInput{Command: port.EditorView, Path: "alive.txt"}
+	_, err = e.p.Execute(e.ctx, s.ID, port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &in})
+	if !errors.Is(err, port.ErrSessionNotFound) {
+		e.t.Errorf("Execute in a destroyed session: want ErrSessionNotFound, got %v", err)
+	}
+	rc, _, err := e.p.GetFile(e.ctx, s.ID, "alive.txt")
+	if err == nil {
+		rc.Close()
+	}
+	if !errors.Is(err, port.ErrSessionNotFound) && !errors.Is(err, errors.ErrUnsupported) {
+		e.t.Errorf("GetFile in a destroyed session: want ErrSessionNotFound, got %v", err)
 	}
 	if err := e.p.DestroySession(e.ctx, "conformance-never-created"); err != nil {
 		e.t.Errorf("DestroySession of an unknown id: want success, got %v", err)
@@ -173,6 +272,7 @@ func capacity(e *env) {
 // codeExecution: Python runs, stdout and stderr are captured, the tool use
 // id is echoed or generated.
 func codeExecution(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	const useID = "srvtoolu_conformance_1"
 	res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(6 * 7)", ToolUseID: useID})
@@ -212,7 +312,7 @@ func textEditor(e *env) {
 		e.t.Errorf("view: stdout %q lacks the file's text", clip(res.Stdout))
 	}
 	if got := e.readText(id, "editor.txt"); got != "hello editor\n" {
-		e.t.Errorf("the interpreter reads %q from the file the editor created", got)
+		e.t.Errorf("the file the editor created reads back as %q", got)
 	}
 }
 
@@ -241,12 +341,13 @@ func unknownTool(e *env) {
 		e.t.Errorf("unknown tool kind: want ErrUnsupportedTool or ErrInvalidRequest, got %v", err)
 	}
 	// The session is unharmed.
-	e.expectStdout(id, "print('still here')", "still here\n")
+	e.alive(id)
 }
 
 // programException: a program that raises is a result, not an error, with
 // a non-zero return code and the traceback on stderr.
 func programException(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	e.codeOK(id, "conformance_kept = 'yes'")
 	res := e.code(id, "print('partial')\ndef conformance_fail():\n    raise ValueError('conformance boom')\nconformance_fail()")
@@ -273,6 +374,7 @@ func programException(e *env) {
 
 // systemExit: SystemExit(n) sets the return code n.
 func systemExit(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	res := e.code(id, "import sys\nprint('bye')\nsys.exit(3)")
 	if res.ReturnCode != 3 {
@@ -481,15 +583,20 @@ func bashBasics(e *env) {
 	// The shell starts in the workspace, where the interpreter works.
 	e.writeText(id, "cwd-marker.txt", "marker\n")
 	expect("read -r l < cwd-marker.txt && echo \"$l\"", "marker", 0)
-	pycwd := strings.TrimSpace(e.codeOK(id, "import os\nprint(os.getcwd())"))
-	expect("pwd", pycwd, 0)
-	if caps, err := e.p.Describe(e.ctx); err == nil && caps.WorkingDirectory != "" && caps.WorkingDirectory != pycwd {
-		e.t.Errorf("Describe says the working directory is %q; programs run in %q", caps.WorkingDirectory, pycwd)
+	caps, capsErr := e.describe()
+	if e.python() {
+		pycwd := strings.TrimSpace(e.codeOK(id, "import os\nprint(os.getcwd())"))
+		expect("pwd", pycwd, 0)
+		if capsErr == nil && caps.WorkingDirectory != "" && caps.WorkingDirectory != pycwd {
+			e.t.Errorf("Describe says the working directory is %q; programs run in %q", caps.WorkingDirectory, pycwd)
+		}
+	} else if capsErr == nil && caps.WorkingDirectory != "" {
+		expect("pwd", caps.WorkingDirectory, 0)
 	}
 	// Files the shell writes are the interpreter's.
 	expect("echo from-bash > bash-out.txt", "", 0)
 	if got := e.readText(id, "bash-out.txt"); got != "from-bash\n" {
-		e.t.Errorf("the interpreter reads %q from the file the shell wrote", got)
+		e.t.Errorf("the file the shell wrote reads back as %q", got)
 	}
 }
 
@@ -523,15 +630,33 @@ func filesRoundTrip(e *env) {
 	if ginfo.Size != 0 && ginfo.Size != int64(len(data)) {
 		e.t.Errorf("GetFile reports size %d, want %d", ginfo.Size, len(data))
 	}
-	if got := e.readText(id, "data/hello.txt"); got != string(data) {
-		e.t.Errorf("the program reads %q from the uploaded file", got)
-	}
-	e.codeOK(id, "open('from-python.txt', 'w').write('written by python')")
-	if got, _ := e.get(id, "from-python.txt"); string(got) != "written by python" {
-		e.t.Errorf("GetFile of the program's file returned %q", got)
-	}
-	if _, ok := findEntry(e.list(id, "."), "from-python.txt"); !ok {
-		e.t.Errorf("ListFiles(\".\") lacks the program's file from-python.txt")
+	if e.python() {
+		if got := e.readText(id, "data/hello.txt"); got != string(data) {
+			e.t.Errorf("the program reads %q from the uploaded file", got)
+		}
+		e.codeOK(id, "open('from-python.txt', 'w').write('written by python')")
+		if got, _ := e.get(id, "from-python.txt"); string(got) != "written by python" {
+			e.t.Errorf("GetFile of the program's file returned %q", got)
+		}
+		if _, ok := findEntry(e.list(id, "."), "from-python.txt"); !ok {
+			e.t.Errorf("ListFiles(\".\") lacks the program's file from-python.txt")
+		}
+	} else if e.offers(port.ToolTextEditorExecution) {
+		// No program runs here: the editor is the other side of the files.
+		e.t.Logf("code_execution not offered: the files are checked against the editor")
+		res := e.editOK(id, port.EditorInput{Command: port.EditorView, Path: "data/hello.txt"})
+		if !strings.Contains(res.Stdout, "hello files") {
+			e.t.Errorf("the editor's view of the uploaded file lacks its text: %q", clip(res.Stdout))
+		}
+		e.editOK(id, port.EditorInput{Command: port.EditorCreate, Path: "from-editor.txt", FileText: str("written by the editor\n")})
+		if got, _ := e.get(id, "from-editor.txt"); string(got) != "written by the editor\n" {
+			e.t.Errorf("GetFile of the editor's file returned %q", got)
+		}
+		if _, ok := findEntry(e.list(id, "."), "from-editor.txt"); !ok {
+			e.t.Errorf("ListFiles(\".\") lacks the editor's file from-editor.txt")
+		}
+	} else {
+		e.t.Logf("neither code_execution nor the editor offered: only the file operations were checked")
 	}
 	// An upload replaces an existing file.
 	e.put(id, "data/hello.txt", []byte("replaced"))
@@ -554,6 +679,10 @@ func filesBinary(e *env) {
 	got, _ := e.get(id, "bin/all.bin")
 	if !bytes.Equal(got, data) {
 		e.t.Errorf("binary round trip: got %d bytes (sha256 %s), want %d bytes (sha256 %s)", len(got), sum(got), len(data), sum(data))
+	}
+	if !e.python() {
+		e.t.Logf("code_execution not offered: no program's view of binary files was checked")
+		return
 	}
 	pysum := strings.TrimSpace(e.codeOK(id, "import hashlib\nprint(hashlib.sha256(open('bin/all.bin', 'rb').read()).hexdigest())"))
 	if pysum != sum(data) {
@@ -637,6 +766,7 @@ func pathEscape(e *env) {
 
 // etcPasswd: a program cannot read the host's /etc/passwd.
 func etcPasswd(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	for _, p := range []string{"/etc/passwd", strings.Repeat("../", 12) + "etc/passwd"} {
 		out := e.codeOK(id, "try:\n    data = open("+py(p)+").read()\n    print('READ', len(data), 'root:' in data)\n"+
@@ -650,8 +780,18 @@ func etcPasswd(e *env) {
 // unknownSession: Execute in a session that does not exist is
 // ErrSessionNotFound.
 func unknownSession(e *env) {
+	req := port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}
+	if !e.python() {
+		// The Port refuses a kind not offered before it looks for the
+		// session: ask with one that is.
+		e.requireTool(port.ToolTextEditorExecution)
+		req = port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: port.EditorView, Path: "."}}
+	}
 	for _, id := range []string{"conformance-no-such-session", "00000000-0000-4000-8000-000000000000"} {
-		_, err := e.p.Execute(e.ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"})
+		_, err := e.p.Execute(e.ctx, id, req)
+		if req.Tool == port.ToolTextEditorExecution {
+			e.toolRefused(req.Tool, err)
+		}
 		if !errors.Is(err, port.ErrSessionNotFound) {
 			e.t.Errorf("Execute in unknown session %q: want ErrSessionNotFound, got %v", id, err)
 		}
@@ -662,6 +802,10 @@ func unknownSession(e *env) {
 // ErrSessionBusy (or queued until the first ends), and the first call is not
 // disturbed.
 func busy(e *env) {
+	if !e.python() {
+		busyStalled(e)
+		return
+	}
 	id := e.session()
 	e.codeOK(id, "import time")
 	// The long call announces in the workspace that it is running, so that
@@ -737,6 +881,80 @@ func busy(e *env) {
 	}
 }
 
+// busyStalled is errors/busy where code_execution is not offered: the call
+// that lasts is an editor call that Target.Stall holds.
+func busyStalled(e *env) {
+	e.requireTool(port.ToolTextEditorExecution)
+	stall := e.t.Target().Stall
+	if stall == nil {
+		e.t.Skipf("code_execution is not offered and Target.Stall is not set: no call can be made to last, so a busy session cannot be checked")
+	}
+	id := e.session()
+	started, release := stall(id)
+	e.t.Cleanup(release)
+	exec := func(in port.EditorInput) (port.Result, error) {
+		return e.p.Execute(e.ctx, id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &in, Timeout: 30 * time.Second})
+	}
+	var (
+		longRes port.Result
+		longErr error
+	)
+	longDone := make(chan struct{})
+	go func() {
+		defer close(longDone)
+		longRes, longErr = exec(port.EditorInput{Command: port.EditorCreate, Path: "busy.txt", FileText: str("held\n")})
+	}()
+	select {
+	case <-started:
+	case <-longDone:
+		e.t.Fatalf("Target.Stall: the call returned without stalling (return code %d, error %v)", longRes.ReturnCode, longErr)
+	case <-time.After(10 * time.Second):
+		release()
+		<-longDone
+		e.t.Fatalf("Target.Stall: the call did not stall within 10 s")
+	}
+	// The session is running the stalled call. A probe that has not come
+	// back after a while is taken to be queued behind it.
+	type answer struct {
+		res port.Result
+		err error
+	}
+	probe := make(chan answer, 1)
+	go func() {
+		res, err := exec(port.EditorInput{Command: port.EditorCreate, Path: "busy-probe.txt", FileText: str("probe\n")})
+		probe <- answer{res, err}
+	}()
+	var got answer
+	queued := false
+	select {
+	case got = <-probe:
+	case <-time.After(2 * time.Second):
+		queued = true
+	}
+	release()
+	<-longDone
+	if queued {
+		got = <-probe
+	}
+	switch {
+	case !queued && errors.Is(got.err, port.ErrSessionBusy):
+	case !queued && got.err == nil:
+		e.t.Errorf("a second call ran while the session was running a stalled call: calls on one session overlapped")
+	case queued && got.err == nil:
+		e.t.Logf("the backend queues a second call on a busy session instead of refusing it as busy")
+	default:
+		e.t.Errorf("a second call on a busy session: want ErrSessionBusy or a queued call, got %v", got.err)
+	}
+	if longErr != nil {
+		e.t.Errorf("the stalled call failed: %v", longErr)
+	} else if longRes.ReturnCode != 0 {
+		e.t.Errorf("the stalled call: return code %d, stderr %q", longRes.ReturnCode, clip(longRes.Stderr))
+	}
+	if got := e.readText(id, "busy.txt"); got != "held\n" {
+		e.t.Errorf("the file the stalled call created holds %q, want %q", got, "held\n")
+	}
+}
+
 // timeoutCode prints, then loops forever.
 const timeoutCode = "print('before', flush=True)\nwhile True:\n    pass"
 
@@ -763,6 +981,7 @@ func (e *env) runTimeout(id string) port.Result {
 
 // timeoutPartialOutput: output printed before a timeout is returned.
 func timeoutPartialOutput(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	res := e.runTimeout(id)
 	if !strings.Contains(res.Stdout, "before") {
@@ -772,6 +991,7 @@ func timeoutPartialOutput(e *env) {
 
 // timeoutSessionSurvives: a session goes on answering after a timeout.
 func timeoutSessionSurvives(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	e.writeText(id, "before-timeout.txt", "kept\n")
 	e.runTimeout(id)
@@ -784,6 +1004,7 @@ func timeoutSessionSurvives(e *env) {
 // timeoutCLoops: loops that run in C, never returning to the interpreter's
 // bytecode loop, are stopped at the deadline too, and the session goes on.
 func timeoutCLoops(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	for _, code := range []string{
 		"import collections, itertools\ncollections.deque(itertools.count(), maxlen=0)",
@@ -840,6 +1061,7 @@ while True:
 // forgedCompletion: nothing a program can reach ends its call early or
 // chooses its outcome, and the session's next call is in step.
 func forgedCompletion(e *env) {
+	e.requireTool(port.ToolCodeExecution)
 	id := e.session()
 	const timeout = 2 * time.Second
 	start := time.Now()

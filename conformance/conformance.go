@@ -22,6 +22,14 @@ type Target struct {
 	// caller knows it; zero means unknown, and the capacity check then asks
 	// Describe.
 	MaxSessions int
+	// Stall, when set, arms the backend to stall the next Execute call on
+	// the session: once admitted (the session busy), the call closes
+	// started and waits until release is called, then runs as usual.
+	// release may be called more than once. The busy check needs a call
+	// that lasts: it makes one with code_execution (time.sleep) where that
+	// is offered, and with Stall and the editor where it is not; without
+	// either it is skipped. (*porttest.Driver).Stall is one.
+	Stall func(sessionID string) (started <-chan struct{}, release func())
 }
 
 // Check is one behaviour of contract v1, runnable on any Target.

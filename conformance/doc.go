@@ -11,6 +11,14 @@
 // Tool kinds a backend does not offer (per Describe) are skipped with the
 // reason "backend does not offer <kind>"; a kind it lists must pass.
 //
+// Checks whose subject is not the interpreter (sessions, files, errors, the
+// editor) use code_execution where it is offered, and then test it too:
+// that state persists in the interpreter, that a session's globals do not
+// leak into another. Where it is not offered they run through the editor
+// and the file operations instead, and the busy check makes a call last
+// with Target.Stall, so that a backend without Python (port/porttest's
+// fake) is still held to them rather than skipped.
+//
 // An adapter's test runs the suite like this:
 //
 //	func TestConformance(t *testing.T) {

@@ -22,6 +22,11 @@ type env struct {
 	// unlisted are tool kinds run although Describe could not say whether
 	// the backend offers them: a refusal then means "not offered".
 	unlisted map[port.ToolKind]string
+
+	// Describe's answer, asked once per check (describe).
+	described bool
+	caps      port.Capabilities
+	capsErr   error
 }
 
 // check adapts a check body to Check.Run.
@@ -107,20 +112,66 @@ func (e *env) expectStdout(id, code, want string) {
 	}
 }
 
+// describe returns the backend's Describe, asked once per check.
+func (e *env) describe() (port.Capabilities, error) {
+	if !e.described {
+		e.caps, e.capsErr = e.p.Describe(e.ctx)
+		e.described = true
+	}
+	return e.caps, e.capsErr
+}
+
+// offers reports whether the check should use kind: true unless Describe
+// answered and does not list it. A backend that cannot describe itself is
+// taken to run every kind, so that its checks keep their full strength;
+// a refusal then says otherwise.
+func (e *env) offers(kind port.ToolKind) bool {
+	caps, err := e.describe()
+	return err != nil || slices.Contains(caps.Tools, kind)
+}
+
+// python reports whether a check may use the interpreter for what is not
+// its subject (writing a file, showing a session is alive). Where
+// code_execution is not offered, such checks go through the editor and the
+// file operations instead; where it is, they test the interpreter as well.
+func (e *env) python() bool { return e.offers(port.ToolCodeExecution) }
+
 // writeText writes a workspace file through the interpreter, so that checks
-// of other tools depend only on code_execution.
+// of other tools depend only on code_execution; on a backend without it,
+// through PutFile.
 func (e *env) writeText(id, name, text string) {
+	if !e.python() {
+		e.put(id, name, []byte(text))
+		return
+	}
 	e.codeOK(id, "import os\n"+
 		"_d = os.path.dirname("+py(name)+")\n"+
 		"if _d:\n    os.makedirs(_d, exist_ok=True)\n"+
 		"with open("+py(name)+", 'w', newline='') as _f:\n    _f.write("+py(text)+")")
 }
 
-// readText reads a workspace file through the interpreter. A missing file
-// reads as "<missing>". The content is followed by an end mark, so that a
-// backend that trims trailing whitespace from stdout (the reference one
-// does) cannot change what the file is seen to hold.
+// readText reads a workspace file through the interpreter (through
+// GetFile on a backend without code_execution). A missing file reads as
+// "<missing>". The content is followed by an end mark, so that a backend
+// that trims trailing whitespace from stdout (the reference one does)
+// cannot change what the file is seen to hold.
 func (e *env) readText(id, name string) string {
+	if !e.python() {
+		rc, _, err := e.p.GetFile(e.ctx, id, name)
+		switch {
+		case errors.Is(err, port.ErrFileNotFound):
+			return "<missing>"
+		case err != nil:
+			e.filesUnsupported(err)
+			e.t.Fatalf("GetFile(%q): %v", name, err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			e.t.Fatalf("GetFile(%q): reading: %v", name, err)
+		}
+		return string(b)
+	}
 	const end = "<end-of-file>"
 	out := e.codeOK(id, "import os, sys\n"+
 		"if os.path.exists("+py(name)+"):\n"+
@@ -138,7 +189,7 @@ func (e *env) readText(id, name string) string {
 // capability description (the contract does not require one) may still
 // offer it: a refusal of the tool kind then becomes the skip.
 func (e *env) requireTool(kind port.ToolKind) {
-	caps, err := e.p.Describe(e.ctx)
+	caps, err := e.describe()
 	switch {
 	case err != nil:
 		e.t.Logf("Describe failed (%v): trying %s to see whether it is offered", err, kind)
@@ -147,6 +198,17 @@ func (e *env) requireTool(kind port.ToolKind) {
 		e.t.Logf("Describe does not list %s: trying it to see whether it is offered", kind)
 		e.unlisted[kind] = "not listed by Describe"
 	}
+}
+
+// alive checks that the session still answers: through the interpreter,
+// or through the editor where code_execution is not offered.
+func (e *env) alive(id string) {
+	if e.python() {
+		e.expectStdout(id, "print('still here')", "still here\n")
+		return
+	}
+	e.requireTool(port.ToolTextEditorExecution)
+	e.editOK(id, port.EditorInput{Command: port.EditorView, Path: "."})
 }
 
 // edit runs an editor command that must run.

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/port/porttest"
 )
 
 // nopPort satisfies the port for checks that never call it.
@@ -123,6 +126,14 @@ type defective struct {
 	listBash          bool
 	refuseBash        bool
 	overlapBusy       bool
+	ignoreDestroy     bool
+}
+
+func (d defective) DestroySession(ctx context.Context, id string) error {
+	if d.ignoreDestroy {
+		return nil
+	}
+	return d.CodeExecutionPort.DestroySession(ctx, id)
 }
 
 func (d defective) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
@@ -171,5 +182,102 @@ func TestDefectsAreCaught(t *testing.T) {
 				t.Fatalf("got %+v, want a failure mentioning %q", rs, c.want)
 			}
 		})
+	}
+}
+
+// leaky gives every session it did not make first the workspace of the
+// first: sessions that are not fresh.
+type leaky struct {
+	port.CodeExecutionPort
+	mu    sync.Mutex
+	first string
+}
+
+func (l *leaky) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
+	s, err := l.CodeExecutionPort.CreateSession(ctx, req)
+	l.mu.Lock()
+	if l.first == "" {
+		l.first = s.ID
+	}
+	l.mu.Unlock()
+	return s, err
+}
+
+func (l *leaky) route(id string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.first != "" {
+		return l.first
+	}
+	return id
+}
+
+func (l *leaky) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
+	return l.CodeExecutionPort.Execute(ctx, l.route(id), req)
+}
+
+func (l *leaky) ListFiles(ctx context.Context, id, dir string) ([]port.FileInfo, error) {
+	return l.CodeExecutionPort.ListFiles(ctx, l.route(id), dir)
+}
+
+func (l *leaky) GetFile(ctx context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
+	return l.CodeExecutionPort.GetFile(ctx, l.route(id), path)
+}
+
+func (l *leaky) PutFile(ctx context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
+	return l.CodeExecutionPort.PutFile(ctx, l.route(id), path, r)
+}
+
+// TestDefectsAreCaughtWithoutPython checks that the paths the suite takes
+// where code_execution is not offered (the editor, the file operations and
+// Target.Stall, on porttest's fake) fail backends with known defects too.
+func TestDefectsAreCaughtWithoutPython(t *testing.T) {
+	type wrapper func(port.CodeExecutionPort) port.CodeExecutionPort
+	var (
+		overlapping wrapper = func(p port.CodeExecutionPort) port.CodeExecutionPort {
+			return defective{CodeExecutionPort: p, overlapBusy: true}
+		}
+		undying wrapper = func(p port.CodeExecutionPort) port.CodeExecutionPort {
+			return defective{CodeExecutionPort: p, ignoreDestroy: true}
+		}
+		sharing wrapper = func(p port.CodeExecutionPort) port.CodeExecutionPort { return &leaky{CodeExecutionPort: p} }
+	)
+	cases := []struct {
+		name  string
+		wrap  wrapper
+		check string
+		want  string
+	}{
+		{"busy calls overlapped", overlapping, "errors/busy", "calls on one session overlapped"},
+		{"destroy ignored", undying, "session/destroy", "Execute in a destroyed session: want ErrSessionNotFound"},
+		{"shared workspace", sharing, "session/fresh", "a file of another session"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := porttest.NewDriver(porttest.WithMaxSessions(4))
+			p := port.New(d)
+			t.Cleanup(func() { _ = p.Close() })
+			tgt := Target{Port: c.wrap(p), Stall: d.Stall}
+			rs := RunChecks(t.Context(), tgt, func(n string) bool { return n == c.check })
+			if len(rs) != 1 || rs[0].Status != Fail || !strings.Contains(rs[0].Message, c.want) {
+				t.Fatalf("got %+v, want a failure mentioning %q", rs, c.want)
+			}
+		})
+	}
+	// The same checks pass on the fake as it is.
+	d := porttest.NewDriver(porttest.WithMaxSessions(4))
+	p := port.New(d)
+	t.Cleanup(func() { _ = p.Close() })
+	for _, r := range RunChecks(t.Context(), Target{Port: p, Stall: d.Stall}, func(n string) bool {
+		return n == "errors/busy" || n == "session/destroy" || n == "session/fresh"
+	}) {
+		if r.Status != Pass {
+			t.Errorf("%s on the fake: %s %s", r.Name, r.Status, r.Message)
+		}
+	}
+	// Without Target.Stall the busy check cannot make a call last.
+	rs := RunChecks(t.Context(), Target{Port: p}, func(n string) bool { return n == "errors/busy" })
+	if len(rs) != 1 || rs[0].Status != Skip || !strings.Contains(rs[0].Message, "Target.Stall") {
+		t.Errorf("busy without Target.Stall: got %+v, want a skip naming Target.Stall", rs)
 	}
 }

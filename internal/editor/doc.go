@@ -2,7 +2,8 @@
 // over a session workspace: the commands view, create, str_replace, insert
 // and undo_edit.
 //
-// All file access goes through a *workspace.Workspace, so paths are confined
+// All file access goes through a *workspace.Workspace (or another Files with
+// its rules, such as port/porttest's in-memory one), so paths are confined
 // to the workspace (relative to its root, or absolute under /workspace, with
 // no symbolic link followed) and every write is charged to the session's
 // quota. Files are handled as UTF-8 text with "\n" or "\r\n" line endings; a

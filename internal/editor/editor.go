@@ -46,11 +46,30 @@ type Output struct {
 	ReturnCode int
 }
 
+// Files is the file access an Editor works through, as
+// *workspace.Workspace provides it over a host directory. It is an
+// interface so that the same editor, with the same outputs, also runs over
+// other workspaces (port/porttest keeps one in memory). An implementation
+// follows workspace.Workspace's rules: paths are relative to the root or
+// absolute under workspace.GuestRoot and are cleaned as workspace.CleanPath
+// does, rel is "." for the root, errors wrap the sentinels of package port
+// and a quota refusal is a *workspace.QuotaError. hostPath may be empty.
+type Files interface {
+	Resolve(p string) (hostPath, rel string, err error)
+	Stat(p string) (port.FileInfo, error)
+	List(dir string) ([]port.FileInfo, error)
+	ReadFile(p string, maxBytes int64) ([]byte, error)
+	WriteFile(p string, data []byte, maxBytes int64) error
+	Remove(p string) error
+}
+
+var _ Files = (*workspace.Workspace)(nil)
+
 // Editor runs text_editor_code_execution commands over a workspace. It keeps
 // the undo history of the files it edits. An Editor is not safe for
 // concurrent use: the caller serialises the calls of a session.
 type Editor struct {
-	ws      *workspace.Workspace
+	ws      Files
 	opts    Options
 	history map[string][]snapshot // by workspace-relative path, oldest first
 	bytes   int64                 // total len(data) of the snapshots kept
@@ -65,7 +84,7 @@ type snapshot struct {
 }
 
 // New returns an editor over ws.
-func New(ws *workspace.Workspace, opts Options) *Editor {
+func New(ws Files, opts Options) *Editor {
 	if opts.MaxHistoryPerFile <= 0 {
 		opts.MaxHistoryPerFile = DefaultMaxHistoryPerFile
 	}
