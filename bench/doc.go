@@ -6,7 +6,7 @@
 // Benchmark function with one sub-benchmark per peer:
 //
 //   - inproc: the in-process wasm adapter;
-//   - http: the same adapter behind contract.NewHandler on a loopback
+//   - http: the same adapter behind server.NewHandler on a loopback
 //     server, driven by adapters/http with keep-alive;
 //   - subprocess: absent until adapters/subprocess exists (one entry in
 //     the peers list adds it);

@@ -17,7 +17,7 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
@@ -67,7 +67,7 @@ func peers() []peer {
 
 // startWasm starts the in-process adapter with its metrics in a private
 // registry, and the probes that read them.
-func startWasm(b *testing.B, c peerConfig) (*wasm.Adapter, *target) {
+func startWasm(b *testing.B, c peerConfig) (*port.Port, *target) {
 	reg := prometheus.NewRegistry()
 	a := wasmtest.New(b, func(cfg wasm.Config) wasm.Config {
 		return cfg.WithWarmPool(c.pool, nil).WithMetrics(reg)
@@ -145,7 +145,7 @@ func startInProcess(b *testing.B, c peerConfig) (*target, error) {
 // serve` does, and drives it with adapters/http (keep-alive).
 func startOverHTTP(b *testing.B, c peerConfig) (*target, error) {
 	a, t := startWasm(b, c)
-	srv := httptest.NewServer(contract.NewHandler(a))
+	srv := httptest.NewServer(server.NewHandler(a))
 	b.Cleanup(srv.Close)
 	client, err := httpadapter.New(httpadapter.NewConfig(srv.URL))
 	if err != nil {

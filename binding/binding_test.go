@@ -1,4 +1,4 @@
-package binding
+package binding_test
 
 import (
 	"context"
@@ -10,12 +10,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/contract"
+	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// binder registers every adapter, as the codeport binary does.
+func binder(t *testing.T, workerCommand ...string) *binding.Binder {
+	t.Helper()
+	b, err := binding.New(httpadapter.Opener(), wasm.Opener(nil), subprocess.Opener(nil, workerCommand...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func wasmSettings(t *testing.T, cfg binding.Config) *wasm.Settings {
+	t.Helper()
+	s, ok := cfg.Settings("wasm").(*wasm.Settings)
+	if !ok {
+		t.Fatalf("wasm settings: %T", cfg.Settings("wasm"))
+	}
+	return s
+}
 
 func TestLoadPrecedence(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "codeport.yaml")
@@ -23,21 +46,30 @@ func TestLoadPrecedence(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	b := binder(t)
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fv := Flags(fs)
+	fv := b.Flags(fs)
 	if err := fs.Parse([]string{"--config", file, "--max-sessions", "5"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(fv, env(map[string]string{"CODEPORT_MEMORY_LIMIT": "512MiB", "CODEPORT_MAX_SESSIONS": "4", "CODEPORT_WARM_MODULES": "json, email.message"}))
+	cfg, err := b.Load(fv, env(map[string]string{"CODEPORT_MEMORY_LIMIT": "512MiB", "CODEPORT_MAX_SESSIONS": "4", "CODEPORT_WARM_MODULES": "json, email.message"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(cfg.WarmModules, " ") != "json email.message" {
-		t.Fatalf("warm modules %q", cfg.WarmModules)
+	ws := wasmSettings(t, cfg)
+	if strings.Join(ws.WarmModules, " ") != "json email.message" {
+		t.Fatalf("warm modules %q", ws.WarmModules)
 	}
 	// Defaults < file < environment < flags.
-	if cfg.Timeout != 45*time.Second || cfg.MemoryLimit != 512<<20 || cfg.MaxSessions != 5 || cfg.Listen != "127.0.0.1:9000" || cfg.OutputLimit != 1<<20 {
-		t.Fatalf("%+v", cfg)
+	if ws.Timeout != 45*time.Second || ws.MemoryLimit != 512<<20 || ws.MaxSessions != 5 || cfg.Listen != "127.0.0.1:9000" || ws.OutputLimit != 1<<20 {
+		t.Fatalf("%+v %+v", cfg, ws)
+	}
+	// A setting adapters share is one setting: the timeout reaches the
+	// subprocess adapter's runtime and the remote adapter's wall clock.
+	ss := cfg.Settings("subprocess").(*subprocess.Settings)
+	hs := cfg.Settings("http").(*httpadapter.Settings)
+	if ss.Timeout != 45*time.Second || ss.MaxSessions != 5 || hs.Timeout != 45*time.Second {
+		t.Fatalf("shared settings: subprocess %+v, http %+v", ss, hs)
 	}
 	if cfg.ConfigFile != file {
 		t.Fatalf("config file %q", cfg.ConfigFile)
@@ -62,21 +94,23 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"yaml not a map", map[string]string{"CODEPORT_CONFIG": write("b.yaml", "- 1\n- 2\n")}, "config file"},
 		{"missing file", map[string]string{"CODEPORT_CONFIG": filepath.Join(dir, "absent.yaml")}, "config file"},
 		{"bad size", map[string]string{"CODEPORT_MEMORY_LIMIT": "a lot"}, "CODEPORT_MEMORY_LIMIT"},
-		{"negative size", map[string]string{"CODEPORT_FILE_LIMIT": "-1"}, "CODEPORT_FILE_LIMIT"},
+		{"negative size", map[string]string{"CODEPORT_FILE_LIMIT": "-1"}, "file-limit"},
 		{"bad duration", map[string]string{"CODEPORT_TIMEOUT": "soon"}, "CODEPORT_TIMEOUT"},
 		{"timeout above max", map[string]string{"CODEPORT_TIMEOUT": "10m", "CODEPORT_MAX_TIMEOUT": "1m"}, "max-timeout"},
-		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "CODEPORT_MAX_SESSIONS"},
+		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "max-sessions"},
+		{"not a number", map[string]string{"CODEPORT_MAX_SESSIONS": "many"}, "CODEPORT_MAX_SESSIONS"},
 		{"log level", map[string]string{"CODEPORT_LOG_LEVEL": "loud"}, "log-level"},
 		{"isolation", map[string]string{"CODEPORT_ISOLATION": "vm"}, `isolation "vm"`},
-		{"zero sessions per worker", map[string]string{"CODEPORT_SESSIONS_PER_WORKER": "0"}, "CODEPORT_SESSIONS_PER_WORKER"},
+		{"zero sessions per worker", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_SESSIONS_PER_WORKER": "0"}, "sessions-per-worker"},
 		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
-		{"bad worker memory", map[string]string{"CODEPORT_WORKER_MEMORY_LIMIT": "-5"}, "CODEPORT_WORKER_MEMORY_LIMIT"},
+		{"bad worker memory", map[string]string{"CODEPORT_WORKER_MEMORY_LIMIT": "lots"}, "CODEPORT_WORKER_MEMORY_LIMIT"},
+		{"bad sandbox url", map[string]string{"CODEPORT_SANDBOX_URL": "ftp://x"}, "http or https"},
 		{"bad warm module", map[string]string{"CODEPORT_WARM_MODULES": "json,os;rm"}, "CODEPORT_WARM_MODULES"},
-		{"negative refill", map[string]string{"CODEPORT_WARM_POOL_REFILL": "-1"}, "CODEPORT_WARM_POOL_REFILL"},
+		{"negative refill", map[string]string{"CODEPORT_WARM_POOL_REFILL": "-1"}, "warm-pool-refill"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Load(nil, env(c.env))
+			_, err := binder(t).Load(nil, env(c.env))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
 			}
@@ -85,7 +119,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 }
 
 func TestPurposeHintTellsTheTruth(t *testing.T) {
-	stdlib := PurposeHint(port.Capabilities{Runtime: "CPython", RuntimeVersion: "3.12.0", UnavailableModules: []string{"ssl"},
+	stdlib := binding.PurposeHint(port.Capabilities{Runtime: "CPython", RuntimeVersion: "3.12.0", UnavailableModules: []string{"ssl"},
 		Limitations: []string{"Threads cannot be started"}, WorkingDirectory: "/workspace",
 		Limits: port.Limits{DefaultTimeout: 30 * time.Second, MemoryBytes: 256 << 20}})
 	for _, want := range []string{"CPython 3.12.0", "Print", "standard library", "no third-party packages", "ssl", "Threads cannot be started.", "no network", "/workspace", "30s", "256MiB"} {
@@ -93,21 +127,23 @@ func TestPurposeHintTellsTheTruth(t *testing.T) {
 			t.Errorf("hint lacks %q: %s", want, stdlib)
 		}
 	}
-	partial := PurposeHint(port.Capabilities{Runtime: "Python", Partial: true})
+	partial := binding.PurposeHint(port.Capabilities{Runtime: "Python", Partial: true})
 	if strings.Contains(partial, "Only the Python standard library") || strings.Contains(partial, "There is no network") || !strings.Contains(partial, "unknown") {
 		t.Errorf("a partial description must neither promise nor deny packages or network: %s", partial)
 	}
-	sci := PurposeHint(port.Capabilities{Runtime: "CPython", Packages: []port.Package{{Name: "numpy", Version: "2.1.0"}}, Network: true})
+	sci := binding.PurposeHint(port.Capabilities{Runtime: "CPython", Packages: []port.Package{{Name: "numpy", Version: "2.1.0"}}, Network: true})
 	if !strings.Contains(sci, "numpy 2.1.0") || strings.Contains(sci, "no third-party") || strings.Contains(sci, "no network") {
 		t.Errorf("hint for a backend with packages and network: %s", sci)
 	}
 }
 
 func TestOpenBindsTheInProcessRuntime(t *testing.T) {
-	cfg := Defaults()
-	cfg.SessionsDir = t.TempDir()
-	cfg.MemoryLimit = 128 << 20
-	b, err := Open(cfg, Options{})
+	bd := binder(t)
+	cfg := bd.Defaults()
+	ws := wasmSettings(t, cfg)
+	ws.SessionsDir = t.TempDir()
+	ws.MemoryLimit = 128 << 20
+	b, err := bd.Open(cfg, binding.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,26 +168,27 @@ func TestOpenBindsTheInProcessRuntime(t *testing.T) {
 }
 
 func TestASandboxURLBindsTheHTTPAdapter(t *testing.T) {
-	inner := Defaults()
-	inner.SessionsDir = t.TempDir()
-	backend, err := Open(inner, Options{})
+	bd := binder(t)
+	inner := bd.Defaults()
+	wasmSettings(t, inner).SessionsDir = t.TempDir()
+	backend, err := bd.Open(inner, binding.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer backend.Close()
-	srv := httptest.NewServer(contract.NewHandler(backend, contract.WithBearerToken("tok")))
+	srv := httptest.NewServer(server.NewHandler(backend, server.WithBearerToken("tok")))
 	defer srv.Close()
 
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fv := Flags(fs)
+	fv := bd.Flags(fs)
 	if err := fs.Parse([]string{"--sandbox-url", srv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(fv, env(map[string]string{"CODEPORT_SANDBOX_TOKEN": "tok"}))
+	cfg, err := bd.Load(fv, env(map[string]string{"CODEPORT_SANDBOX_TOKEN": "tok"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(cfg, Options{})
+	b, err := bd.Open(cfg, binding.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +221,13 @@ func TestIsolationProcessBindsTheSubprocessAdapter(t *testing.T) {
 	if err := os.WriteFile(file, []byte("isolation: process\nmin_workers: 1\nmax_sessions: 3\nworker_memory_limit: 900MiB\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(nil, env(map[string]string{"CODEPORT_CONFIG": file}))
+	bd := binder(t, bin, "worker")
+	cfg, err := bd.Load(nil, env(map[string]string{"CODEPORT_CONFIG": file}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.SessionsDir = t.TempDir()
-	b, err := Open(cfg, Options{WorkerCommand: []string{bin, "worker"}})
+	cfg.Settings("subprocess").(*subprocess.Settings).SessionsDir = t.TempDir()
+	b, err := bd.Open(cfg, binding.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,30 +1,15 @@
-// Package contract speaks code-execution contract v1 over HTTP: its JSON wire
-// shapes, their conversions to and from the port's types, and an
-// http.Handler that serves any port.CodeExecutionPort to gateways such as
-// Otari.
+// Package contract holds code-execution contract v1's JSON wire shapes,
+// their conversions to and from the port's types, the codes of its error
+// bodies (ErrorCodes), and codeport's OpenAPI document of it (OpenAPI). It
+// has no HTTP server: contract/server serves a port with these types, and
+// adapters/http calls a remote backend with them.
 //
-// The handler is where the contract's promises are kept whatever the backend
-// does: errors become the statuses the contract names (404 unknown session,
-// 409 busy, 503 with Retry-After at capacity, ...), bad input never becomes a
-// 5xx, uploads are streamed into the workspace rather than buffered, and a
-// client that disconnects cancels its execution.
+// A contract v1 client uses the wire types the other way round from the
+// server: ExecRequestFromPort to build a request body, ResultToPort to read
+// the response, which tolerates the nulls and unknown fields other backends
+// may send, and Error to read an error body, whose optional Code names the
+// error for programs (port.ErrorFromCode rebuilds the port's error from it).
 //
-// Serving a backend:
-//
-//	var p port.CodeExecutionPort = ... // any adapter
-//	h := contract.NewHandler(p,
-//		contract.WithBearerToken(os.Getenv("CODEPORT_TOKEN")),
-//		contract.WithLogger(slog.Default()),
-//		contract.WithGatherer(prometheus.DefaultGatherer),
-//	)
-//	srv := &http.Server{Addr: ":8080", Handler: h, ReadHeaderTimeout: 10 * time.Second}
-//	log.Fatal(srv.ListenAndServe())
-//
-// A contract v1 client uses the same wire types the other way round:
-// ExecRequestFromPort to build a request body, ResultToPort to read the
-// response, which tolerates the nulls and unknown fields other backends may
-// send.
-//
-// OpenAPI returns the OpenAPI 3.1 document of what the handler serves, which
-// it also serves on GET /openapi.yaml.
+// OpenAPI returns the OpenAPI 3.1 document of what contract/server serves,
+// which the server also serves on GET /openapi.yaml.
 package contract

@@ -1,77 +1,52 @@
 package contract_test
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"strings"
+	"slices"
 	"testing"
+
+	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/openapispec"
 )
 
-// failureRecorder stands in for testing.TB to see what a check reports.
-type failureRecorder struct {
-	testing.TB
-	failures []string
-}
-
-func (r *failureRecorder) Helper() {}
-
-func (r *failureRecorder) Errorf(format string, args ...any) {
-	r.failures = append(r.failures, format)
-}
-
-// TestSpecCheckerCatches makes sure the response check used by every other
-// test has teeth: responses that break openapi.yaml must be reported.
-func TestSpecCheckerCatches(t *testing.T) {
-	s := mustSpec(t)
-	jsonHeader := func(kv ...string) http.Header {
-		h := http.Header{"Content-Type": {"application/json"}}
-		for i := 0; i+1 < len(kv); i += 2 {
-			h.Set(kv[i], kv[i+1])
+// TestOpenAPIDocument checks that the embedded document is valid OpenAPI
+// 3.1 and that it documents exactly the error codes the wire may carry, in
+// ErrorCodes' order: a code added on one side only fails here.
+func TestOpenAPIDocument(t *testing.T) {
+	s, err := openapispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi %q", s.Doc.OpenAPI)
+	}
+	errSchema := s.Doc.Components.Schemas["Error"]
+	if errSchema == nil || errSchema.Value == nil {
+		t.Fatal("no Error schema")
+	}
+	if slices.Contains(errSchema.Value.Required, "code") {
+		t.Error("code is required; it must stay optional for other backends")
+	}
+	code := errSchema.Value.Properties["code"]
+	if code == nil || code.Value == nil {
+		t.Fatal("Error has no code property")
+	}
+	var enum []string
+	for _, v := range code.Value.Enum {
+		s, ok := v.(string)
+		if !ok {
+			t.Fatalf("enum value %v is not a string", v)
 		}
-		return h
+		enum = append(enum, s)
 	}
-	const goodExec = `{"tool_use_id":"a","execution_time_ms":1,"outcome":"completed","output_truncated":false,"state_lost":false,` +
-		`"result_block":{"type":"code_execution_tool_result","tool_use_id":"a","content":{"type":"code_execution_result","stdout":"","stderr":"","return_code":0,"content":[]}}}`
-	tests := []struct {
-		name           string
-		method, target string
-		status         int
-		header         http.Header
-		body           string
-		bad            bool
-	}{
-		{"good exec", "POST", "/sessions/s/exec", 200, jsonHeader(), goodExec, false},
-		{"exec without result_block", "POST", "/sessions/s/exec", 200, jsonHeader(),
-			`{"tool_use_id":"a","execution_time_ms":1,"outcome":"completed","output_truncated":false,"state_lost":false}`, true},
-		{"exec with null file list", "POST", "/sessions/s/exec", 200, jsonHeader(),
-			strings.Replace(goodExec, `"content":[]`, `"content":null`, 1), true},
-		{"exec with an unknown outcome", "POST", "/sessions/s/exec", 200, jsonHeader(),
-			strings.Replace(goodExec, `"completed"`, `"exploded"`, 1), true},
-		{"exec with an unknown outcome", "POST", "/sessions/s/exec", 200, jsonHeader(),
-			strings.Replace(goodExec, `"outcome":"completed",`, `"outcome":"exploded",`, 1), true},
-		{"exec without codeport's additions (another backend)", "POST", "/sessions/s/exec", 200, jsonHeader(),
-			strings.Replace(goodExec, `"outcome":"completed",`, ``, 1), false},
-		{"503 without Retry-After", "POST", "/sessions", 503, jsonHeader(), `{"detail":"full"}`, true},
-		{"503 with Retry-After 0", "POST", "/sessions", 503, jsonHeader("Retry-After", "0"), `{"detail":"full"}`, true},
-		{"503 with Retry-After", "POST", "/sessions", 503, jsonHeader("Retry-After", "2"), `{"detail":"full"}`, false},
-		{"401 without WWW-Authenticate", "POST", "/sessions", 401, jsonHeader(), `{"detail":"no"}`, true},
-		{"undocumented status", "GET", "/healthz", 418, jsonHeader(), `{"detail":"teapot"}`, true},
-		{"201 where 200 is due", "POST", "/sessions/s/exec", 201, jsonHeader(), goodExec, true},
-		{"handle with null bound", "POST", "/sessions", 201, jsonHeader(), `{"session_id":"x","idle_timeout_seconds":null}`, true},
-		{"handle with empty id", "POST", "/sessions", 201, jsonHeader(), `{"session_id":""}`, true},
-		{"error without detail", "POST", "/sessions/s/exec", 404, jsonHeader(), `{"message":"x"}`, true},
-		{"plain-text error", "POST", "/sessions/s/exec", 404, http.Header{"Content-Type": {"text/plain"}}, `not found`, true},
-		{"plain-text 405", "PUT", "/sessions", 405, http.Header{"Content-Type": {"text/plain"}}, `Method Not Allowed`, true},
-		{"file list with a negative size", "GET", "/sessions/s/files/list", 200, jsonHeader(), `{"files":[{"path":"a","size_bytes":-1}]}`, true},
-		{"file list without is_dir (another backend)", "GET", "/sessions/s/files/list", 200, jsonHeader(), `{"files":[{"path":"a","size_bytes":1}]}`, false},
+	if want := contract.ErrorCodes(); !slices.Equal(enum, want) {
+		t.Errorf("Error.code enum\n%v\nwant contract.ErrorCodes()\n%v", enum, want)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := &failureRecorder{TB: t}
-			s.checkResponse(rec, httptest.NewRequest(tc.method, tc.target, nil), tc.status, tc.header, []byte(tc.body))
-			if got := len(rec.failures) > 0; got != tc.bad {
-				t.Errorf("reported %v, want %v", rec.failures, tc.bad)
-			}
-		})
+}
+
+func TestOpenAPICopies(t *testing.T) {
+	doc := contract.OpenAPI()
+	doc[0] = '!'
+	if contract.OpenAPI()[0] == '!' {
+		t.Error("OpenAPI() hands out the package's own bytes")
 	}
 }

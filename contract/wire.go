@@ -208,20 +208,35 @@ type FileUploadResult struct {
 
 // Error is the body of every error response.
 type Error struct {
+	// Detail says what went wrong, for people; contract v1 clients (Otari's)
+	// read only this.
 	Detail string `json:"detail"`
+	// Code, when present, names the kind of error for programs: one of
+	// ErrorCodes, stable across versions, so that a client need not read
+	// the detail to tell a missing session from a missing file. It is
+	// codeport's addition; other backends send none.
+	Code string `json:"code,omitempty"`
 }
 
 // UnmarshalJSON accepts any shape of detail, since the contract leaves it to
 // the backend (FastAPI backends send a list of objects for validation
 // errors): a string is taken as is, anything else as its compact JSON text.
+// A code that is not a string is left out rather than refused: it is not
+// one of ours.
 func (e *Error) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		Detail json.RawMessage `json:"detail"`
+		Code   json.RawMessage `json:"code"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
 	*e = Error{}
+	if c := bytes.TrimSpace(raw.Code); len(c) > 0 && c[0] == '"' {
+		if err := json.Unmarshal(c, &e.Code); err != nil {
+			return err
+		}
+	}
 	d := bytes.TrimSpace(raw.Detail)
 	switch {
 	case len(d) == 0 || string(d) == "null":

@@ -141,6 +141,54 @@ func TestErrorDetailShapes(t *testing.T) {
 	}
 }
 
+func TestErrorCode(t *testing.T) {
+	// The code is optional on the wire: absent, not empty, when there is
+	// none, so that a contract v1 body stays exactly {"detail": ...}.
+	for e, want := range map[contract.Error]string{
+		{Detail: "gone"}: `{"detail":"gone"}`,
+		{Detail: "gone", Code: "session_not_found"}: `{"detail":"gone","code":"session_not_found"}`,
+	} {
+		b, err := json.Marshal(e)
+		if err != nil || string(b) != want {
+			t.Errorf("%+v: %s %v, want %s", e, b, err, want)
+		}
+	}
+	for body, want := range map[string]contract.Error{
+		`{"detail":"gone","code":"session_not_found"}`: {Detail: "gone", Code: "session_not_found"},
+		`{"detail":"gone","code":null}`:                {Detail: "gone"},
+		`{"detail":"gone","code":404}`:                 {Detail: "gone"},
+		`{"detail":"gone","code":{"kind":"x"}}`:        {Detail: "gone"},
+		`{"code":"at_capacity"}`:                       {Code: "at_capacity"},
+	} {
+		var e contract.Error
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e != want {
+			t.Errorf("%s: %+v %v, want %+v", body, e, err, want)
+		}
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	codes := contract.ErrorCodes()
+	seen := map[string]bool{}
+	for _, c := range codes {
+		if c == "" || seen[c] {
+			t.Errorf("code %q empty or listed twice", c)
+		}
+		seen[c] = true
+	}
+	// Every port code is there, first and in the port's order.
+	for i, c := range port.ErrorCodes() {
+		if codes[i] != c {
+			t.Errorf("code %d is %q, want the port's %q", i, codes[i], c)
+		}
+	}
+	// The caller owns the list.
+	codes[0] = "changed"
+	if contract.ErrorCodes()[0] == "changed" {
+		t.Error("ErrorCodes hands out shared state")
+	}
+}
+
 func TestExecRequestRoundTrip(t *testing.T) {
 	str := func(s string) *string { return &s }
 	line := 4

@@ -27,13 +27,15 @@ const describeTTL = time.Minute
 // userAgent identifies the adapter to the backend.
 const userAgent = "codeport-httpadapter/1"
 
-// Adapter is a port.CodeExecutionPort that forwards every call to a remote
-// contract v1 backend. It is safe for concurrent use.
-type Adapter struct {
+// adapter is the driver that forwards every call to a remote contract v1
+// backend.
+type adapter struct {
 	cfg    Config
 	base   string // scheme://host[:port][/prefix], no trailing slash
 	client *http.Client
 	log    *slog.Logger
+	// closed is set by Close: a download still being read then drops its
+	// connection instead of returning it to the pool.
 	closed atomic.Bool
 
 	capsMu sync.Mutex
@@ -41,30 +43,41 @@ type Adapter struct {
 	capsAt time.Time
 }
 
-var _ port.CodeExecutionPort = (*Adapter)(nil)
+var _ port.Driver = (*adapter)(nil)
 
-// New checks the configuration and returns the adapter. It never contacts
-// the backend: the first call does. The base URL must be absolute http or
-// https with a host, and carry no query, fragment or credentials (use
-// WithToken).
-func New(cfg Config) (*Adapter, error) {
-	base, err := cfg.validate()
+// New checks the configuration and returns the adapter's port. It never
+// contacts the backend: the first call does. The base URL must be absolute
+// http or https with a host, and carry no query, fragment or credentials
+// (use WithToken). opts configure the portable layer (its observers; its log
+// is the configuration's logger unless port.WithLogger names another).
+func New(cfg Config, opts ...port.Option) (*port.Port, error) {
+	base, err := cfg.base()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.client == nil {
 		cfg.client = newDefaultClient()
 	}
-	return &Adapter{cfg: cfg, base: base, client: cfg.client, log: cfg.logger}, nil
+	a := &adapter{cfg: cfg, base: base, client: cfg.client, log: cfg.logger}
+	return port.New(a, opts...), nil
 }
 
-func (c Config) validate() (string, error) {
+// Info implements port.Driver. The limits are the remote's, which it
+// enforces: none are checked here. A tool kind contract v1 does not know
+// is forwarded, for a backend that offers more.
+func (a *adapter) Info() port.DriverInfo {
+	return port.DriverInfo{Name: "http", Logger: a.log, ForwardsUnknownTools: true}
+}
+
+// base checks the settings and returns the base URL without a trailing
+// slash.
+func (c Settings) base() (string, error) {
 	bad := func(format string, args ...any) (string, error) {
 		return "", fmt.Errorf("httpadapter config: "+format, args...)
 	}
-	u, err := url.Parse(c.baseURL)
+	u, err := url.Parse(c.URL)
 	switch {
-	case c.baseURL == "":
+	case c.URL == "":
 		return bad("base URL not set")
 	case err != nil:
 		return bad("base URL: %v", err)
@@ -76,18 +89,18 @@ func (c Config) validate() (string, error) {
 		return bad("base URL carries credentials; use WithToken")
 	case u.RawQuery != "" || u.ForceQuery:
 		return bad("base URL has a query")
-	case u.Fragment != "" || strings.Contains(c.baseURL, "#"):
+	case u.Fragment != "" || strings.Contains(c.URL, "#"):
 		return bad("base URL has a fragment")
-	case strings.ContainsAny(c.token, "\x00\r\n") || strings.TrimSpace(c.token) != c.token:
+	case strings.ContainsAny(c.Token, "\x00\r\n") || strings.TrimSpace(c.Token) != c.Token:
 		return bad("token contains control characters or surrounding spaces")
-	case c.margin <= 0:
+	case c.TimeoutMargin <= 0:
 		return bad("timeout margin must be positive (a client must allow more than it grants)")
-	case c.defaultTimeout <= 0 || c.requestTimeout <= 0:
+	case c.Timeout <= 0 || c.RequestTimeout <= 0:
 		return bad("timeouts must be positive")
-	case c.maxFileBytes <= 0 || c.maxResponseBytes <= 0:
+	case c.FileLimit <= 0 || c.MaxResponseBytes <= 0:
 		return bad("size caps must be positive")
 	}
-	for _, b := range []byte(c.token) {
+	for _, b := range []byte(c.Token) {
 		if b < 0x20 || b == 0x7f {
 			return bad("token contains control characters or surrounding spaces")
 		}
@@ -100,25 +113,8 @@ func sessionPath(id, suffix string) string {
 	return "/sessions/" + url.PathEscape(id) + suffix
 }
 
-// usableID reports whether id can name a session on the wire at all. An
-// empty id, "." or ".." would address another route.
-func usableID(id string) bool {
-	return id != "" && id != "." && id != ".."
-}
-
-func (a *Adapter) errClosed() error {
-	return fmt.Errorf("httpadapter: %w: adapter closed", port.ErrRuntimeFailure)
-}
-
-func unknownSession(id string) error {
-	if len(id) > 64 {
-		id = id[:64] + "..."
-	}
-	return fmt.Errorf("httpadapter: %w: %q", port.ErrSessionNotFound, id)
-}
-
 // newRequest builds a request of call c with the adapter's headers.
-func (a *Adapter) newRequest(ctx context.Context, c *call, query string, body io.Reader) (*http.Request, error) {
+func (a *adapter) newRequest(ctx context.Context, c *call, query string, body io.Reader) (*http.Request, error) {
 	target := a.base + c.path
 	if query != "" {
 		target += "?" + query
@@ -127,8 +123,8 @@ func (a *Adapter) newRequest(ctx context.Context, c *call, query string, body io
 	if err != nil {
 		return nil, fmt.Errorf("httpadapter: %s: %w: %v", c, port.ErrInvalidRequest, err)
 	}
-	if a.cfg.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.cfg.token)
+	if a.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.cfg.Token)
 	}
 	req.Header.Set("User-Agent", userAgent)
 	return req, nil
@@ -136,7 +132,7 @@ func (a *Adapter) newRequest(ctx context.Context, c *call, query string, body io
 
 // do sends req and logs the exchange. ctx is the caller's context, callCtx
 // the request's; a transport failure is classified with both.
-func (a *Adapter) do(ctx, callCtx context.Context, c *call, req *http.Request) (*http.Response, error) {
+func (a *adapter) do(ctx, callCtx context.Context, c *call, req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := a.client.Do(req)
 	if err != nil {
@@ -148,7 +144,7 @@ func (a *Adapter) do(ctx, callCtx context.Context, c *call, req *http.Request) (
 	return resp, nil
 }
 
-func (a *Adapter) logCall(ctx context.Context, c *call, status int, d time.Duration, err error) {
+func (a *adapter) logCall(ctx context.Context, c *call, status int, d time.Duration, err error) {
 	attrs := []slog.Attr{
 		slog.String("method", c.method),
 		slog.String("route", c.route),
@@ -170,7 +166,7 @@ func (a *Adapter) logCall(ctx context.Context, c *call, status int, d time.Durat
 
 // finish ends a response: the rest of the body is drained (a little of it,
 // so the connection can be reused) and closed.
-func (a *Adapter) finish(resp *http.Response) {
+func (a *adapter) finish(resp *http.Response) {
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	_ = resp.Body.Close()
 	if a.closed.Load() {
@@ -184,7 +180,7 @@ func (a *Adapter) finish(resp *http.Response) {
 // whole (up to the response cap); any other status is mapped to the port's
 // errors. ok lists further statuses that count as success with no body
 // (DELETE's 404).
-func (a *Adapter) roundTrip(ctx context.Context, c *call, query string, body []byte, ok ...int) (int, []byte, error) {
+func (a *adapter) roundTrip(ctx context.Context, c *call, query string, body []byte, ok ...int) (int, []byte, error) {
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.wall, errWallClock)
 	defer cancel()
 	var rd io.Reader
@@ -209,16 +205,16 @@ func (a *Adapter) roundTrip(ctx context.Context, c *call, query string, body []b
 // readAnswer reads and ends a response: a 2xx body whole (up to the
 // response cap), any other status mapped to the port's errors, the statuses
 // in ok as success with no body.
-func (a *Adapter) readAnswer(ctx, callCtx context.Context, c *call, resp *http.Response, ok ...int) (int, []byte, error) {
+func (a *adapter) readAnswer(ctx, callCtx context.Context, c *call, resp *http.Response, ok ...int) (int, []byte, error) {
 	defer a.finish(resp)
 	status := resp.StatusCode
 	if slices.Contains(ok, status) {
 		return status, nil, nil
 	}
 	if status < 200 || status > 299 {
-		return status, nil, statusError(c, status, resp.Header, readErrorBody(resp.Body))
+		return status, nil, a.settleNotFound(ctx, c, statusError(c, status, resp.Header, readErrorBody(resp.Body)))
 	}
-	limit := a.cfg.maxResponseBytes
+	limit := a.cfg.MaxResponseBytes
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return status, nil, transportError(ctx, callCtx, c, err)
@@ -249,19 +245,13 @@ func (p *present) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CreateSession implements port.CodeExecutionPort: POST /sessions.
-func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
-	if a.closed.Load() {
-		return port.Session{}, a.errClosed()
-	}
-	if req.IdleTimeout < 0 || req.MaxLifetime < 0 {
-		return port.Session{}, fmt.Errorf("httpadapter: %w: lifetime hints must be positive", port.ErrInvalidRequest)
-	}
+// CreateSession implements port.Driver: POST /sessions.
+func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
 	body, err := json.Marshal(contract.CreateSessionRequestFromPort(req))
 	if err != nil {
 		return port.Session{}, fmt.Errorf("httpadapter: encoding request: %w", err)
 	}
-	c := &call{op: opCreate, method: http.MethodPost, path: "/sessions", route: "POST /sessions", wall: a.cfg.requestTimeout}
+	c := &call{op: opCreate, method: http.MethodPost, path: "/sessions", route: "POST /sessions", wall: a.cfg.RequestTimeout}
 	status, b, err := a.roundTrip(ctx, c, "", body)
 	if err != nil {
 		return port.Session{}, err
@@ -276,7 +266,7 @@ func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 	return contract.SessionToPort(h), nil
 }
 
-// Execute implements port.CodeExecutionPort: POST /sessions/{id}/exec.
+// Execute implements port.Driver: POST /sessions/{id}/exec.
 //
 // The wall clock is the granted timeout (the request's, rounded up to whole
 // seconds as sent, or the configured default) plus the margin, within ctx.
@@ -284,18 +274,12 @@ func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 // outcome is unknown. A tool kind that contract v1 does not know is sent as
 // is, with the input its fields describe (editor fields, else a command,
 // else code), for a backend that offers more.
-func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
-	if a.closed.Load() {
-		return port.Result{}, a.errClosed()
-	}
+func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
 	wire, err := execRequest(req)
 	if err != nil {
 		return port.Result{}, fmt.Errorf("httpadapter: %w", err)
 	}
-	if !usableID(id) {
-		return port.Result{}, unknownSession(id)
-	}
-	granted := a.cfg.defaultTimeout
+	granted := a.cfg.Timeout
 	if wire.TimeoutSeconds != nil {
 		granted = saturatingSeconds(*wire.TimeoutSeconds)
 	}
@@ -306,7 +290,7 @@ func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	c := &call{
 		op: opExecute, method: http.MethodPost, path: sessionPath(id, "/exec"),
 		route: "POST /sessions/{id}/exec", session: id, tool: req.Tool,
-		wall: saturatingAdd(granted, a.cfg.margin), secrets: requestTexts(req),
+		wall: saturatingAdd(granted, a.cfg.TimeoutMargin), secrets: requestTexts(req),
 	}
 	status, b, err := a.roundTrip(ctx, c, "", body)
 	if err != nil {
@@ -329,14 +313,7 @@ func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	if err := decode(c, status, b, &resp); err != nil {
 		return port.Result{}, err
 	}
-	res := contract.ResultToPort(resp)
-	if res.Tool == "" {
-		res.Tool = req.Tool
-	}
-	if res.ToolUseID == "" {
-		res.ToolUseID = req.ToolUseID
-	}
-	return res, nil
+	return contract.ResultToPort(resp), nil
 }
 
 // execRequest converts a request for the wire with the contract's
@@ -379,35 +356,20 @@ func requestTexts(req port.ExecuteRequest) []string {
 	return texts
 }
 
-// DestroySession implements port.CodeExecutionPort: DELETE
+// DestroySession implements port.Driver: DELETE
 // /sessions/{id}. A 404 is success: the session is gone either way.
-func (a *Adapter) DestroySession(ctx context.Context, id string) error {
-	if a.closed.Load() {
-		return a.errClosed()
-	}
-	if !usableID(id) {
-		return nil
-	}
+func (a *adapter) DestroySession(ctx context.Context, id string) error {
 	c := &call{op: opDestroy, method: http.MethodDelete, path: sessionPath(id, ""),
-		route: "DELETE /sessions/{id}", session: id, wall: a.cfg.requestTimeout}
+		route: "DELETE /sessions/{id}", session: id, wall: a.cfg.RequestTimeout}
 	_, _, err := a.roundTrip(ctx, c, "", nil, http.StatusNotFound)
 	return err
 }
 
-// ListFiles implements port.CodeExecutionPort: GET
+// ListFiles implements port.Driver: GET
 // /sessions/{id}/files/list?path=dir.
-func (a *Adapter) ListFiles(ctx context.Context, id, dir string) ([]port.FileInfo, error) {
-	if a.closed.Load() {
-		return nil, a.errClosed()
-	}
-	if !usableID(id) {
-		return nil, unknownSession(id)
-	}
-	if dir == "" {
-		dir = "."
-	}
+func (a *adapter) ListFiles(ctx context.Context, id, dir string) ([]port.FileInfo, error) {
 	c := &call{op: opList, method: http.MethodGet, path: sessionPath(id, "/files/list"),
-		route: "GET /sessions/{id}/files/list", session: id, wall: a.cfg.requestTimeout}
+		route: "GET /sessions/{id}/files/list", session: id, wall: a.cfg.RequestTimeout}
 	status, b, err := a.roundTrip(ctx, c, url.Values{"path": {dir}}.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -428,17 +390,14 @@ func (a *Adapter) ListFiles(ctx context.Context, id, dir string) ([]port.FileInf
 	return contract.FileListToPort(list), nil
 }
 
-// Describe implements port.CodeExecutionPort: GET /capabilities, which
+// Describe implements port.Driver: GET /capabilities, which
 // `codeport serve` offers, with Backend set to "http" and the rest as the
 // remote reports it. A backend without that route (404 or 405) gets a
 // description that promises nothing the adapter cannot know: Python of an
 // unknown version, code_execution only, unknown limits, and Partial set, so
 // that the empty Packages and false Network are read as unknown rather than
 // as absent. A description is reused for a minute.
-func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
-	if a.closed.Load() {
-		return port.Capabilities{}, a.errClosed()
-	}
+func (a *adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 	a.capsMu.Lock()
 	if !a.capsAt.IsZero() && time.Since(a.capsAt) < describeTTL {
 		caps := cloneCaps(a.caps)
@@ -457,9 +416,9 @@ func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 	return cloneCaps(caps), nil
 }
 
-func (a *Adapter) describe(ctx context.Context) (port.Capabilities, error) {
+func (a *adapter) describe(ctx context.Context) (port.Capabilities, error) {
 	c := &call{op: opDescribe, method: http.MethodGet, path: "/capabilities",
-		route: "GET /capabilities", wall: a.cfg.requestTimeout}
+		route: "GET /capabilities", wall: a.cfg.RequestTimeout}
 	status, b, err := a.roundTrip(ctx, c, "", nil, http.StatusNotFound, http.StatusMethodNotAllowed)
 	if err != nil {
 		return port.Capabilities{}, err
@@ -506,9 +465,8 @@ func cloneCaps(c port.Capabilities) port.Capabilities {
 }
 
 // Close closes idle connections. It does not destroy remote sessions: the
-// adapter does not own them (see the package documentation). Later calls
-// fail with port.ErrRuntimeFailure.
-func (a *Adapter) Close() error {
+// adapter does not own them (see the package documentation).
+func (a *adapter) Close() error {
 	a.closed.Store(true)
 	a.client.CloseIdleConnections()
 	return nil

@@ -15,41 +15,69 @@ const (
 	DefaultMaxResponseBytes = 64 << 20
 )
 
-// Config configures the adapter. Start from NewConfig and change what you
-// need with the With methods, each of which returns a modified copy.
-type Config struct {
-	baseURL          string
-	token            string
-	client           *http.Client
-	margin           time.Duration
-	defaultTimeout   time.Duration
-	requestTimeout   time.Duration
-	maxFileBytes     int64
-	maxResponseBytes int64
-	logger           *slog.Logger
+// Settings are the adapter's settings, the one place they are defined:
+// flags, CODEPORT_* environment variables and YAML files set the tagged
+// ones (see package binding), Go callers set the fields or use Config's
+// With methods, and Validate checks them all.
+type Settings struct {
+	// URL is the backend's base URL (for example "http://127.0.0.1:8080",
+	// or "https://host/prefix" behind a reverse proxy).
+	URL string `json:"url" setting:"sandbox-url" help:"base URL of a remote contract v1 backend; when set it is used instead of the in-process runtime"`
+	// Token is sent as "Authorization: Bearer <token>"; empty sends none.
+	Token string `json:"-" setting:"sandbox-token" help:"bearer token for the remote backend"`
+	// Timeout is the timeout the backend applies to a call that grants
+	// none (see WithDefaultTimeout).
+	Timeout time.Duration `json:"timeout" setting:"timeout" help:"execution timeout of a call that asks for none"`
+	// FileLimit caps a downloaded file (see WithMaxFileBytes).
+	FileLimit int64 `json:"file_limit" setting:"file-limit" unit:"bytes" help:"largest file transferred"`
+	// TimeoutMargin, RequestTimeout and MaxResponseBytes: see
+	// WithTimeoutMargin, WithRequestTimeout and WithMaxResponseBytes.
+	TimeoutMargin    time.Duration `json:"timeout_margin"`
+	RequestTimeout   time.Duration `json:"request_timeout"`
+	MaxResponseBytes int64         `json:"max_response_bytes"`
 }
 
-// NewConfig returns the defaults for the backend at baseURL (for example
-// "http://127.0.0.1:8080", or "https://host/prefix" behind a reverse proxy):
-// no token, a connection-reusing HTTP client of the adapter's own, a 10 s
-// margin over the granted timeout, 30 s assumed when a request grants none,
-// 30 s for other calls, files of up to 100 MiB and JSON responses of up to
+// DefaultSettings are the defaults: no backend, no token, a 10 s margin
+// over the granted timeout, 30 s assumed when a request grants none, 30 s
+// for other calls, files of up to 100 MiB and JSON responses of up to
 // 64 MiB.
-func NewConfig(baseURL string) Config {
-	return Config{
-		baseURL:          baseURL,
-		margin:           DefaultTimeoutMargin,
-		defaultTimeout:   DefaultExecTimeout,
-		requestTimeout:   DefaultRequestTimeout,
-		maxFileBytes:     DefaultMaxFileBytes,
-		maxResponseBytes: DefaultMaxResponseBytes,
-		logger:           slog.New(slog.DiscardHandler),
+func DefaultSettings() Settings {
+	return Settings{
+		TimeoutMargin:    DefaultTimeoutMargin,
+		Timeout:          DefaultExecTimeout,
+		RequestTimeout:   DefaultRequestTimeout,
+		FileLimit:        DefaultMaxFileBytes,
+		MaxResponseBytes: DefaultMaxResponseBytes,
 	}
+}
+
+// Validate reports the first setting out of range.
+func (s Settings) Validate() error {
+	_, err := s.base()
+	return err
+}
+
+// Config configures the adapter: its Settings, plus what cannot be a
+// setting (an HTTP client, a logger). Start from NewConfig; set fields of
+// Settings, or use the With methods, each of which returns a modified
+// copy.
+type Config struct {
+	Settings
+	client *http.Client
+	logger *slog.Logger
+}
+
+// NewConfig returns DefaultSettings for the backend at baseURL, with a
+// connection-reusing HTTP client of the adapter's own and no logs.
+func NewConfig(baseURL string) Config {
+	s := DefaultSettings()
+	s.URL = baseURL
+	return Config{Settings: s, logger: slog.New(slog.DiscardHandler)}
 }
 
 // WithToken sends "Authorization: Bearer <token>" with every request. An
 // empty token sends none.
-func (c Config) WithToken(token string) Config { c.token = token; return c }
+func (c Config) WithToken(token string) Config { c.Token = token; return c }
 
 // WithHTTPClient sets the HTTP client. By default the adapter makes its own:
 // a transport tuned to keep connections to the backend open for reuse
@@ -63,31 +91,31 @@ func (c Config) WithHTTPClient(hc *http.Client) Config { c.client = hc; return c
 // margin covers transport and the backend's own teardown; without it a
 // program that runs to its deadline would be reported as an unreachable
 // backend.
-func (c Config) WithTimeoutMargin(d time.Duration) Config { c.margin = d; return c }
+func (c Config) WithTimeoutMargin(d time.Duration) Config { c.TimeoutMargin = d; return c }
 
 // WithDefaultTimeout sets the timeout Execute assumes the backend applies
 // when a request grants none (default 30 s), for its wall clock. Set it to
 // the backend's default timeout: a shorter one gives up on programs the
 // backend is still running. Requests without a timeout are sent without
 // one, so the backend's own default applies.
-func (c Config) WithDefaultTimeout(d time.Duration) Config { c.defaultTimeout = d; return c }
+func (c Config) WithDefaultTimeout(d time.Duration) Config { c.Timeout = d; return c }
 
 // WithRequestTimeout sets the wall clock of every call but Execute (default
 // 30 s). File transfers restart it whenever bytes move, so it bounds a
 // stall, not a transfer.
-func (c Config) WithRequestTimeout(d time.Duration) Config { c.requestTimeout = d; return c }
+func (c Config) WithRequestTimeout(d time.Duration) Config { c.RequestTimeout = d; return c }
 
 // WithMaxFileBytes caps the size of a file GetFile returns (default
 // 100 MiB). A file announced larger is refused before its bytes are read;
 // one that turns out larger while streaming fails the Read that passes the
 // cap. Both errors wrap port.ErrFileTooLarge. Uploads are capped by the
 // backend.
-func (c Config) WithMaxFileBytes(n int64) Config { c.maxFileBytes = n; return c }
+func (c Config) WithMaxFileBytes(n int64) Config { c.FileLimit = n; return c }
 
 // WithMaxResponseBytes caps JSON response bodies (default 64 MiB); a larger
 // one is port.ErrBackendUnreachable. It must leave room for the backend's
 // output limit on both streams, after JSON escaping.
-func (c Config) WithMaxResponseBytes(n int64) Config { c.maxResponseBytes = n; return c }
+func (c Config) WithMaxResponseBytes(n int64) Config { c.MaxResponseBytes = n; return c }
 
 // WithLogger sets the logger. The adapter logs one debug record per call
 // (method, route, status, duration, session id) and warns about an

@@ -41,7 +41,20 @@
 //
 // # Errors
 //
-// HTTP statuses become the port's sentinels: 401 port.ErrUnauthorized, 403
+// An error body's code decides, when it has one: `codeport serve` sends
+// {"detail", "code"}, and the code names the port's sentinel
+// (port.ErrorFromCode: "session_not_found" is port.ErrSessionNotFound,
+// "at_capacity" a *port.CapacityError with the Retry-After header's hint,
+// and so on) or one of the server's own refusals ("route_not_found" and
+// "method_not_allowed" are port.ErrBackendUnreachable, since every route
+// the adapter calls is contract v1's; "request_too_large" and
+// "unsupported_media_type" port.ErrInvalidRequest; "internal_error"
+// port.ErrRuntimeFailure). A remote "closed", the server shutting down, is
+// a *port.CapacityError too: it is not this port closing. No detail is
+// ever read to decide anything.
+//
+// Without a code the adapter knows (the reference backend sends none), the
+// HTTP status decides: 401 port.ErrUnauthorized, 403
 // port.ErrPathEscapesWorkspace, 404 port.ErrSessionNotFound (see below for
 // file operations), 409 port.ErrSessionBusy, 413 port.ErrFileTooLarge, 503
 // (and 429) a *port.CapacityError whose RetryAfter comes from the
@@ -54,13 +67,15 @@
 // (not JSON, or missing session_id, tool_use_id, result_block or files) are
 // port.ErrBackendUnreachable.
 //
-// A 404 from a file operation means an unknown session or a missing file,
-// and the contract does not say which. The adapter reads the error's
-// detail: one that starts by naming the session ("session not found: ...",
-// "Session abc not found", "unknown session") gives
-// port.ErrSessionNotFound, anything else port.ErrFileNotFound; the message
-// says that the backend answered 404 either way. A 404 from CreateSession
-// means the base URL does not lead to a contract v1 backend, and is
+// A 404 without a code from a file operation means an unknown session or a
+// missing file, and the answer does not say which. The adapter then asks:
+// it lists the session's workspace root (GET
+// /sessions/{id}/files/list?path=.), which exists as long as the session
+// does. A 404 there gives port.ErrSessionNotFound, a success
+// port.ErrFileNotFound; when the probe fails otherwise, the missing file
+// stands. (A backend with file routes but no listing would have every such
+// 404 read as a lost session.) A 404 from CreateSession means the base URL
+// does not lead to a contract v1 backend, and is
 // port.ErrBackendUnreachable.
 //
 // Messages carry the method, path, HTTP status and the backend's detail

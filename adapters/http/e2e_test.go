@@ -12,26 +12,26 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
 // These tests drive the adapter against what `codeport serve` runs: the
-// in-process wasm adapter behind contract.NewHandler, on a real HTTP server
+// in-process wasm adapter behind server.NewHandler, on a real HTTP server
 // on loopback.
 
 // serveWasm starts a wasm backend served over contract v1 and returns its
 // base URL.
-func serveWasm(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...contract.Option) string {
+func serveWasm(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...server.Option) string {
 	t.Helper()
 	w := wasmtest.New(t, tweak)
-	srv := httptest.NewServer(contract.NewHandler(w, opts...))
+	srv := httptest.NewServer(server.NewHandler(w, opts...))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
-func newAdapter(t *testing.T, cfg httpadapter.Config) *httpadapter.Adapter {
+func newAdapter(t *testing.T, cfg httpadapter.Config) *port.Port {
 	t.Helper()
 	a, err := httpadapter.New(cfg)
 	if err != nil {
@@ -41,7 +41,7 @@ func newAdapter(t *testing.T, cfg httpadapter.Config) *httpadapter.Adapter {
 	return a
 }
 
-func create(t *testing.T, a *httpadapter.Adapter) string {
+func create(t *testing.T, a *port.Port) string {
 	t.Helper()
 	s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
 	if err != nil {
@@ -50,7 +50,7 @@ func create(t *testing.T, a *httpadapter.Adapter) string {
 	return s.ID
 }
 
-func run(t *testing.T, a *httpadapter.Adapter, id, code string) port.Result {
+func run(t *testing.T, a *port.Port, id, code string) port.Result {
 	t.Helper()
 	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
 	if err != nil {
@@ -143,7 +143,7 @@ func TestRemoteSessionsAndState(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.CreateSession(ctx, port.CreateSessionRequest{}); !errors.Is(err, port.ErrRuntimeFailure) {
+	if _, err := a.CreateSession(ctx, port.CreateSessionRequest{}); !errors.Is(err, port.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
@@ -365,7 +365,7 @@ func TestRemoteCapacity(t *testing.T) {
 }
 
 func TestRemoteBearerToken(t *testing.T) {
-	url := serveWasm(t, nil, contract.WithBearerToken("s3cret-token"))
+	url := serveWasm(t, nil, server.WithBearerToken("s3cret-token"))
 	ctx := context.Background()
 	for _, cfg := range []httpadapter.Config{
 		httpadapter.NewConfig(url),

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/port"
 )
 
@@ -35,6 +36,9 @@ const (
 	opGet
 	opPut
 	opDescribe
+	// opProbe lists a session's workspace root to learn whether the
+	// session exists (see settleNotFound).
+	opProbe
 )
 
 // call is one HTTP exchange, as error messages and logs name it.
@@ -68,20 +72,34 @@ const maxErrorBodyBytes = 64 << 10
 
 // statusError maps a non-2xx answer to the port's errors. body is the start
 // of the response body.
+//
+// The body's code, which codeport's server sends, decides: it names the
+// port's sentinel (port.ErrorFromCode) or one of the server's own refusals
+// (contract.ErrorCodes), so a missing session and a missing file are told
+// apart without reading the detail. Only an answer without a code the
+// adapter knows (the reference backend's, a newer server's) is mapped from
+// its status, and a 404 from a file route is then left ambiguous, as a
+// *sessionOrFile, for settleNotFound to resolve by asking the backend.
 func statusError(c *call, status int, header http.Header, body []byte) error {
 	detail := readDetail(body, c.secrets)
+	code := readCode(body)
 	prefix := fmt.Sprintf("httpadapter: %s: HTTP %d", c, status)
-	if detail != "" {
+	switch {
+	case detail != "" && code != "":
+		prefix += fmt.Sprintf(" (detail %q, code %q)", detail, code)
+	case detail != "":
 		prefix += fmt.Sprintf(" (detail %q)", detail)
+	case code != "":
+		prefix += fmt.Sprintf(" (code %q)", code)
+	}
+	retryAfter := parseRetryAfter(header.Get("Retry-After"), time.Now())
+	if err, ok := codedError(c, prefix, code, retryAfter); ok {
+		return err
 	}
 	wrap := func(sentinel error) error { return fmt.Errorf("%s: %w", prefix, sentinel) }
 	switch {
 	case status == http.StatusServiceUnavailable, status == http.StatusTooManyRequests:
-		resource := "calls"
-		if c.op == opCreate {
-			resource = "sessions"
-		}
-		return wrap(&port.CapacityError{Resource: resource, RetryAfter: parseRetryAfter(header.Get("Retry-After"), time.Now())})
+		return wrap(&port.CapacityError{Resource: resource(c), RetryAfter: retryAfter})
 	case status >= 500, status < 400:
 		// A 3xx too: a contract v1 backend never redirects, so the base URL
 		// does not lead to one.
@@ -102,11 +120,11 @@ func statusError(c *call, status int, header http.Header, body []byte) error {
 			// POST /sessions is the one route every backend has.
 			return wrap(port.ErrBackendUnreachable)
 		case opList, opGet, opPut:
-			if namesSession(detail) {
-				return wrap(port.ErrSessionNotFound)
-			}
-			return wrap(port.ErrFileNotFound)
+			// The session or the file: the status does not say which.
+			return &sessionOrFile{msg: prefix}
 		}
+		// Execute's 404, and the probe's: only the session can be missing
+		// (the probe lists the workspace root, which always exists).
 		return wrap(port.ErrSessionNotFound)
 	case http.StatusBadRequest:
 		switch c.op {
@@ -123,16 +141,84 @@ func statusError(c *call, status int, header http.Header, body []byte) error {
 	return wrap(port.ErrInvalidRequest)
 }
 
-// namesSession reports whether a 404's detail is about the session rather
-// than a file: it starts by naming the session.
-func namesSession(detail string) bool {
-	d := strings.ToLower(strings.TrimSpace(detail))
-	for _, p := range []string{"session", "unknown session", "no such session"} {
-		if strings.HasPrefix(d, p) {
-			return true
+// codedError is the error an answer's code names, and false when the code
+// is absent or unknown to this adapter (then the status decides).
+func codedError(c *call, prefix, code string, retryAfter time.Duration) (error, bool) {
+	wrap := func(sentinel error) (error, bool) { return fmt.Errorf("%s: %w", prefix, sentinel), true }
+	switch code {
+	case "":
+		return nil, false
+	case "closed":
+		// The remote server is shutting down. That is not this port's
+		// closing (port.ErrClosed would say so to the caller): to the
+		// caller the backend is unavailable for now, as at capacity, and
+		// the Retry-After hint applies.
+		code = "at_capacity"
+	case contract.CodeRouteNotFound, contract.CodeMethodNotAllowed:
+		// Every route and method this adapter calls is contract v1's, and
+		// codeport's server serves them all: the base URL does not lead to
+		// one (a wrong path prefix, say).
+		return wrap(port.ErrBackendUnreachable)
+	case contract.CodeRequestTooLarge, contract.CodeUnsupportedMediaType:
+		// The request, not a file, is what the server refused, as the
+		// port refuses code over its source limit.
+		return wrap(port.ErrInvalidRequest)
+	case contract.CodeInternalError:
+		return wrap(port.ErrRuntimeFailure)
+	}
+	err, ok := port.ErrorFromCode(code, prefix, retryAfter)
+	if !ok {
+		return nil, false
+	}
+	if ce, isCap := err.(*port.CapacityError); isCap {
+		ce.Resource = resource(c)
+	}
+	return err, true
+}
+
+// resource names what a refused admission was for, in a *CapacityError.
+func resource(c *call) string {
+	if c.op == opCreate {
+		return "sessions"
+	}
+	return "calls"
+}
+
+// sessionOrFile is the error of a 404 without a code from a file route:
+// the session is gone or the file is missing, and the answer does not say
+// which. (The reference backend answers 404 for both, with free text this
+// adapter does not interpret.) It matches port.ErrFileNotFound, the reading
+// that holds while the session lives, until settleNotFound has asked.
+type sessionOrFile struct {
+	msg string
+}
+
+func (e *sessionOrFile) Error() string {
+	return e.msg + ": " + port.ErrFileNotFound.Error() + " (or the session is gone)"
+}
+
+func (e *sessionOrFile) Unwrap() error { return port.ErrFileNotFound }
+
+// readCode extracts the body's code: a short string of lower-case letters
+// and underscores, as codeport's server sends, or "" (absent, another
+// shape, or text that is no code and might quote the request).
+func readCode(body []byte) string {
+	var e struct {
+		Code json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	var code string
+	if json.Unmarshal(e.Code, &code) != nil || len(code) == 0 || len(code) > 64 {
+		return ""
+	}
+	for _, r := range code {
+		if (r < 'a' || r > 'z') && r != '_' {
+			return ""
 		}
 	}
-	return false
+	return code
 }
 
 // readDetail extracts a short, printable detail from an error body: a

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,12 +27,12 @@ const marker = "MARKER-c0de-never-in-errors-7f3a9b"
 
 var markedCode = "print('" + marker + "')"
 
-func execCode(a *httpadapter.Adapter, timeout time.Duration) (port.Result, error) {
+func execCode(a *port.Port, timeout time.Duration) (port.Result, error) {
 	return a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: markedCode, Timeout: timeout})
 }
 
 // backend serves h and returns an adapter configured by tweak for it.
-func backend(t *testing.T, h http.HandlerFunc, tweak func(httpadapter.Config) httpadapter.Config) (*httpadapter.Adapter, *httptest.Server) {
+func backend(t *testing.T, h http.HandlerFunc, tweak func(httpadapter.Config) httpadapter.Config) (*port.Port, *httptest.Server) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -289,8 +291,32 @@ func TestCapacityAndRetryAfter(t *testing.T) {
 	}
 }
 
-func TestStatusMapping(t *testing.T) {
+// callAs makes the named call of a TestStatusMapping case.
+func callAs(a *port.Port, call string) error {
 	ctx := context.Background()
+	var err error
+	switch call {
+	case "create":
+		_, err = a.CreateSession(ctx, port.CreateSessionRequest{})
+	case "exec":
+		_, err = execCode(a, 0)
+	case "exec-unknown-tool":
+		_, err = a.Execute(ctx, "s1", port.ExecuteRequest{Tool: "cobol_execution", Code: markedCode})
+	case "get":
+		_, _, err = a.GetFile(ctx, "s1", "f")
+	case "list":
+		_, err = a.ListFiles(ctx, "s1", "d")
+	case "put":
+		_, err = a.PutFile(ctx, "s1", "f", strings.NewReader(marker))
+	default:
+		panic("unknown call " + call)
+	}
+	return err
+}
+
+// TestStatusMapping checks the mapping of answers without a code, as the
+// reference backend sends them: the status decides.
+func TestStatusMapping(t *testing.T) {
 	cases := []struct {
 		status int
 		detail string
@@ -300,11 +326,6 @@ func TestStatusMapping(t *testing.T) {
 		{401, "missing bearer", "exec", port.ErrUnauthorized},
 		{403, "outside", "get", port.ErrPathEscapesWorkspace},
 		{404, "session not found", "exec", port.ErrSessionNotFound},
-		{404, "Session not found", "get", port.ErrSessionNotFound},
-		{404, "Session abc not found", "list", port.ErrSessionNotFound},
-		{404, "unknown session", "put", port.ErrSessionNotFound},
-		{404, "workspace: stat session.txt: file not found", "get", port.ErrFileNotFound},
-		{404, "", "list", port.ErrFileNotFound},
 		{404, "no such route", "create", port.ErrBackendUnreachable},
 		{409, "busy", "exec", port.ErrSessionBusy},
 		{413, "too big", "put", port.ErrFileTooLarge},
@@ -322,21 +343,7 @@ func TestStatusMapping(t *testing.T) {
 		t.Run(fmt.Sprintf("%d %s %s", c.status, c.call, c.detail), func(t *testing.T) {
 			body := `{"detail":` + fmt.Sprintf("%q", c.detail) + `}`
 			a, _ := backend(t, answer(c.status, body, "Location", "/elsewhere"), nil)
-			var err error
-			switch c.call {
-			case "create":
-				_, err = a.CreateSession(ctx, port.CreateSessionRequest{})
-			case "exec":
-				_, err = execCode(a, 0)
-			case "exec-unknown-tool":
-				_, err = a.Execute(ctx, "s1", port.ExecuteRequest{Tool: "cobol_execution", Code: markedCode})
-			case "get":
-				_, _, err = a.GetFile(ctx, "s1", "f")
-			case "list":
-				_, err = a.ListFiles(ctx, "s1", "d")
-			case "put":
-				_, err = a.PutFile(ctx, "s1", "f", strings.NewReader(marker))
-			}
+			err := callAs(a, c.call)
 			wantErr(t, "status", err, c.want)
 			if !strings.Contains(err.Error(), fmt.Sprint(c.status)) || (c.detail != "" && !strings.Contains(err.Error(), c.detail)) {
 				t.Fatalf("message lacks the status or detail: %v", err)
@@ -350,9 +357,169 @@ func TestStatusMapping(t *testing.T) {
 	// DELETE: 204 and 404 both succeed; other failures do not.
 	for status, ok := range map[int]bool{204: true, 200: true, 404: true, 500: false, 401: false} {
 		a, _ := backend(t, answer(status, `{"detail":"x"}`), nil)
-		if err := a.DestroySession(ctx, "s1"); (err == nil) != ok {
+		if err := a.DestroySession(context.Background(), "s1"); (err == nil) != ok {
 			t.Fatalf("DELETE answered %d: %v", status, err)
 		}
+	}
+}
+
+// TestErrorCodeMapping checks that an answer's code decides, whatever its
+// status and detail say: the statuses and details here are chosen to
+// mislead, and no case may send a second request.
+func TestErrorCodeMapping(t *testing.T) {
+	cases := []struct {
+		status int
+		code   string
+		call   string
+		want   error
+	}{
+		// Every port code, each to its sentinel.
+		{404, "session_not_found", "get", port.ErrSessionNotFound},
+		{404, "session_not_found", "put", port.ErrSessionNotFound},
+		{404, "session_not_found", "list", port.ErrSessionNotFound},
+		{404, "file_not_found", "get", port.ErrFileNotFound},
+		{404, "file_not_found", "list", port.ErrFileNotFound},
+		{400, "session_busy", "exec", port.ErrSessionBusy},
+		{400, "unsupported_tool", "exec", port.ErrUnsupportedTool},
+		{400, "is_directory", "get", port.ErrIsDirectory},
+		{400, "path_escapes_workspace", "get", port.ErrPathEscapesWorkspace},
+		{413, "file_too_large", "put", port.ErrFileTooLarge},
+		{422, "invalid_request", "list", port.ErrInvalidRequest},
+		{401, "unauthorized", "create", port.ErrUnauthorized},
+		{502, "backend_unreachable", "exec", port.ErrBackendUnreachable},
+		{500, "runtime_failure", "exec", port.ErrRuntimeFailure},
+		{503, "at_capacity", "create", port.ErrAtCapacity},
+		// The server's own codes.
+		{404, "route_not_found", "exec", port.ErrBackendUnreachable},
+		{405, "method_not_allowed", "list", port.ErrBackendUnreachable},
+		{413, "request_too_large", "exec", port.ErrInvalidRequest},
+		{415, "unsupported_media_type", "put", port.ErrInvalidRequest},
+		{500, "internal_error", "exec", port.ErrRuntimeFailure},
+		// A code this adapter does not know: the status decides.
+		{409, "some_future_code", "exec", port.ErrSessionBusy},
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.code] = true
+		t.Run(fmt.Sprintf("%s %s %d", c.code, c.call, c.status), func(t *testing.T) {
+			var requests atomic.Int32
+			body := fmt.Sprintf(`{"detail":"session gone, file missing, whatever","code":%q}`, c.code)
+			a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				answer(c.status, body)(w, r)
+			}, nil)
+			err := callAs(a, c.call)
+			wantErr(t, c.code, err, c.want)
+			for _, other := range []error{port.ErrSessionNotFound, port.ErrFileNotFound, port.ErrClosed} {
+				if other != c.want && errors.Is(err, other) {
+					t.Errorf("also %v: %v", other, err)
+				}
+			}
+			if !strings.Contains(err.Error(), fmt.Sprint(c.status)) || !strings.Contains(err.Error(), c.code) {
+				t.Errorf("message lacks the status or code: %v", err)
+			}
+			if n := requests.Load(); n != 1 {
+				t.Errorf("%d requests; a code needs no probe", n)
+			}
+		})
+	}
+	for _, code := range port.ErrorCodes() {
+		if !covered[code] && code != "closed" {
+			t.Errorf("port code %q has no case", code)
+		}
+	}
+
+	// at_capacity keeps the Retry-After hint, and a server shutting down
+	// (closed) is unavailable for now, not this port closed.
+	for _, code := range []string{"at_capacity", "closed"} {
+		a, _ := backend(t, answer(503, fmt.Sprintf(`{"detail":"x","code":%q}`, code), "Retry-After", "7"), nil)
+		for _, call := range []string{"create", "exec"} {
+			err := callAs(a, call)
+			var ce *port.CapacityError
+			if !errors.As(err, &ce) || ce.RetryAfter != 7*time.Second || errors.Is(err, port.ErrClosed) {
+				t.Fatalf("%s %s: %v", code, call, err)
+			}
+			if want := map[string]string{"create": "sessions", "exec": "calls"}[call]; ce.Resource != want {
+				t.Errorf("%s %s: resource %q, want %q", code, call, ce.Resource, want)
+			}
+		}
+	}
+
+	// A code that is not one (the request echoed, a number) is ignored.
+	for _, body := range []string{`{"detail":"x","code":"` + marker + `"}`, `{"detail":"x","code":404}`} {
+		a, _ := backend(t, answer(409, body), nil)
+		err := callAs(a, "exec")
+		wantErr(t, body, err, port.ErrSessionBusy)
+		if strings.Contains(err.Error(), marker) {
+			t.Errorf("message quotes the code field: %v", err)
+		}
+	}
+}
+
+// TestCodelessNotFound checks how a 404 without a code from a file route
+// is resolved, as from the reference backend, which answers 404 for a
+// missing session and a missing file alike: by listing the session's
+// workspace root, never by reading the detail (each detail here says the
+// opposite of the truth).
+func TestCodelessNotFound(t *testing.T) {
+	type seen struct{ path, query string }
+	cases := []struct {
+		name    string
+		call    string
+		probe   int // the status of GET /sessions/s1/files/list?path=.
+		want    error
+		wantNot error
+	}{
+		{"get, the session lives", "get", 200, port.ErrFileNotFound, port.ErrSessionNotFound},
+		{"put, the session lives", "put", 200, port.ErrFileNotFound, port.ErrSessionNotFound},
+		{"list, the session lives", "list", 200, port.ErrFileNotFound, port.ErrSessionNotFound},
+		{"get, the session is gone", "get", 404, port.ErrSessionNotFound, port.ErrFileNotFound},
+		{"put, the session is gone", "put", 404, port.ErrSessionNotFound, port.ErrFileNotFound},
+		{"list, the session is gone", "list", 404, port.ErrSessionNotFound, port.ErrFileNotFound},
+		// The probe cannot tell: the missing file stands.
+		{"get, the probe fails", "get", 500, port.ErrFileNotFound, port.ErrSessionNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var requests []seen
+			a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				requests = append(requests, seen{r.URL.Path, r.URL.RawQuery})
+				mu.Unlock()
+				probe := r.Method == http.MethodGet && r.URL.Path == "/sessions/s1/files/list" && r.URL.Query().Get("path") == "."
+				switch {
+				case probe && c.probe == 200:
+					answer(200, `{"files":[]}`)(w, r)
+				case probe:
+					answer(c.probe, `{"detail":"File not found"}`)(w, r)
+				default:
+					answer(404, `{"detail":"Session not found"}`)(w, r)
+				}
+			}, nil)
+			err := callAs(a, c.call)
+			wantErr(t, c.name, err, c.want)
+			if errors.Is(err, c.wantNot) {
+				t.Errorf("also %v: %v", c.wantNot, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(requests) != 2 || requests[1] != (seen{"/sessions/s1/files/list", "path=."}) {
+				t.Errorf("requests %v, want the call then one probe", requests)
+			}
+		})
+	}
+
+	// Only file routes are ambiguous: an Execute's 404 is the session's,
+	// with no probe.
+	var requests atomic.Int32
+	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		answer(404, `{"detail":"File not found"}`)(w, r)
+	}, nil)
+	wantErr(t, "exec", callAs(a, "exec"), port.ErrSessionNotFound)
+	if n := requests.Load(); n != 1 {
+		t.Errorf("exec: %d requests", n)
 	}
 }
 

@@ -29,18 +29,9 @@ import (
 //
 // The wall clock bounds the wait for the response and, after it, every
 // stall of the transfer; ctx bounds the whole transfer.
-func (a *Adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, port.FileInfo, error) {
-	if a.closed.Load() {
-		return nil, port.FileInfo{}, a.errClosed()
-	}
-	if p == "" {
-		return nil, port.FileInfo{}, fmt.Errorf("httpadapter: %w: empty path", port.ErrInvalidRequest)
-	}
-	if !usableID(id) {
-		return nil, port.FileInfo{}, unknownSession(id)
-	}
+func (a *adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, port.FileInfo, error) {
 	c := &call{op: opGet, method: http.MethodGet, path: sessionPath(id, "/files"),
-		route: "GET /sessions/{id}/files", session: id, wall: a.cfg.requestTimeout}
+		route: "GET /sessions/{id}/files", session: id, wall: a.cfg.RequestTimeout}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	clock := time.AfterFunc(c.wall, func() { cancel(errWallClock) })
 	abandon := func() {
@@ -69,11 +60,11 @@ func (a *Adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, por
 		return nil, port.FileInfo{}, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail(statusError(c, resp.StatusCode, resp.Header, readErrorBody(resp.Body)))
+		return fail(a.settleNotFound(ctx, c, statusError(c, resp.StatusCode, resp.Header, readErrorBody(resp.Body))))
 	}
-	if resp.ContentLength > a.cfg.maxFileBytes {
+	if resp.ContentLength > a.cfg.FileLimit {
 		return fail(fmt.Errorf("httpadapter: %s: %w: the file is %d bytes; the cap is %d",
-			c, port.ErrFileTooLarge, resp.ContentLength, a.cfg.maxFileBytes))
+			c, port.ErrFileTooLarge, resp.ContentLength, a.cfg.FileLimit))
 	}
 	info := port.FileInfo{Path: p, Size: resp.ContentLength, MimeType: resp.Header.Get("Content-Type")}
 	if lm := resp.Header.Get("Last-Modified"); lm != "" {
@@ -85,13 +76,13 @@ func (a *Adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, por
 	clock.Reset(c.wall)
 	return &download{
 		a: a, c: c, ctx: ctx, callCtx: callCtx, resp: resp,
-		clock: clock, cancel: cancel, limit: a.cfg.maxFileBytes,
+		clock: clock, cancel: cancel, limit: a.cfg.FileLimit,
 	}, info, nil
 }
 
 // download is the reader GetFile returns.
 type download struct {
-	a            *Adapter
+	a            *adapter
 	c            *call
 	ctx, callCtx context.Context
 	resp         *http.Response
@@ -179,20 +170,9 @@ func (d *download) Close() error {
 // stalls (time spent in r's Read does not count) and the wait for the
 // answer; ctx bounds the whole upload. The size cap is the backend's: a
 // file over it is refused with port.ErrFileTooLarge.
-func (a *Adapter) PutFile(ctx context.Context, id, p string, r io.Reader) (port.FileInfo, error) {
-	if a.closed.Load() {
-		return port.FileInfo{}, a.errClosed()
-	}
-	switch {
-	case p == "":
-		return port.FileInfo{}, fmt.Errorf("httpadapter: %w: empty path", port.ErrInvalidRequest)
-	case r == nil:
-		return port.FileInfo{}, fmt.Errorf("httpadapter: %w: nil reader", port.ErrInvalidRequest)
-	case !usableID(id):
-		return port.FileInfo{}, unknownSession(id)
-	}
+func (a *adapter) PutFile(ctx context.Context, id, p string, r io.Reader) (port.FileInfo, error) {
 	c := &call{op: opPut, method: http.MethodPost, path: sessionPath(id, "/files"),
-		route: "POST /sessions/{id}/files", session: id, wall: a.cfg.requestTimeout}
+		route: "POST /sessions/{id}/files", session: id, wall: a.cfg.RequestTimeout}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	clock := time.AfterFunc(c.wall, func() { cancel(errWallClock) })

@@ -11,14 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/codeport/codeport/port"
 )
 
-// Adapter is a port.CodeExecutionPort whose sessions live in worker
-// processes. It never runs user code itself.
-type Adapter struct {
+// adapter is the driver whose sessions live in worker processes. It never
+// runs user code itself.
+type adapter struct {
 	cfg         Config
 	metrics     *metrics
 	cgroups     cgroups
@@ -31,7 +29,7 @@ type Adapter struct {
 	starting int       // workers being started (counted against max)
 	sessions map[string]*session
 	caps     *port.Capabilities
-	closed   bool
+	closed   bool // set by Close, for the background work
 
 	wake chan struct{} // asks the filler to top up the idle workers
 	stop context.CancelFunc
@@ -48,21 +46,34 @@ type session struct {
 	lastUsed time.Time
 }
 
-var _ port.CodeExecutionPort = (*Adapter)(nil)
+var (
+	_ port.Driver  = (*adapter)(nil)
+	_ port.Readier = (*adapter)(nil)
+)
 
 // New starts the adapter: it starts the minimum of workers in the
 // background (the first alone, so that it fills the compilation cache the
-// others then read) and returns at once.
-func New(cfg Config) (*Adapter, error) {
+// others then read) and returns at once. opts configure the portable
+// layer (its observers; its log is the configuration's logger unless
+// port.WithLogger names another).
+func New(cfg Config, opts ...port.Option) (*port.Port, error) {
+	a, err := newAdapter(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return port.New(a, opts...), nil
+}
+
+func newAdapter(cfg Config) (*adapter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	a := &Adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1)}
+	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1)}
 	var err error
 	if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 		return nil, err
 	}
-	a.sessionsDir = cfg.sessionsDir
+	a.sessionsDir = cfg.SessionsDir
 	if a.sessionsDir == "" {
 		if a.sessionsDir, err = os.MkdirTemp("", "codeport-workers-"); err != nil {
 			return nil, fmt.Errorf("sessions directory: %w", err)
@@ -74,7 +85,7 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.cgroupMemory {
 		a.cgroups = detectCgroups()
 		if !a.cgroups.ok() {
-			cfg.logger.Info("worker cgroups off; each worker is limited by its rlimits only", "reason", a.cgroups.reason, "data_limit", cfg.WorkerMemoryLimit())
+			cfg.logger.Info("worker cgroups off; each worker is limited by its rlimits only", "reason", a.cgroups.reason, "data_limit", cfg.dataLimit())
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -92,9 +103,17 @@ func New(cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
+// Info implements port.Driver: the workers' limits, with the adapter's
+// own session limit.
+func (a *adapter) Info() port.DriverInfo {
+	l := a.cfg.Limits()
+	l.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
+	return port.DriverInfo{Name: "subprocess", Logger: a.cfg.logger, Limits: l}
+}
+
 // Close stops every worker and waits until each is reaped; nothing is left
 // behind.
-func (a *Adapter) Close() error {
+func (a *adapter) Close() error {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
@@ -125,15 +144,12 @@ func (a *Adapter) Close() error {
 
 // WaitReady waits until the minimum of workers is started and warm, so
 // that the next CreateSession does not wait for a process.
-func (a *Adapter) WaitReady(ctx context.Context) error {
+func (a *adapter) WaitReady(ctx context.Context) error {
 	for {
 		a.mu.Lock()
-		idle, closed := a.idleLocked(), a.closed
+		idle := a.idleLocked()
 		a.mu.Unlock()
-		if closed {
-			return errors.New("subprocess adapter closed")
-		}
-		if idle >= a.cfg.minWorkers {
+		if idle >= a.cfg.MinWorkers {
 			return nil
 		}
 		select {
@@ -145,7 +161,7 @@ func (a *Adapter) WaitReady(ctx context.Context) error {
 }
 
 // idleLocked counts live workers that can take a session now.
-func (a *Adapter) idleLocked() int {
+func (a *adapter) idleLocked() int {
 	n := 0
 	for _, w := range a.workers {
 		if a.availableLocked(w) {
@@ -158,7 +174,7 @@ func (a *Adapter) idleLocked() int {
 // liveLocked counts the workers not being stopped: the ones that count
 // against the maximum (one being stopped hosts nothing and is gone in
 // moments).
-func (a *Adapter) liveLocked() int {
+func (a *adapter) liveLocked() int {
 	n := 0
 	for _, w := range a.workers {
 		if !w.ending {
@@ -168,21 +184,21 @@ func (a *Adapter) liveLocked() int {
 	return n
 }
 
-func (a *Adapter) availableLocked(w *worker) bool {
-	return !w.ending && w.rpc != nil && w.sessions < a.cfg.perWorker && w.hosted < a.cfg.recycleAfter
+func (a *adapter) availableLocked(w *worker) bool {
+	return !w.ending && w.rpc != nil && w.sessions < a.cfg.SessionsPerWorker && w.hosted < a.cfg.recycle()
 }
 
-func (a *Adapter) askFill() {
+func (a *adapter) askFill() {
 	select {
 	case a.wake <- struct{}{}:
 	default:
 	}
 }
 
-// fill keeps cfg.minWorkers idle warm workers while fewer than the maximum
+// fill keeps cfg.MinWorkers idle warm workers while fewer than the maximum
 // are alive, starting one at a time so that starting never takes every
 // core.
-func (a *Adapter) fill(ctx context.Context) {
+func (a *adapter) fill(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,7 +207,7 @@ func (a *Adapter) fill(ctx context.Context) {
 		}
 		for ctx.Err() == nil {
 			a.mu.Lock()
-			need := a.idleLocked() < a.cfg.minWorkers && a.liveLocked()+a.starting < a.cfg.maxWorkers
+			need := a.idleLocked() < a.cfg.MinWorkers && a.liveLocked()+a.starting < a.cfg.workers()
 			if need {
 				a.starting++
 			}
@@ -225,7 +241,7 @@ func (a *Adapter) fill(ctx context.Context) {
 
 // watch replaces idle workers that died (nobody else would notice) and
 // ends sessions past their idle timeout or lifetime.
-func (a *Adapter) watch(ctx context.Context) {
+func (a *adapter) watch(ctx context.Context) {
 	t := time.NewTicker(a.cfg.healthInterval)
 	defer t.Stop()
 	for {
@@ -265,10 +281,7 @@ func (a *Adapter) watch(ctx context.Context) {
 
 // CreateSession takes an idle worker (starting one if none is idle and
 // fewer than the maximum are alive) and creates the session in it.
-func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
-	if req.IdleTimeout < 0 || req.MaxLifetime < 0 {
-		return port.Session{}, fmt.Errorf("%w: lifetime hints must not be negative", port.ErrInvalidRequest)
-	}
+func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
 	t := time.Now()
 	w, err := a.acquire(ctx)
 	a.metrics.poolWait.Observe(time.Since(t).Seconds())
@@ -301,12 +314,8 @@ func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 }
 
 // acquire reserves a session slot on a worker.
-func (a *Adapter) acquire(ctx context.Context) (*worker, error) {
+func (a *adapter) acquire(ctx context.Context) (*worker, error) {
 	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return nil, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
-	}
 	// Prefer a worker already hosting sessions (fills workers before
 	// starting on idle ones), then a warm one.
 	var pick *worker
@@ -324,9 +333,9 @@ func (a *Adapter) acquire(ctx context.Context) (*worker, error) {
 		a.mu.Unlock()
 		return pick, nil
 	}
-	if a.liveLocked()+a.starting >= a.cfg.maxWorkers {
+	if a.liveLocked()+a.starting >= a.cfg.workers() {
 		a.mu.Unlock()
-		return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.maxWorkers * a.cfg.perWorker, RetryAfter: a.cfg.retryAfter}
+		return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers() * a.cfg.SessionsPerWorker, RetryAfter: a.cfg.RetryAfter}
 	}
 	a.starting++
 	a.mu.Unlock()
@@ -342,15 +351,6 @@ func (a *Adapter) acquire(ctx context.Context) (*worker, error) {
 	}
 	a.workers = append(a.workers, w)
 	a.metrics.live.Set(float64(len(a.workers)))
-	if a.closed {
-		w.ending = true
-		a.bg.Add(1)
-		go func() {
-			defer a.bg.Done()
-			a.end(w, causeShutdown, false)
-		}()
-		return nil, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
-	}
 	w.sessions++
 	w.hosted++
 	return w, nil
@@ -358,10 +358,10 @@ func (a *Adapter) acquire(ctx context.Context) (*worker, error) {
 
 // release gives back a session slot; a worker that has hosted its share
 // and hosts nothing more is retired.
-func (a *Adapter) release(w *worker) {
+func (a *adapter) release(w *worker) {
 	a.mu.Lock()
 	w.sessions--
-	retire := !w.ending && w.sessions == 0 && w.hosted >= a.cfg.recycleAfter
+	retire := !w.ending && w.sessions == 0 && w.hosted >= a.cfg.recycle()
 	if retire {
 		w.ending = true
 	}
@@ -380,7 +380,7 @@ func (a *Adapter) release(w *worker) {
 // lose handles a worker that failed a call: it is killed if still alive
 // (killHard says whether we are killing it for overrunning), reaped, its
 // sessions dropped, and its cause returned for the caller's result.
-func (a *Adapter) lose(w *worker, forced string) string {
+func (a *adapter) lose(w *worker, forced string) string {
 	a.mu.Lock()
 	first := !w.ending
 	w.ending = true
@@ -400,7 +400,7 @@ func (a *Adapter) lose(w *worker, forced string) string {
 
 // end stops a worker and accounts for it: graceful for a retirement or a
 // shutdown, SIGKILL for a lost or overrunning one. It returns the cause.
-func (a *Adapter) end(w *worker, cause string, lost bool) string {
+func (a *adapter) end(w *worker, cause string, lost bool) string {
 	switch {
 	case lost && cause == "":
 		// A failed call or a dead idle worker: the process may still be
@@ -446,7 +446,7 @@ func (a *Adapter) end(w *worker, cause string, lost bool) string {
 }
 
 // lookup finds a live session and marks it busy.
-func (a *Adapter) lookup(id string) (*session, error) {
+func (a *adapter) lookup(id string) (*session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s, ok := a.sessions[id]
@@ -460,13 +460,10 @@ func (a *Adapter) lookup(id string) (*session, error) {
 // timeout; if it has not answered a grace period after the deadline (or
 // after the caller gave up), it is killed and the call's outcome is
 // session_lost, as it is when the worker dies during the call.
-func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.ExecuteRequest) (port.Result, error) {
+func (a *adapter) Execute(ctx context.Context, sessionID string, req port.ExecuteRequest) (port.Result, error) {
 	s, err := a.lookup(sessionID)
 	if err != nil {
 		return port.Result{}, err
-	}
-	if req.ToolUseID == "" {
-		req.ToolUseID = "srvtoolu_" + uuid.NewString()
 	}
 	a.mu.Lock()
 	s.busy++
@@ -487,7 +484,7 @@ func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	wg.Add(1)
 	go func() { // the watchdog: owned by this call, ended before it returns
 		defer wg.Done()
-		hard := time.NewTimer(a.cfg.wasm.Limits().Timeout(req.Timeout) + a.cfg.killGrace)
+		hard := time.NewTimer(req.Timeout + a.cfg.killGrace)
 		defer hard.Stop()
 		select {
 		case <-done:
@@ -521,14 +518,10 @@ func (a *Adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 		if cause != causeDeadline {
 			_, rc = s.w.exitCause()
 		}
-		res = lostResult(req, cause, rc, time.Since(start))
-		a.metrics.executions.WithLabelValues(string(res.Tool), string(res.Outcome)).Inc()
-		return res, nil
+		return lostResult(req, cause, rc, time.Since(start)), nil
 	case errors.Is(err, port.ErrSessionNotFound):
 		// The worker reclaimed it (idle timeout) before we did.
 		a.forget(sessionID)
-	case err == nil:
-		a.metrics.executions.WithLabelValues(string(res.Tool), string(res.Outcome)).Inc()
 	}
 	return res, err
 }
@@ -557,7 +550,7 @@ func lostResult(req port.ExecuteRequest, cause string, rc int, d time.Duration) 
 }
 
 // forget drops a session the worker no longer has and frees its slot.
-func (a *Adapter) forget(id string) {
+func (a *adapter) forget(id string) {
 	a.mu.Lock()
 	s, ok := a.sessions[id]
 	if ok {
@@ -571,7 +564,7 @@ func (a *Adapter) forget(id string) {
 
 // DestroySession destroys the session in its worker and frees the slot,
 // which retires the worker when it has hosted its share.
-func (a *Adapter) DestroySession(ctx context.Context, sessionID string) error {
+func (a *adapter) DestroySession(ctx context.Context, sessionID string) error {
 	a.mu.Lock()
 	s, ok := a.sessions[sessionID]
 	if ok {
@@ -596,7 +589,7 @@ func (a *Adapter) DestroySession(ctx context.Context, sessionID string) error {
 
 // fileCall runs a file operation against the session's worker, mapping a
 // dead worker to a lost (not found) session.
-func (a *Adapter) fileCall(sessionID string, call func(*worker) error) error {
+func (a *adapter) fileCall(sessionID string, call func(*worker) error) error {
 	s, err := a.lookup(sessionID)
 	if err != nil {
 		return err
@@ -621,7 +614,7 @@ func (a *Adapter) fileCall(sessionID string, call func(*worker) error) error {
 }
 
 // ListFiles lists a workspace directory of the session.
-func (a *Adapter) ListFiles(ctx context.Context, sessionID, dir string) ([]port.FileInfo, error) {
+func (a *adapter) ListFiles(ctx context.Context, sessionID, dir string) ([]port.FileInfo, error) {
 	var files []port.FileInfo
 	err := a.fileCall(sessionID, func(w *worker) (err error) {
 		files, err = w.rpc.list(ctx, sessionID, dir)
@@ -631,7 +624,7 @@ func (a *Adapter) ListFiles(ctx context.Context, sessionID, dir string) ([]port.
 }
 
 // GetFile streams a workspace file from the session's worker.
-func (a *Adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadCloser, port.FileInfo, error) {
+func (a *adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadCloser, port.FileInfo, error) {
 	var rc io.ReadCloser
 	var info port.FileInfo
 	err := a.fileCall(sessionID, func(w *worker) (err error) {
@@ -643,7 +636,7 @@ func (a *Adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadC
 
 // PutFile streams r into the session's workspace; the worker enforces the
 // size caps while the bytes arrive.
-func (a *Adapter) PutFile(ctx context.Context, sessionID, path string, r io.Reader) (port.FileInfo, error) {
+func (a *adapter) PutFile(ctx context.Context, sessionID, path string, r io.Reader) (port.FileInfo, error) {
 	var info port.FileInfo
 	err := a.fileCall(sessionID, func(w *worker) (err error) {
 		info, err = w.rpc.putFile(ctx, sessionID, path, r)
@@ -654,7 +647,7 @@ func (a *Adapter) PutFile(ctx context.Context, sessionID, path string, r io.Read
 
 // Describe is the workers' description, with the adapter's name, its own
 // session limit and what process isolation means for a program.
-func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
+func (a *adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 	a.mu.Lock()
 	cached := a.caps
 	a.mu.Unlock()
@@ -672,11 +665,7 @@ func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 				break
 			}
 		}
-		closed := a.closed
 		a.mu.Unlock()
-		if closed {
-			return port.Capabilities{}, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
-		}
 		if w != nil {
 			var err error
 			if c, err = w.rpc.describe(ctx); err == nil {
@@ -690,11 +679,11 @@ func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 		}
 	}
 	c.Backend = "subprocess"
-	c.Limits.MaxSessions = a.cfg.maxWorkers * a.cfg.perWorker
-	if a.cfg.perWorker == 1 {
+	c.Limits.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
+	if a.cfg.SessionsPerWorker == 1 {
 		c.Limitations = append(c.Limitations, "Each session runs in a worker process of its own: if that process crashes or exceeds its memory limit, the session and its files are lost and a new session must be created")
 	} else {
-		c.Limitations = append(c.Limitations, fmt.Sprintf("Sessions run in worker processes shared by up to %d sessions: if a worker crashes or exceeds its memory limit, its sessions and their files are lost and a new session must be created", a.cfg.perWorker))
+		c.Limitations = append(c.Limitations, fmt.Sprintf("Sessions run in worker processes shared by up to %d sessions: if a worker crashes or exceeds its memory limit, its sessions and their files are lost and a new session must be created", a.cfg.SessionsPerWorker))
 	}
 	a.mu.Lock()
 	a.caps = &c
@@ -704,8 +693,8 @@ func (a *Adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 
 // Ready reports whether a session can start without waiting for a worker
 // process to start: an idle worker is up (always true with no minimum).
-func (a *Adapter) Ready() bool {
+func (a *adapter) Ready() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.cfg.minWorkers == 0 || a.idleLocked() > 0
+	return a.cfg.MinWorkers == 0 || a.idleLocked() > 0
 }

@@ -54,7 +54,7 @@ func run(t *testing.T, a port.CodeExecutionPort, id, code string) port.Result {
 
 // lostAndGone checks a call's session_lost result, that the session is
 // gone afterwards, and that another session still works.
-func lostAndGone(t *testing.T, a *subprocess.Adapter, res port.Result, id, other, why string, rc int) {
+func lostAndGone(t *testing.T, a *port.Port, res port.Result, id, other, why string, rc int) {
 	t.Helper()
 	if res.Outcome != port.OutcomeSessionLost || !res.StateLost || res.ReturnCode != rc || !strings.Contains(res.Stderr, why) {
 		t.Errorf("lost call: outcome %q rc %d state lost %v stderr %q; want session_lost, rc %d, %q", res.Outcome, res.ReturnCode, res.StateLost, res.Stderr, rc, why)
@@ -72,7 +72,7 @@ func lostAndGone(t *testing.T, a *subprocess.Adapter, res port.Result, id, other
 
 // twoSessions starts a session to break and another holding y = 7, each in
 // its own worker.
-func twoSessions(t *testing.T, a *subprocess.Adapter) (victim, other string) {
+func twoSessions(t *testing.T, a *port.Port) (victim, other string) {
 	t.Helper()
 	victim, other = newSession(t, a), newSession(t, a)
 	run(t, a, other, "y = 7")

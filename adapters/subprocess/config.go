@@ -1,6 +1,7 @@
 package subprocess
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,49 +12,70 @@ import (
 	"github.com/codeport/codeport/adapters/wasm"
 )
 
-// Config configures the adapter. Start from NewConfig and change what you
-// need with the With methods, each of which returns a modified copy.
+// Settings are the adapter's settings, the one place they are defined
+// (see wasm.Settings for how they are set): the runtime's own, which each
+// worker runs under, and the workers'.
+type Settings struct {
+	wasm.Settings
+	MinWorkers        int   `json:"min_workers" setting:"min-workers" help:"with isolation process: idle worker processes kept started and warm"`
+	SessionsPerWorker int   `json:"sessions_per_worker" setting:"sessions-per-worker" help:"with isolation process: sessions a worker process hosts (1: a process per session)"`
+	WorkerMemoryLimit int64 `json:"worker_memory_limit" setting:"worker-memory-limit" unit:"bytes" help:"with isolation process: OS memory limit of a worker (RLIMIT_DATA, with RLIMIT_AS 2.5GiB above it) (0: twice the memory limit per session plus 512MiB)"`
+}
+
+// DefaultSettings are the runtime's defaults, two workers kept started and
+// warm, and one session per worker (it dies with its session).
+func DefaultSettings() Settings {
+	return Settings{Settings: wasm.DefaultSettings(), MinWorkers: 2, SessionsPerWorker: 1}
+}
+
+// Validate reports every setting out of range.
+func (s Settings) Validate() error {
+	var errs []error
+	if err := s.Settings.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	switch {
+	case s.MinWorkers < 0 || s.SessionsPerWorker < 1:
+		errs = append(errs, errors.New("subprocess adapter settings: min-workers must be 0 or more and sessions-per-worker at least 1"))
+	case s.MinWorkers*s.SessionsPerWorker > s.MaxSessions:
+		errs = append(errs, errors.New("subprocess adapter settings: min-workers times sessions-per-worker must be at most max-sessions"))
+	}
+	return errors.Join(errs...)
+}
+
+// Config configures the adapter: its Settings, plus what cannot be a
+// setting. Start from NewConfig; set fields of Settings, or use the With
+// methods, each of which returns a modified copy.
 type Config struct {
+	Settings
 	command        []string
-	wasm           wasm.Config
-	minWorkers     int
-	maxWorkers     int
-	perWorker      int
-	recycleAfter   int
+	maxWorkers     int // 0: max-sessions / sessions-per-worker
+	recycleAfter   int // 0: sessions-per-worker
 	killGrace      time.Duration
 	startTimeout   time.Duration
-	dataLimit      int64
 	cgroupMemory   bool
-	sessionsDir    string
-	retryAfter     time.Duration
 	healthInterval time.Duration
 	registerer     prometheus.Registerer
 	logger         *slog.Logger
 }
 
-// NewConfig returns the defaults: workers are this executable run as
-// `<executable> worker` (the codeport binary's hidden worker command),
-// hosting the wasm adapter with wasm.NewConfig()'s limits; 2 workers kept
-// started and warm, at most 16 live, one session per worker and a worker
-// per session (it dies with its session), a 2 s grace after a call's
-// deadline before its worker is killed, and a memory limit per worker
-// derived from the session memory limit (see WithWorkerMemoryLimit).
+// NewConfig returns DefaultSettings, with workers that are this executable
+// run as `<executable> worker` (the codeport binary's hidden worker
+// command); as many workers at most as max-sessions allows; a worker
+// retired once it has hosted its share of sessions; a 2 s grace after a
+// call's deadline before its worker is killed, and a memory limit per
+// worker derived from the session memory limit (see WorkerMemoryLimit).
 func NewConfig() Config {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = os.Args[0]
 	}
 	return Config{
+		Settings:       DefaultSettings(),
 		command:        []string{exe, "worker"},
-		wasm:           wasm.NewConfig(),
-		minWorkers:     2,
-		maxWorkers:     16,
-		perWorker:      1,
-		recycleAfter:   1,
 		killGrace:      2 * time.Second,
 		startTimeout:   2 * time.Minute,
 		cgroupMemory:   true,
-		retryAfter:     time.Second,
 		healthInterval: time.Second,
 		logger:         slog.New(slog.DiscardHandler),
 	}
@@ -70,21 +92,21 @@ func (c Config) WithWorkerCommand(path string, args ...string) Config {
 // runtime, limits, timeouts and session lifetimes. Its session limit and
 // warm pool are set by the adapter (WithSessionsPerWorker); its logger and
 // metrics registry stay in the parent and are not used by workers.
-func (c Config) WithWasm(w wasm.Config) Config { c.wasm = w; return c }
+func (c Config) WithWasm(w wasm.Config) Config { c.Settings.Settings = w.Settings; return c }
 
 // WithWorkers sets how many idle workers are kept started (min, each with
 // a warm interpreter) and how many may be alive at once (max). A
 // CreateSession that finds no idle worker starts one if fewer than max are
 // alive, and is refused with a *port.CapacityError otherwise.
 func (c Config) WithWorkers(min, max int) Config {
-	c.minWorkers, c.maxWorkers = min, max
+	c.MinWorkers, c.maxWorkers = min, max
 	return c
 }
 
 // WithSessionsPerWorker sets how many sessions a worker hosts at once. The
 // default, 1, gives each session a process of its own: a crash or an
 // out-of-memory kill takes no other session with it.
-func (c Config) WithSessionsPerWorker(n int) Config { c.perWorker = n; return c }
+func (c Config) WithSessionsPerWorker(n int) Config { c.SessionsPerWorker = n; return c }
 
 // WithRecycleAfter retires a worker once it has hosted n sessions (the
 // default, 1, makes a worker die with its session: nothing a program left
@@ -112,7 +134,7 @@ func (c Config) WithStartTimeout(d time.Duration) Config { c.startTimeout = d; r
 // from the wasm memory limit: room for every session's linear memory twice
 // (growing it copies) plus the runtime's own heap. A negative value sets
 // no limit.
-func (c Config) WithWorkerMemoryLimit(bytes int64) Config { c.dataLimit = bytes; return c }
+func (c Config) WithWorkerMemoryLimit(bytes int64) Config { c.WorkerMemoryLimit = bytes; return c }
 
 // WithCgroupMemory turns the per-worker cgroup v2 memory.max on or off (on
 // by default; used only where the host delegates a writable cgroup v2
@@ -122,10 +144,10 @@ func (c Config) WithCgroupMemory(on bool) Config { c.cgroupMemory = on; return c
 // WithSessionsDir sets the directory under which workers keep their
 // sessions' workspaces (a directory per worker, removed by the parent when
 // the worker ends, however it ends). Empty uses a new temporary directory.
-func (c Config) WithSessionsDir(dir string) Config { c.sessionsDir = dir; return c }
+func (c Config) WithSessionsDir(dir string) Config { c.SessionsDir = dir; return c }
 
 // WithRetryAfter sets the retry hint of a refused CreateSession.
-func (c Config) WithRetryAfter(d time.Duration) Config { c.retryAfter = d; return c }
+func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }
 
 // WithMetrics registers the adapter's metrics with reg: workers live,
 // worker restarts by cause, and the time CreateSession waits for a worker.
@@ -153,31 +175,57 @@ const workerMemoryOverhead = 512 << 20
 // for a worker with a session.
 const AddressSpaceSlack = 2560 << 20
 
-// WorkerMemoryLimit is the RLIMIT_DATA a worker will run under (its
-// RLIMIT_AS is this plus AddressSpaceSlack), 0 for none.
-func (c Config) WorkerMemoryLimit() int64 {
+// dataLimit is the RLIMIT_DATA a worker will run under (its RLIMIT_AS is
+// this plus AddressSpaceSlack), 0 for none.
+func (c Config) dataLimit() int64 {
 	switch {
-	case c.dataLimit < 0:
+	case c.WorkerMemoryLimit < 0:
 		return 0
-	case c.dataLimit > 0:
-		return c.dataLimit
+	case c.WorkerMemoryLimit > 0:
+		return c.WorkerMemoryLimit
 	}
-	return 2*c.wasm.Limits().MemoryBytes*int64(c.perWorker) + workerMemoryOverhead
+	return 2*c.Limits().MemoryBytes*int64(c.SessionsPerWorker) + workerMemoryOverhead
+}
+
+// workers is the most workers alive at once.
+func (c Config) workers() int {
+	if c.maxWorkers > 0 {
+		return c.maxWorkers
+	}
+	return max(c.MaxSessions/max(c.SessionsPerWorker, 1), 1)
+}
+
+// recycle is how many sessions a worker hosts before it is retired.
+func (c Config) recycle() int {
+	if c.recycleAfter > 0 {
+		return c.recycleAfter
+	}
+	return c.SessionsPerWorker
 }
 
 func (c Config) validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("subprocess adapter config: "+format, args...)
 	}
 	switch {
 	case len(c.command) == 0 || c.command[0] == "":
 		return bad("no worker command")
-	case c.minWorkers < 0 || c.maxWorkers < 1 || c.minWorkers > c.maxWorkers:
-		return bad("workers: need 0 <= min <= max and max >= 1 (got %d, %d)", c.minWorkers, c.maxWorkers)
-	case c.perWorker < 1 || c.recycleAfter < 1:
-		return bad("sessions per worker and recycle-after must be at least 1")
-	case c.killGrace <= 0 || c.startTimeout <= 0 || c.retryAfter <= 0 || c.healthInterval <= 0:
+	case c.maxWorkers < 0 || c.maxWorkers > 0 && c.MinWorkers > c.maxWorkers:
+		return bad("workers: need 0 <= min <= max (got %d, %d)", c.MinWorkers, c.maxWorkers)
+	case c.recycleAfter < 0:
+		return bad("recycle-after must not be negative")
+	case c.killGrace <= 0 || c.startTimeout <= 0 || c.healthInterval <= 0:
 		return bad("durations must be positive")
 	}
 	return nil
+}
+
+// wasmConfig is the configuration of the runtime a worker hosts.
+func (c Config) wasmConfig() wasm.Config {
+	wc := wasm.NewConfig()
+	wc.Settings = c.Settings.Settings
+	return wc
 }

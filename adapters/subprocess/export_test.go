@@ -1,7 +1,10 @@
 package subprocess
 
+import "github.com/codeport/codeport/port"
+
 // WorkerPIDs lists the process ids of the live workers, for the tests.
-func WorkerPIDs(a *Adapter) []int {
+func WorkerPIDs(p *port.Port) []int {
+	a := p.Driver().(*adapter)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var pids []int
@@ -15,7 +18,8 @@ func WorkerPIDs(a *Adapter) []int {
 
 // SessionPID is the process id of the worker hosting a session, 0 if the
 // session is unknown.
-func SessionPID(a *Adapter, id string) int {
+func SessionPID(p *port.Port, id string) int {
+	a := p.Driver().(*adapter)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s, ok := a.sessions[id]; ok {

@@ -4,14 +4,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the adapter's own; the workers' metrics stay in the
-// workers. They are always recorded and registered only when a registry
+// metrics are the adapter's own (each call is counted by the port's
+// observers, the same way for every adapter); the workers' metrics stay in
+// the workers. They are always recorded and registered only when a registry
 // is configured.
 type metrics struct {
-	live       prometheus.Gauge
-	restarts   *prometheus.CounterVec
-	poolWait   prometheus.Histogram
-	executions *prometheus.CounterVec
+	live     prometheus.Gauge
+	restarts *prometheus.CounterVec
+	poolWait prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -29,15 +29,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time CreateSession waited for a worker (0 when an idle one was ready; a start when none was).",
 			Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
-		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "codeport_executions_total",
-			Help: "Execute calls that ran, by tool kind and outcome.",
-		}, []string{"tool", "outcome"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.live, m.restarts, m.poolWait, m.executions} {
+	for _, c := range []prometheus.Collector{m.live, m.restarts, m.poolWait} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -44,71 +44,50 @@ type reply struct {
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
-// wireError carries a port error across the process boundary: Kind names
-// its sentinel, so that errors.Is holds on the parent's side.
+// wireError carries a port error across the process boundary. Code is
+// the port's stable code of its sentinel (port.ErrorCode), so that
+// errors.Is holds on the parent's side; a *port.CapacityError also keeps
+// what it refused, its limit and its retry hint.
 type wireError struct {
-	Kind       string `json:"kind"`
+	Code       string `json:"code"`
 	Message    string `json:"message"`
 	Resource   string `json:"resource,omitempty"`
 	Limit      int    `json:"limit,omitempty"`
 	RetryAfter int64  `json:"retry_after_ns,omitempty"`
 }
 
-// sentinels are the port errors that keep their identity across the
-// worker protocol, by name.
-func sentinels() map[string]error {
-	return map[string]error{
-		"session_not_found": port.ErrSessionNotFound,
-		"session_busy":      port.ErrSessionBusy,
-		"at_capacity":       port.ErrAtCapacity,
-		"invalid_request":   port.ErrInvalidRequest,
-		"unsupported_tool":  port.ErrUnsupportedTool,
-		"path_escapes":      port.ErrPathEscapesWorkspace,
-		"file_too_large":    port.ErrFileTooLarge,
-		"file_not_found":    port.ErrFileNotFound,
-		"is_directory":      port.ErrIsDirectory,
-		"runtime_failure":   port.ErrRuntimeFailure,
-	}
-}
+// codeRuntimeFailure is the code of an error that names no sentinel of the
+// port's: to the parent, the worker failed.
+const codeRuntimeFailure = "runtime_failure"
 
 func encodeError(err error) *wireError {
 	if err == nil {
 		return nil
 	}
-	we := &wireError{Kind: "runtime_failure", Message: err.Error()}
+	we := &wireError{Code: port.ErrorCode(err), Message: err.Error()}
+	if we.Code == "" {
+		we.Code = codeRuntimeFailure
+	}
 	var ce *port.CapacityError
 	if errors.As(err, &ce) {
-		we.Kind, we.Resource, we.Limit, we.RetryAfter = "at_capacity", ce.Resource, ce.Limit, int64(ce.RetryAfter)
-		return we
-	}
-	for kind, s := range sentinels() {
-		if errors.Is(err, s) {
-			we.Kind = kind
-			break
-		}
+		we.Resource, we.Limit, we.RetryAfter = ce.Resource, ce.Limit, int64(ce.RetryAfter)
 	}
 	return we
 }
 
-// remoteError is a port error raised in a worker: its text is the
-// worker's, and it matches the sentinel its kind names.
-type remoteError struct {
-	msg      string
-	sentinel error
-}
-
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.sentinel }
-
+// err rebuilds the worker's error: its text, the sentinel its code names,
+// and for a capacity refusal a *port.CapacityError with the worker's
+// fields. A code the parent does not know (a newer worker's) is a runtime
+// failure, which is all the parent can tell of it.
 func (we *wireError) err() error {
-	if we.Kind == "at_capacity" {
-		return &port.CapacityError{Resource: we.Resource, Limit: we.Limit, RetryAfter: time.Duration(we.RetryAfter)}
-	}
-	s, ok := sentinels()[we.Kind]
+	err, ok := port.ErrorFromCode(we.Code, we.Message, time.Duration(we.RetryAfter))
 	if !ok {
-		s = port.ErrRuntimeFailure
+		err, _ = port.ErrorFromCode(codeRuntimeFailure, we.Message, 0)
 	}
-	return &remoteError{msg: we.Message, sentinel: s}
+	if ce, isCap := err.(*port.CapacityError); isCap {
+		ce.Resource, ce.Limit = we.Resource, we.Limit
+	}
+	return err
 }
 
 func encodeReply(v any, err error) (*wrapperspb.BytesValue, error) {

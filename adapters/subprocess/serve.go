@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/port"
 )
 
 // ErrNotAWorker is returned by ServeWorker when the process was not
@@ -59,13 +60,15 @@ func ServeWorker() error {
 	if err := json.Unmarshal(spec.Wasm, &cfg); err != nil {
 		return err
 	}
-	a, err := wasm.New(cfg.WithLogger(log))
+	// The runtime's own events are logged; its calls are not, since the
+	// parent's port logs each of them already.
+	a, err := wasm.New(cfg.WithLogger(log), port.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	if spec.WaitWarm {
-		err = a.WaitWarm(ctx)
+		err = wasm.WaitWarm(ctx, a)
 	} else {
 		err = a.WaitReady(ctx)
 	}

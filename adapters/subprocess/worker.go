@@ -65,7 +65,7 @@ const specEnv = "CODEPORT_WORKER_SPEC"
 
 func handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
-		ProtocolVersion:  1,
+		ProtocolVersion:  2, // 2: errors carry port.ErrorCode codes
 		MagicCookieKey:   "CODEPORT_WORKER_COOKIE",
 		MagicCookieValue: "7b0e7c4a-codeport-worker-v1",
 	}
@@ -98,19 +98,19 @@ func maxMessage(lim port.Limits) int {
 // startWorker starts a worker process and connects to it. A warm worker
 // has booted an interpreter and imported the warm modules before it
 // answers; a cold one answers as soon as the runtime is compiled.
-func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
+func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	id := int(a.nextID.Add(1))
 	w := &worker{id: id, warm: warm, dir: filepath.Join(a.sessionsDir, "worker-"+strconv.Itoa(id))}
-	wc := a.cfg.wasm.WithSessionsDir(w.dir).WithMaxSessions(a.cfg.perWorker)
+	wc := a.cfg.wasmConfig().WithSessionsDir(w.dir).WithMaxSessions(a.cfg.SessionsPerWorker)
 	if warm {
 		// Enough interpreters for the sessions this worker will host at
 		// once, booted once: a refill would boot one nobody takes when
 		// the worker dies with its session.
 		refill := 0
-		if a.cfg.recycleAfter > a.cfg.perWorker {
+		if a.cfg.recycle() > a.cfg.SessionsPerWorker {
 			refill = 1
 		}
-		wc = wc.WithWarmPool(min(a.cfg.perWorker, a.cfg.recycleAfter), nil).WithWarmPoolRefill(refill)
+		wc = wc.WithWarmPool(min(a.cfg.SessionsPerWorker, a.cfg.recycle()), nil).WithWarmPoolRefill(refill)
 	} else {
 		wc = wc.WithWarmPool(0, nil)
 	}
@@ -118,7 +118,7 @@ func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, err := json.Marshal(workerSpec{Wasm: wj, DataLimit: a.cfg.WorkerMemoryLimit(), WaitWarm: warm})
+	spec, err := json.Marshal(workerSpec{Wasm: wj, DataLimit: a.cfg.dataLimit(), WaitWarm: warm})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 			Output: &stderrLog{log: log.With("source", "go-plugin")},
 		}),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.wasm.Limits())), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.wasm.Limits())))},
+			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.Limits())), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.Limits())))},
 	})
 	started := make(chan error, 1)
 	go func() {
@@ -178,7 +178,7 @@ func (a *Adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	}
 	if a.cgroups.ok() && a.cfg.cgroupMemory {
 		var cerr error
-		if w.cgroup, cerr = a.cgroups.place(w.pid, a.cfg.wasm.Limits().MemoryBytes*int64(a.cfg.perWorker)+workerMemoryOverhead); cerr != nil {
+		if w.cgroup, cerr = a.cgroups.place(w.pid, a.cfg.Limits().MemoryBytes*int64(a.cfg.SessionsPerWorker)+workerMemoryOverhead); cerr != nil {
 			log.Warn("worker cgroup not set; its rlimits still apply", "error", cerr)
 		}
 	}
@@ -234,7 +234,7 @@ func (w *worker) exitCause() (cause string, rc int) {
 
 // cleanupWorker removes what a worker leaves behind when it cannot: its
 // sessions directory (a killed worker removes nothing) and its cgroup.
-func (a *Adapter) cleanupWorker(w *worker) {
+func (a *adapter) cleanupWorker(w *worker) {
 	_ = os.RemoveAll(w.dir)
 	if w.cgroup != "" {
 		if w.cgroupOOM() {

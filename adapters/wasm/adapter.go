@@ -10,22 +10,20 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/internal/editor"
-	"github.com/codeport/codeport/internal/telemetry"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
 
-// Adapter is the in-process CodeExecutionPort: each session is a fresh
-// CPython instance in wazero with its own workspace directory.
-type Adapter struct {
+// adapter is the in-process driver: each session is a fresh CPython
+// instance in wazero with its own workspace directory.
+type adapter struct {
 	cfg     Config
-	metrics *telemetry.Metrics
+	metrics *metrics
 
 	// ready is closed when the runtime is compiled (eng set) or failed
 	// (engErr set).
@@ -39,7 +37,6 @@ type Adapter struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	slots    int // live sessions plus those being created
-	closed   bool
 
 	// pool holds ready sandboxes; refill asks fillPool to top it up.
 	pool   chan *sandbox
@@ -53,25 +50,38 @@ type Adapter struct {
 	stopOnce sync.Once
 }
 
-var _ port.CodeExecutionPort = (*Adapter)(nil)
+var (
+	_ port.Driver  = (*adapter)(nil)
+	_ port.Readier = (*adapter)(nil)
+)
 
 // New checks the configuration, then compiles the embedded interpreter and
 // makes the image sessions start from in the background: New returns at
-// once, Ready reports when sessions can start, and CreateSession waits for
-// it.
-func New(cfg Config) (*Adapter, error) {
-	if err := cfg.validate(); err != nil {
+// once, the Port's Ready reports when sessions can start, and
+// CreateSession waits for it. opts configure the portable layer (its
+// observers; its log is the configuration's logger unless port.WithLogger
+// names another).
+func New(cfg Config, opts ...port.Option) (*port.Port, error) {
+	a, err := newAdapter(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return port.New(a, opts...), nil
+}
+
+func newAdapter(cfg Config) (*adapter, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	var err error
-	a := &Adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
-		pool: make(chan *sandbox, cfg.poolSize), refill: make(chan struct{}, 1), warm: make(chan struct{})}
+	a := &adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
+		pool: make(chan *sandbox, cfg.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{})}
 	if cfg.registerer != nil {
-		if a.metrics, err = telemetry.New(cfg.registerer); err != nil {
+		if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
 	}
-	a.sessionsDir = cfg.sessionsDir
+	a.sessionsDir = cfg.SessionsDir
 	if a.sessionsDir == "" {
 		if a.sessionsDir, err = os.MkdirTemp("", "codeport-sessions-"); err != nil {
 			return nil, fmt.Errorf("sessions directory: %w", err)
@@ -87,7 +97,7 @@ func New(cfg Config) (*Adapter, error) {
 		defer a.bg.Done()
 		defer close(a.ready)
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, cfg.compileCache, cfg.memoryBytes, cfg.warmModules, cfg.logger)
+		a.eng, a.engErr = newEngine(ctx, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(), cfg.logger)
 		if a.engErr == nil {
 			cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
 		} else {
@@ -105,7 +115,7 @@ func New(cfg Config) (*Adapter, error) {
 		case <-ctx.Done():
 			return
 		}
-		if a.engErr != nil || cfg.poolSize == 0 {
+		if a.engErr != nil || cfg.WarmPool == 0 {
 			return
 		}
 		a.askRefill()
@@ -114,34 +124,14 @@ func New(cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
-func (c Config) validate() error {
-	bad := func(what string) error { return fmt.Errorf("wasm adapter config: %s", what) }
-	switch {
-	case c.defaultTimeout <= 0 || c.maxTimeout <= 0:
-		return bad("timeouts must be positive")
-	case c.defaultTimeout > c.maxTimeout:
-		return bad("default timeout above the maximum")
-	case c.memoryBytes < minMemoryBytes:
-		return bad(fmt.Sprintf("memory limit below %s (the interpreter starts with 20 MiB)", bytesize.Format(minMemoryBytes)))
-	case c.memoryBytes > 4<<30:
-		return bad("memory limit above 4 GiB (wasm32 addresses 4 GiB)")
-	case c.outputBytes <= 0 || c.sourceBytes <= 0 || c.workspaceBytes <= 0 || c.fileBytes <= 0:
-		return bad("output, source, workspace and file limits must be positive")
-	case c.maxSessions <= 0:
-		return bad("max sessions must be positive")
-	case c.defaultIdle <= 0 || c.maxIdle <= 0 || c.maxLifetime <= 0:
-		return bad("session lifetimes must be positive")
-	case c.defaultIdle > c.maxIdle:
-		return bad("default idle timeout above the maximum")
-	case c.poolSize < 0 || c.poolRefill < 0:
-		return bad("warm pool size and refill must be 0 or more")
-	}
-	return nil
+// Info implements port.Driver.
+func (a *adapter) Info() port.DriverInfo {
+	return port.DriverInfo{Name: "wasm", Logger: a.cfg.logger, Limits: a.cfg.Limits()}
 }
 
 // Ready reports whether the runtime is compiled and sessions start without
 // waiting.
-func (a *Adapter) Ready() bool {
+func (a *adapter) Ready() bool {
 	select {
 	case <-a.ready:
 		return a.engErr == nil
@@ -151,7 +141,7 @@ func (a *Adapter) Ready() bool {
 }
 
 // WaitReady waits until the runtime is compiled, and reports its failure.
-func (a *Adapter) WaitReady(ctx context.Context) error {
+func (a *adapter) WaitReady(ctx context.Context) error {
 	select {
 	case <-a.ready:
 		if a.engErr != nil {
@@ -163,11 +153,8 @@ func (a *Adapter) WaitReady(ctx context.Context) error {
 	}
 }
 
-// CreateSession implements port.CodeExecutionPort.
-func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
-	if req.IdleTimeout < 0 || req.MaxLifetime < 0 {
-		return port.Session{}, fmt.Errorf("%w: lifetime hints must be positive", port.ErrInvalidRequest)
-	}
+// CreateSession implements port.Driver.
+func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
 	if err := a.WaitReady(ctx); err != nil {
 		return port.Session{}, err
 	}
@@ -180,39 +167,29 @@ func (a *Adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 		return port.Session{}, err
 	}
 	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		s.destroy()
-		a.releaseSlot()
-		return port.Session{}, fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
-	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	a.metrics.SessionOpened()
-	a.cfg.logger.Info("session created", "session", s.id)
 	return s.handle(), nil
 }
 
-func (a *Adapter) reserveSlot() error {
+func (a *adapter) reserveSlot() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed {
-		return fmt.Errorf("%w: adapter closed", port.ErrRuntimeFailure)
-	}
-	if a.slots >= a.cfg.maxSessions {
-		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.maxSessions, RetryAfter: a.cfg.retryAfter}
+	if a.slots >= a.cfg.MaxSessions {
+		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.MaxSessions, RetryAfter: a.cfg.RetryAfter}
 	}
 	a.slots++
 	return nil
 }
 
-func (a *Adapter) releaseSlot() {
+func (a *adapter) releaseSlot() {
 	a.mu.Lock()
 	a.slots--
 	a.mu.Unlock()
 }
 
-func (a *Adapter) newSession(ctx context.Context, req port.CreateSessionRequest) (*session, error) {
+func (a *adapter) newSession(ctx context.Context, req port.CreateSessionRequest) (*session, error) {
 	sb, err := a.takeSandbox(ctx)
 	if err != nil {
 		return nil, err
@@ -223,13 +200,13 @@ func (a *Adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 		sandbox: sb,
 		id:      uuid.NewString(),
 		editor: editor.New(sb.ws, editor.Options{
-			MaxFileBytes:    a.cfg.fileBytes,
-			MaxHistoryBytes: min(a.cfg.workspaceBytes, 64<<20),
+			MaxFileBytes:    a.cfg.FileLimit,
+			MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
 		}),
 		created: now,
-		idle:    clampHint(req.IdleTimeout, a.cfg.defaultIdle, a.cfg.maxIdle),
+		idle:    a.cfg.Limits().IdleTimeout(req.IdleTimeout),
 		// lifetime bounds the session from its creation.
-		lifetime: clampHint(req.MaxLifetime, a.cfg.maxLifetime, a.cfg.maxLifetime),
+		lifetime: a.cfg.Limits().Lifetime(req.MaxLifetime),
 		ctx:      sctx, cancel: cancel,
 	}
 	s.lastActive.Store(now.UnixNano())
@@ -237,18 +214,9 @@ func (a *Adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 	return s, nil
 }
 
-// clampHint applies a lifetime hint: none gives def, and a hint is clamped
-// down to ceiling, never up.
-func clampHint(hint, def, ceiling time.Duration) time.Duration {
-	if hint <= 0 {
-		return def
-	}
-	return min(hint, ceiling)
-}
-
 // startInterpreter makes an interpreter over a session's directories,
 // restored from the image.
-func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
+func (a *adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
 	t := time.Now()
 	it, err := a.eng.start(ctx, workDir, tmpDir, quota)
 	if err != nil {
@@ -259,29 +227,18 @@ func (a *Adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, 
 }
 
 // lookup finds a live session.
-func (a *Adapter) lookup(id string) (*session, error) {
+func (a *adapter) lookup(id string) (*session, error) {
 	a.mu.Lock()
 	s := a.sessions[id]
 	a.mu.Unlock()
 	if s == nil {
-		return nil, fmt.Errorf("%w: %q", port.ErrSessionNotFound, truncateID(id))
+		return nil, fmt.Errorf("%w: %q", port.ErrSessionNotFound, id)
 	}
 	return s, nil
 }
 
-// truncateID keeps error messages bounded whatever id a caller sends.
-func truncateID(id string) string {
-	if len(id) > 64 {
-		id = id[:64] + "..."
-	}
-	return id
-}
-
-// Execute implements port.CodeExecutionPort.
-func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
-	if err := a.validate(&req); err != nil {
-		return port.Result{}, err
-	}
+// Execute implements port.Driver.
+func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return port.Result{}, err
@@ -329,14 +286,11 @@ func (a *Adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 			return port.Result{}, err
 		}
 	}
-	a.metrics.Executed(string(req.Tool), string(res.Outcome), res.Duration.Seconds())
-	a.cfg.logger.Info("executed", "session", s.id, "tool", req.Tool, "outcome", res.Outcome,
-		"return_code", res.ReturnCode, "duration_ms", res.Duration.Milliseconds(), "state_lost", res.StateLost)
 	return res, nil
 }
 
-func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
-	r, err := a.runPython(ctx, s, requestCell, req.Code, a.clampTimeout(req.Timeout))
+func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
+	r, err := a.runPython(ctx, s, requestCell, req.Code, req.Timeout)
 	if err != nil {
 		return err
 	}
@@ -351,7 +305,7 @@ func (a *Adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 // a fresh interpreter if the last one was lost (its loss was reported with
 // the call that lost it), discards one that dies, and explains a write the
 // workspace quota refused. The caller serialises calls on the session.
-func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
+func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
 	if s.interp == nil {
 		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota)
 		if err != nil {
@@ -360,11 +314,11 @@ func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload 
 		s.interp = it
 	}
 	refusals := s.quota.Refusals()
-	r := s.interp.run(ctx, kind, payload, timeout, a.cfg.outputBytes, a.cfg.Limits().MemoryBytes)
+	r := s.interp.run(ctx, kind, payload, timeout, int(a.cfg.OutputLimit), a.cfg.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the program saw EIO), so
 		// the cause is told here.
-		r.stderr = appendNote(r.stderr, fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]", bytesize.Format(a.cfg.workspaceBytes)))
+		r.stderr = appendNote(r.stderr, fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]", bytesize.Format(a.cfg.WorkspaceLimit)))
 	}
 	if r.dead {
 		s.interp.kill()
@@ -373,57 +327,9 @@ func (a *Adapter) runPython(ctx context.Context, s *session, kind byte, payload 
 	return r, nil
 }
 
-// clampTimeout applies the default to a call that asks for no timeout and
-// clamps one above the ceiling: clamped, not refused.
-func (a *Adapter) clampTimeout(d time.Duration) time.Duration {
-	return port.Limits{DefaultTimeout: a.cfg.defaultTimeout, MaxTimeout: a.cfg.maxTimeout}.Timeout(d)
-}
-
-// validate checks a request before any session is touched, and fills the
-// tool use id.
-func (a *Adapter) validate(req *port.ExecuteRequest) error {
-	if !req.Tool.Known() {
-		return fmt.Errorf("%w: %q (this backend runs code_execution, bash_code_execution and text_editor_code_execution)", port.ErrUnsupportedTool, truncateID(string(req.Tool)))
-	}
-	if req.Timeout < 0 {
-		return fmt.Errorf("%w: timeout must be positive", port.ErrInvalidRequest)
-	}
-	switch req.Tool {
-	case port.ToolCodeExecution:
-		if req.Code == "" {
-			return fmt.Errorf("%w: code_execution needs input.code", port.ErrInvalidRequest)
-		}
-		if len(req.Code) > a.cfg.sourceBytes {
-			return fmt.Errorf("%w: code is %d bytes; the limit is %d", port.ErrInvalidRequest, len(req.Code), a.cfg.sourceBytes)
-		}
-		if !utf8.ValidString(req.Code) {
-			return fmt.Errorf("%w: code is not valid UTF-8", port.ErrInvalidRequest)
-		}
-	case port.ToolBashCodeExecution:
-		if req.Command == "" {
-			return fmt.Errorf("%w: bash_code_execution needs input.command", port.ErrInvalidRequest)
-		}
-		if len(req.Command) > a.cfg.sourceBytes {
-			return fmt.Errorf("%w: command is %d bytes; the limit is %d", port.ErrInvalidRequest, len(req.Command), a.cfg.sourceBytes)
-		}
-	case port.ToolTextEditorExecution:
-		if req.Editor == nil {
-			return fmt.Errorf("%w: text_editor_code_execution needs input", port.ErrInvalidRequest)
-		}
-		if req.Editor.FileText != nil && int64(len(*req.Editor.FileText)) > a.cfg.fileBytes {
-			return fmt.Errorf("%w: file_text is %d bytes; the limit is %d", port.ErrFileTooLarge, len(*req.Editor.FileText), a.cfg.fileBytes)
-		}
-	}
-	if req.ToolUseID == "" {
-		req.ToolUseID = "srvtoolu_" + uuid.NewString()
-	}
-	return nil
-}
-
-// DestroySession implements port.CodeExecutionPort. A call running in the
-// session is stopped and awaited before the session's capacity is
-// released.
-func (a *Adapter) DestroySession(_ context.Context, id string) error {
+// DestroySession implements port.Driver. A call running in the session is
+// stopped and awaited before the session's capacity is released.
+func (a *adapter) DestroySession(_ context.Context, id string) error {
 	a.mu.Lock()
 	s := a.sessions[id]
 	delete(a.sessions, id)
@@ -432,19 +338,18 @@ func (a *Adapter) DestroySession(_ context.Context, id string) error {
 		return nil
 	}
 	a.finish(s)
-	a.cfg.logger.Info("session destroyed", "session", id)
 	return nil
 }
 
 // finish stops a session taken out of the map and releases its slot.
-func (a *Adapter) finish(s *session) {
+func (a *adapter) finish(s *session) {
 	s.destroy()
 	a.releaseSlot()
 	a.metrics.SessionClosed()
 }
 
-// ListFiles implements port.CodeExecutionPort.
-func (a *Adapter) ListFiles(_ context.Context, id, dir string) ([]port.FileInfo, error) {
+// ListFiles implements port.Driver.
+func (a *adapter) ListFiles(_ context.Context, id, dir string) ([]port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return nil, err
@@ -453,8 +358,8 @@ func (a *Adapter) ListFiles(_ context.Context, id, dir string) ([]port.FileInfo,
 	return s.ws.List(dir)
 }
 
-// GetFile implements port.CodeExecutionPort.
-func (a *Adapter) GetFile(_ context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
+// GetFile implements port.Driver.
+func (a *adapter) GetFile(_ context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return nil, port.FileInfo{}, err
@@ -463,18 +368,18 @@ func (a *Adapter) GetFile(_ context.Context, id, path string) (io.ReadCloser, po
 	return s.ws.Open(path)
 }
 
-// PutFile implements port.CodeExecutionPort.
-func (a *Adapter) PutFile(_ context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
+// PutFile implements port.Driver.
+func (a *adapter) PutFile(_ context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return port.FileInfo{}, err
 	}
 	s.touch()
-	return s.ws.Write(path, r, a.cfg.fileBytes)
+	return s.ws.Write(path, r, a.cfg.FileLimit)
 }
 
-// Describe implements port.CodeExecutionPort.
-func (a *Adapter) Describe(context.Context) (port.Capabilities, error) {
+// Describe implements port.Driver.
+func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 	modules, lims := describeModules()
 	return port.Capabilities{
 		Backend:            "wasm",
@@ -523,12 +428,12 @@ func describeModules() (modules, lims []string) {
 	return modules, lims
 }
 
-// Close destroys every session, stops the background work and waits for it.
-func (a *Adapter) Close() error {
+// Close destroys every session, stops the background work and waits for
+// it. The Port calls it once no call is in flight.
+func (a *adapter) Close() error {
 	var err error
 	a.stopOnce.Do(func() {
 		a.mu.Lock()
-		a.closed = true
 		live := make([]*session, 0, len(a.sessions))
 		for id, s := range a.sessions {
 			live = append(live, s)
@@ -558,7 +463,7 @@ func (a *Adapter) Close() error {
 
 // reap reclaims sessions left idle past their idle timeout or alive past
 // their maximum lifetime.
-func (a *Adapter) reap(ctx context.Context) {
+func (a *adapter) reap(ctx context.Context) {
 	t := time.NewTicker(a.cfg.reapInterval)
 	defer t.Stop()
 	for {

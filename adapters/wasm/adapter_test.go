@@ -23,13 +23,13 @@ import (
 )
 
 // newTestAdapter starts an adapter over the real embedded runtime.
-func newTestAdapter(t testing.TB, tweak func(Config) Config) *Adapter {
+func newTestAdapter(t testing.TB, tweak func(Config) Config) *testAdapter {
 	t.Helper()
 	cfg := NewConfig().WithSessionsDir(t.TempDir())
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}
-	a, err := New(cfg)
+	a, err := open(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -46,7 +46,7 @@ func newTestAdapter(t testing.TB, tweak func(Config) Config) *Adapter {
 	return a
 }
 
-func newSession(t testing.TB, a *Adapter) string {
+func newSession(t testing.TB, a *testAdapter) string {
 	t.Helper()
 	s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
 	if err != nil {
@@ -55,12 +55,12 @@ func newSession(t testing.TB, a *Adapter) string {
 	return s.ID
 }
 
-func run(t testing.TB, a *Adapter, id, code string) port.Result {
+func run(t testing.TB, a *testAdapter, id, code string) port.Result {
 	t.Helper()
 	return runTimeout(t, a, id, code, 0)
 }
 
-func runTimeout(t testing.TB, a *Adapter, id, code string, timeout time.Duration) port.Result {
+func runTimeout(t testing.TB, a *testAdapter, id, code string, timeout time.Duration) port.Result {
 	t.Helper()
 	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout})
 	if err != nil {
@@ -453,7 +453,7 @@ func TestCapacityDestroyAndReclaim(t *testing.T) {
 	if res := <-done; res.Outcome != port.OutcomeCancelled {
 		t.Fatalf("call in a destroyed session: %s", res.Outcome)
 	}
-	if n := len(dirEntries(t, a.sessionsDir)); n != 0 {
+	if n := len(dirEntries(t, a.d.sessionsDir)); n != 0 {
 		t.Fatalf("%d session directories left behind", n)
 	}
 }
@@ -499,7 +499,7 @@ func TestFilesAreConfinedToTheWorkspace(t *testing.T) {
 	if _, err := a.PutFile(ctx, id, "big.bin", bytes.NewReader(make([]byte, 1025))); !errors.Is(err, port.ErrFileTooLarge) {
 		t.Fatalf("oversized upload: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(a.sessionsDir, id, "workspace", "big.bin")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(a.d.sessionsDir, id, "workspace", "big.bin")); !os.IsNotExist(err) {
 		t.Fatalf("refused upload left a file: %v", err)
 	}
 	for _, p := range []string{"../x", "/etc/passwd", "/workspace/../../x", "a/../../x"} {
@@ -566,7 +566,7 @@ func TestEditorCommandsThroughExecute(t *testing.T) {
 	}
 }
 
-func bash(t *testing.T, a *Adapter, id, command string, timeout time.Duration) port.Result {
+func bash(t *testing.T, a *testAdapter, id, command string, timeout time.Duration) port.Result {
 	t.Helper()
 	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: command, Timeout: timeout})
 	if err != nil {
@@ -754,7 +754,7 @@ func TestWarmPool(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
 	cfg := NewConfig().WithSessionsDir(dir).WithWarmPool(2, []string{"json", "fractions"}).WithMetrics(reg)
-	a, err := New(cfg)
+	a, err := open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +764,7 @@ func TestWarmPool(t *testing.T) {
 	}
 	// Wait for the pool to fill, then take from it.
 	deadline := time.Now().Add(time.Minute)
-	for len(a.pool) < 2 {
+	for len(a.d.pool) < 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("the pool never filled")
 		}
@@ -785,14 +785,14 @@ func TestWarmPool(t *testing.T) {
 			t.Fatalf("warm-up counted as a cell: %q", res.Stderr)
 		}
 	}
-	hits := testutil.ToFloat64(a.metrics.PoolTakes("hit"))
-	misses := testutil.ToFloat64(a.metrics.PoolTakes("miss"))
+	hits := testutil.ToFloat64(a.d.metrics.PoolTakes("hit"))
+	misses := testutil.ToFloat64(a.d.metrics.PoolTakes("miss"))
 	if hits < 2 || hits+misses != 3 {
 		t.Fatalf("pool takes: %v hits, %v misses", hits, misses)
 	}
 	// The pool refills after being drained.
 	deadline = time.Now().Add(time.Minute)
-	for len(a.pool) < 2 {
+	for len(a.d.pool) < 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("the pool never refilled")
 		}
@@ -895,20 +895,35 @@ func TestSpinningProgramDoesNotStopTheWorld(t *testing.T) {
 // and is the same interpreter.
 func TestImageRestoredByCopyWhenNotMapped(t *testing.T) {
 	a := newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(0, []string{"json"}) })
-	if a.eng.image.shared == nil || a.eng.image.memory != nil {
-		t.Fatalf("the image should be shared only: shared %v, %d bytes on the heap", a.eng.image.shared != nil, len(a.eng.image.memory))
+	if a.d.eng.image.shared == nil || a.d.eng.image.memory != nil {
+		t.Fatalf("the image should be shared only: shared %v, %d bytes on the heap", a.d.eng.image.shared != nil, len(a.d.eng.image.memory))
 	}
 	dir := t.TempDir()
-	it, err := a.eng.instantiate(context.Background(), dir, dir, workspace.NewQuota(1<<20))
+	it, err := a.d.eng.instantiate(context.Background(), dir, dir, workspace.NewQuota(1<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer it.kill()
-	if err := a.eng.image.restore(it.mod, false); err != nil {
+	if err := a.d.eng.image.restore(it.mod, false); err != nil {
 		t.Fatal(err)
 	}
 	r := it.run(context.Background(), requestCell, "import sys\nprint('json' in sys.modules, json.dumps([1]) if 'json' in globals() else 'fresh')", time.Minute, 4096, 1<<30)
 	if r.stdout != "True fresh\n" || r.outcome != port.OutcomeCompleted {
 		t.Fatalf("%+v", r)
 	}
+}
+
+// testAdapter is the adapter as tests use it: through its port, with the
+// driver at hand for what only the driver knows (its pool, its image).
+type testAdapter struct {
+	*port.Port
+	d *adapter
+}
+
+func open(cfg Config) (*testAdapter, error) {
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &testAdapter{Port: p, d: p.Driver().(*adapter)}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/metrics"
+	runtimemetrics "runtime/metrics"
 	"sync"
 	"time"
 
@@ -32,11 +32,11 @@ type sessionShell struct {
 	call *bashCall // the call in progress, under mu
 }
 
-func (a *Adapter) newShell(s *session) *sessionShell {
+func (a *adapter) newShell(s *session) *sessionShell {
 	ss := &sessionShell{}
 	ss.sh = shell.New(shell.Options{
 		Workspace:    s.ws,
-		MaxFileBytes: a.cfg.fileBytes,
+		MaxFileBytes: a.cfg.FileLimit,
 		Python: func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			return a.bashPython(ctx, s, ss, argv, stdin, stdout, stderr)
 		},
@@ -47,13 +47,13 @@ func (a *Adapter) newShell(s *session) *sessionShell {
 // bashPython runs a python command line of a bash call. Its standard input
 // is read whole before the interpreter is taken, so that a pipeline of two
 // python commands cannot deadlock on it.
-func (a *Adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	data, err := io.ReadAll(io.LimitReader(stdin, a.cfg.fileBytes+1))
+func (a *adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	data, err := io.ReadAll(io.LimitReader(stdin, a.cfg.FileLimit+1))
 	if err != nil {
 		return 1, err
 	}
-	if int64(len(data)) > a.cfg.fileBytes {
-		fmt.Fprintf(stderr, "python: standard input is over the %d-byte limit\n", a.cfg.fileBytes)
+	if int64(len(data)) > a.cfg.FileLimit {
+		fmt.Fprintf(stderr, "python: standard input is over the %d-byte limit\n", a.cfg.FileLimit)
 		return 1, nil
 	}
 	ss.mu.Lock()
@@ -69,7 +69,7 @@ func (a *Adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, 
 	if err != nil {
 		return 1, err
 	}
-	timeout := a.cfg.maxTimeout
+	timeout := a.cfg.MaxTimeout
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
@@ -90,8 +90,8 @@ func (a *Adapter) bashPython(ctx context.Context, s *session, ss *sessionShell, 
 
 // executeBash runs one bash_code_execution call under the same timeout and
 // output limits as code_execution.
-func (a *Adapter) executeBash(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
-	timeout := a.clampTimeout(req.Timeout)
+func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
+	timeout := req.Timeout
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The shell runs in the gateway's own heap (its Python does not): a
@@ -105,8 +105,8 @@ func (a *Adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 	defer func() { stopWatch(nil); <-watchDone }()
 	runCtx = watchCtx
 	var stdout, stderr streamCapture
-	stdout.begin(a.cfg.outputBytes)
-	stderr.begin(a.cfg.outputBytes)
+	stdout.begin(int(a.cfg.OutputLimit))
+	stderr.begin(int(a.cfg.OutputLimit))
 	call := &bashCall{}
 	s.shell.mu.Lock()
 	s.shell.call = call
@@ -161,9 +161,9 @@ var errShellMemory = errors.New("shell memory budget exceeded")
 // The measure is the whole process's heap, a coarse bound: the budget is
 // generous so that other sessions' work does not trip it.
 func watchHeap(ctx context.Context, stop context.CancelCauseFunc, budget int64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	sample := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	heap := func() int64 {
-		metrics.Read(sample)
+		runtimemetrics.Read(sample)
 		return int64(sample[0].Value.Uint64())
 	}
 	base := heap()

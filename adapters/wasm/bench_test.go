@@ -50,7 +50,7 @@ func BenchmarkSessionFirstResult(b *testing.B) {
 			for b.Loop() {
 				// Waiting for the refill stays on the clock, so ns/op is
 				// the sustained rate; the samples below are the latency.
-				for len(a.pool) < bc.pool {
+				for len(a.d.pool) < bc.pool {
 					time.Sleep(5 * time.Millisecond)
 				}
 				t := time.Now()

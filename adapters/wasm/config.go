@@ -1,14 +1,18 @@
 package wasm
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/port"
 )
 
@@ -16,58 +20,191 @@ import (
 // internal/cpython: built by its build.sh, committed, embedded).
 const RuntimeVersion = cpython.Version
 
-// Config configures the adapter. The zero value is not usable; start from
-// NewConfig and change what you need with the With methods, each of which
-// returns a modified copy.
-type Config struct {
-	compileCache   string
-	sessionsDir    string
-	defaultTimeout time.Duration
-	maxTimeout     time.Duration
-	memoryBytes    int64
-	outputBytes    int
-	sourceBytes    int
-	workspaceBytes int64
-	fileBytes      int64
-	maxSessions    int
-	defaultIdle    time.Duration
-	maxIdle        time.Duration
-	maxLifetime    time.Duration
-	retryAfter     time.Duration
-	reapInterval   time.Duration
-	poolSize       int
-	poolRefill     int
-	warmModules    []string
-	registerer     prometheus.Registerer
-	logger         *slog.Logger
+// Settings are the adapter's settings: the one place they are defined.
+// Flags, CODEPORT_* environment variables and YAML files set them through
+// their `setting` tags (see package binding), Go callers set the fields
+// or use Config's With methods, and a subprocess worker receives them as
+// JSON; all of them are checked by Validate. Sizes are in bytes.
+type Settings struct {
+	CompilationCacheDir string        `json:"compilation_cache_dir,omitempty" setting:"compile-cache-dir" help:"wazero compilation cache (empty: compile in memory at every start)"`
+	SessionsDir         string        `json:"sessions_dir,omitempty" setting:"sessions-dir" help:"host directory for session workspaces (empty: a private temporary directory)"`
+	Timeout             time.Duration `json:"timeout" setting:"timeout" help:"execution timeout of a call that asks for none"`
+	MaxTimeout          time.Duration `json:"max_timeout" setting:"max-timeout" help:"ceiling a requested timeout is clamped to"`
+	MemoryLimit         int64         `json:"memory_limit" setting:"memory-limit" unit:"bytes" help:"memory per session"`
+	OutputLimit         int64         `json:"output_limit" setting:"output-limit" unit:"bytes" help:"output kept per stream per call"`
+	SourceLimit         int64         `json:"source_limit" setting:"source-limit" unit:"bytes" help:"largest code or command accepted in one call"`
+	WorkspaceLimit      int64         `json:"workspace_limit" setting:"workspace-limit" unit:"bytes" help:"files per session, temporary files included"`
+	FileLimit           int64         `json:"file_limit" setting:"file-limit" unit:"bytes" help:"largest uploaded file"`
+	MaxSessions         int           `json:"max_sessions" setting:"max-sessions" help:"sessions alive at once"`
+	IdleTimeout         time.Duration `json:"idle_timeout" setting:"idle-timeout" help:"idle time after which a session is reclaimed, when it gives no hint"`
+	MaxIdleTimeout      time.Duration `json:"max_idle_timeout" setting:"max-idle-timeout" help:"ceiling of idle timeout hints"`
+	MaxLifetime         time.Duration `json:"max_lifetime" setting:"max-lifetime" help:"longest a session lives (also the ceiling of lifetime hints)"`
+	WarmPool            int           `json:"warm_pool" setting:"warm-pool" help:"interpreters restored ahead of demand, so a session need not wait for one (0: off)"`
+	WarmPoolRefill      int           `json:"warm_pool_refill" setting:"warm-pool-refill" help:"interpreters the warm pool restores at once when it refills (0: fill once, never refill)"`
+	WarmModules         ModuleList    `json:"warm_modules" setting:"warm-modules" help:"comma-separated modules the interpreter image imports, so every session has them (none: import nothing; empty: the default list)"`
+	// RetryAfter is the retry hint given with a capacity refusal.
+	RetryAfter time.Duration `json:"retry_after"`
 }
 
-// NewConfig returns the defaults: 30 s per call (at most 300 s), 256 MiB of
-// memory per session, 1 MiB of output per stream per call, 1 MiB of source,
-// 100 MiB of workspace per session, 50 MiB per uploaded file, 64 sessions,
-// sessions reclaimed after 10 minutes idle (hints up to 1 hour) or 1 hour
-// of life.
-func NewConfig() Config {
-	return Config{
-		compileCache:   DefaultCompilationCacheDir(),
-		defaultTimeout: 30 * time.Second,
-		maxTimeout:     300 * time.Second,
-		memoryBytes:    256 << 20,
-		outputBytes:    1 << 20,
-		sourceBytes:    1 << 20,
-		workspaceBytes: 100 << 20,
-		fileBytes:      50 << 20,
-		maxSessions:    64,
-		defaultIdle:    10 * time.Minute,
-		maxIdle:        time.Hour,
-		maxLifetime:    time.Hour,
-		retryAfter:     time.Second,
-		reapInterval:   time.Second,
-		poolSize:       2,
-		poolRefill:     1,
-		warmModules:    defaultWarmModules,
-		logger:         slog.New(slog.DiscardHandler),
+// DefaultSettings are the defaults: 30 s per call (at most 300 s), 256 MiB
+// of memory per session, 1 MiB of output per stream per call, 1 MiB of
+// source, 100 MiB of workspace per session, 50 MiB per uploaded file, 64
+// sessions, sessions reclaimed after 10 minutes idle (hints up to 1 hour)
+// or 1 hour of life, two interpreters kept warm, compiled code cached
+// under the user's cache directory.
+func DefaultSettings() Settings {
+	return Settings{
+		CompilationCacheDir: DefaultCompilationCacheDir(),
+		Timeout:             30 * time.Second,
+		MaxTimeout:          300 * time.Second,
+		MemoryLimit:         256 << 20,
+		OutputLimit:         1 << 20,
+		SourceLimit:         1 << 20,
+		WorkspaceLimit:      100 << 20,
+		FileLimit:           50 << 20,
+		MaxSessions:         64,
+		IdleTimeout:         10 * time.Minute,
+		MaxIdleTimeout:      time.Hour,
+		MaxLifetime:         time.Hour,
+		WarmPool:            2,
+		WarmPoolRefill:      1,
+		RetryAfter:          time.Second,
 	}
+}
+
+// Validate reports every setting out of range.
+func (s Settings) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.Timeout <= 0 || s.MaxTimeout <= 0 || s.Timeout > s.MaxTimeout {
+		bad("timeout must be positive and at most max-timeout")
+	}
+	if s.MemoryLimit < minMemoryBytes {
+		bad("memory-limit below %s (the interpreter starts with 20 MiB)", bytesize.Format(minMemoryBytes))
+	}
+	if s.MemoryLimit > 4<<30 {
+		bad("memory-limit above 4 GiB (wasm32 addresses 4 GiB)")
+	}
+	if s.OutputLimit <= 0 || s.SourceLimit <= 0 || s.WorkspaceLimit <= 0 || s.FileLimit <= 0 {
+		bad("output-limit, source-limit, workspace-limit and file-limit must be positive")
+	}
+	if s.OutputLimit > 1<<30 || s.SourceLimit > 1<<30 {
+		bad("output-limit and source-limit must be at most 1GiB")
+	}
+	if s.MaxSessions <= 0 {
+		bad("max-sessions must be positive")
+	}
+	if s.IdleTimeout <= 0 || s.MaxIdleTimeout <= 0 || s.MaxLifetime <= 0 || s.IdleTimeout > s.MaxIdleTimeout {
+		bad("idle-timeout, max-idle-timeout and max-lifetime must be positive, idle-timeout at most max-idle-timeout")
+	}
+	if s.WarmPool < 0 || s.WarmPoolRefill < 0 {
+		bad("warm-pool and warm-pool-refill must be 0 or more")
+	}
+	if s.RetryAfter <= 0 {
+		bad("the retry hint must be positive")
+	}
+	for _, m := range s.WarmModules {
+		if !validModule(m) {
+			bad("warm-modules: %q is not a module name", m)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("wasm adapter settings: %w", err)
+	}
+	return nil
+}
+
+// Limits reports the limits these settings put in force, as the
+// capability description publishes them and the port enforces them.
+func (s Settings) Limits() port.Limits {
+	return port.Limits{
+		DefaultTimeout:     s.Timeout,
+		MaxTimeout:         s.MaxTimeout,
+		MemoryBytes:        s.MemoryLimit / wasmPage * wasmPage,
+		OutputBytes:        s.OutputLimit,
+		SourceBytes:        s.SourceLimit,
+		WorkspaceBytes:     s.WorkspaceLimit,
+		FileBytes:          s.FileLimit,
+		MaxSessions:        s.MaxSessions,
+		DefaultIdleTimeout: s.IdleTimeout,
+		MaxIdleTimeout:     s.MaxIdleTimeout,
+		MaxLifetime:        s.MaxLifetime,
+	}
+}
+
+// warmModules are the modules the image imports.
+func (s Settings) warmModules() []string {
+	if s.WarmModules == nil {
+		return defaultWarmModules
+	}
+	return s.WarmModules
+}
+
+// ModuleList is a list of Python modules, written comma-separated. Empty
+// text is no list (nil: the default applies); "none" is the empty list.
+type ModuleList []string
+
+// UnmarshalText reads "a,b.c", "none" or "".
+func (l *ModuleList) UnmarshalText(b []byte) error {
+	switch v := strings.TrimSpace(string(b)); v {
+	case "":
+		*l = nil
+	case "none":
+		*l = ModuleList{}
+	default:
+		var out ModuleList
+		for m := range strings.SplitSeq(v, ",") {
+			m = strings.TrimSpace(m)
+			if !validModule(m) {
+				return fmt.Errorf("want comma-separated module names, got %q", m)
+			}
+			out = append(out, m)
+		}
+		*l = out
+	}
+	return nil
+}
+
+// MarshalText writes the list as UnmarshalText reads it.
+func (l ModuleList) MarshalText() ([]byte, error) {
+	if l != nil && len(l) == 0 {
+		return []byte("none"), nil
+	}
+	return []byte(strings.Join(l, ",")), nil
+}
+
+// validModule reports whether m is a dotted Python module name.
+func validModule(m string) bool {
+	if m == "" {
+		return false
+	}
+	for part := range strings.SplitSeq(m, ".") {
+		if part == "" || part[0] >= '0' && part[0] <= '9' {
+			return false
+		}
+		for _, r := range part {
+			if r != '_' && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Config configures the adapter: its Settings, plus what cannot be a
+// setting (a logger, a metrics registry). Start from NewConfig; set
+// fields of Settings, or use the With methods, each of which returns a
+// modified copy.
+type Config struct {
+	Settings
+	reapInterval time.Duration
+	registerer   prometheus.Registerer
+	logger       *slog.Logger
+}
+
+// NewConfig returns DefaultSettings, no metrics and no logs.
+func NewConfig() Config {
+	return Config{Settings: DefaultSettings(), reapInterval: time.Second, logger: slog.New(slog.DiscardHandler)}
 }
 
 // defaultWarmModules are imported by the interpreter image every session
@@ -94,51 +231,51 @@ func DefaultCompilationCacheDir() string {
 // WithCompilationCacheDir sets where wazero keeps compiled code between
 // runs; "" compiles in memory at every start. Compiling the interpreter
 // takes seconds; loading it from the cache, a fraction of one.
-func (c Config) WithCompilationCacheDir(dir string) Config { c.compileCache = dir; return c }
+func (c Config) WithCompilationCacheDir(dir string) Config { c.CompilationCacheDir = dir; return c }
 
 // WithSessionsDir sets the host directory under which each session gets its
 // workspace. By default a private directory is made under os.TempDir and
 // removed on Close.
-func (c Config) WithSessionsDir(dir string) Config { c.sessionsDir = dir; return c }
+func (c Config) WithSessionsDir(dir string) Config { c.SessionsDir = dir; return c }
 
 // WithTimeouts sets the timeout of a call that asks for none, and the
 // ceiling a requested timeout is clamped to.
 func (c Config) WithTimeouts(defaultTimeout, maxTimeout time.Duration) Config {
-	c.defaultTimeout, c.maxTimeout = defaultTimeout, maxTimeout
+	c.Timeout, c.MaxTimeout = defaultTimeout, maxTimeout
 	return c
 }
 
 // WithMemoryLimit sets the linear memory one session's interpreter may use,
 // rounded down to 64 KiB pages.
-func (c Config) WithMemoryLimit(bytes int64) Config { c.memoryBytes = bytes; return c }
+func (c Config) WithMemoryLimit(bytes int64) Config { c.MemoryLimit = bytes; return c }
 
 // WithOutputLimit sets the bytes kept per stream (stdout, stderr) per call.
-func (c Config) WithOutputLimit(bytes int) Config { c.outputBytes = bytes; return c }
+func (c Config) WithOutputLimit(bytes int64) Config { c.OutputLimit = bytes; return c }
 
 // WithSourceLimit sets the largest code (or command) accepted in one call.
-func (c Config) WithSourceLimit(bytes int) Config { c.sourceBytes = bytes; return c }
+func (c Config) WithSourceLimit(bytes int64) Config { c.SourceLimit = bytes; return c }
 
 // WithWorkspaceLimit sets the bytes of files one session may hold, its
 // temporary directory included.
-func (c Config) WithWorkspaceLimit(bytes int64) Config { c.workspaceBytes = bytes; return c }
+func (c Config) WithWorkspaceLimit(bytes int64) Config { c.WorkspaceLimit = bytes; return c }
 
 // WithFileLimit sets the largest file PutFile accepts and the editor
 // handles.
-func (c Config) WithFileLimit(bytes int64) Config { c.fileBytes = bytes; return c }
+func (c Config) WithFileLimit(bytes int64) Config { c.FileLimit = bytes; return c }
 
 // WithMaxSessions sets how many sessions may live at once.
-func (c Config) WithMaxSessions(n int) Config { c.maxSessions = n; return c }
+func (c Config) WithMaxSessions(n int) Config { c.MaxSessions = n; return c }
 
 // WithSessionLifetimes sets the idle timeout of a session that gives no
 // hint, the ceiling of idle timeout hints, and the maximum lifetime (also
 // the ceiling of lifetime hints).
 func (c Config) WithSessionLifetimes(defaultIdle, maxIdle, maxLifetime time.Duration) Config {
-	c.defaultIdle, c.maxIdle, c.maxLifetime = defaultIdle, maxIdle, maxLifetime
+	c.IdleTimeout, c.MaxIdleTimeout, c.MaxLifetime = defaultIdle, maxIdle, maxLifetime
 	return c
 }
 
 // WithRetryAfter sets the retry hint given with a capacity refusal.
-func (c Config) WithRetryAfter(d time.Duration) Config { c.retryAfter = d; return c }
+func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }
 
 // WithWarmPool keeps size interpreters ready ahead of demand, so that
 // CreateSession hands one out instead of restoring one while the caller
@@ -148,15 +285,15 @@ func (c Config) WithRetryAfter(d time.Duration) Config { c.retryAfter = d; retur
 // session. A pooled interpreter has run nobody's code; a size of 0 turns
 // the pool off.
 func (c Config) WithWarmPool(size int, modules []string) Config {
-	c.poolSize = size
+	c.WarmPool = size
 	if modules != nil {
-		c.warmModules = append([]string(nil), modules...)
+		c.WarmModules = append(ModuleList{}, modules...)
 	}
 	return c
 }
 
 // WarmPoolSize is the number of interpreters kept booted ahead of demand.
-func (c Config) WarmPoolSize() int { return c.poolSize }
+func (c Config) WarmPoolSize() int { return c.WarmPool }
 
 // WithWarmPoolRefill sets how many interpreters the pool boots at once when
 // it refills (default 1, so a burst of sessions does not take every core).
@@ -164,7 +301,7 @@ func (c Config) WarmPoolSize() int { return c.poolSize }
 // ever start as many sessions as the pool holds (a subprocess worker that
 // dies with its session), where a refill would boot an interpreter nobody
 // takes.
-func (c Config) WithWarmPoolRefill(n int) Config { c.poolRefill = n; return c }
+func (c Config) WithWarmPoolRefill(n int) Config { c.WarmPoolRefill = n; return c }
 
 // WithMetrics registers the adapter's metrics with reg.
 func (c Config) WithMetrics(reg prometheus.Registerer) Config { c.registerer = reg; return c }
@@ -177,24 +314,6 @@ func (c Config) WithLogger(l *slog.Logger) Config {
 	}
 	c.logger = l
 	return c
-}
-
-// Limits reports the limits this configuration puts in force, as the
-// capability description publishes them.
-func (c Config) Limits() port.Limits {
-	return port.Limits{
-		DefaultTimeout:     c.defaultTimeout,
-		MaxTimeout:         c.maxTimeout,
-		MemoryBytes:        c.memoryBytes / wasmPage * wasmPage,
-		OutputBytes:        int64(c.outputBytes),
-		SourceBytes:        int64(c.sourceBytes),
-		WorkspaceBytes:     c.workspaceBytes,
-		FileBytes:          c.fileBytes,
-		MaxSessions:        c.maxSessions,
-		DefaultIdleTimeout: c.defaultIdle,
-		MaxIdleTimeout:     c.maxIdle,
-		MaxLifetime:        c.maxLifetime,
-	}
 }
 
 // wasmPage is the unit of WebAssembly memory.

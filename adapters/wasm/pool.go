@@ -35,9 +35,9 @@ func (sb *sandbox) discard() {
 }
 
 // newSandbox makes the directories and an interpreter over them.
-func (a *Adapter) newSandbox(ctx context.Context) (*sandbox, error) {
+func (a *adapter) newSandbox(ctx context.Context) (*sandbox, error) {
 	dir := filepath.Join(a.sessionsDir, uuid.NewString())
-	quota := workspace.NewQuota(a.cfg.workspaceBytes)
+	quota := workspace.NewQuota(a.cfg.WorkspaceLimit)
 	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -57,8 +57,8 @@ func (a *Adapter) newSandbox(ctx context.Context) (*sandbox, error) {
 
 // takeSandbox hands out a pooled sandbox if one is ready, else boots one;
 // either way it asks the pool to refill.
-func (a *Adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
-	if a.cfg.poolSize > 0 {
+func (a *adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
+	if a.cfg.WarmPool > 0 {
 		defer a.askRefill()
 		select {
 		case sb := <-a.pool:
@@ -71,7 +71,7 @@ func (a *Adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
 	return a.newSandbox(ctx)
 }
 
-func (a *Adapter) askRefill() {
+func (a *adapter) askRefill() {
 	select {
 	case a.refill <- struct{}{}:
 	default: // a refill is already asked for
@@ -82,8 +82,8 @@ func (a *Adapter) askRefill() {
 // poolRefill sandboxes at a time, and empties it at the end. With a refill
 // of 0 it fills the pool once, one sandbox at a time, and never again. It
 // closes a.warm once the pool first holds its size.
-func (a *Adapter) fillPool(ctx context.Context) {
-	conc, once := a.cfg.poolRefill, a.cfg.poolRefill == 0
+func (a *adapter) fillPool(ctx context.Context) {
+	conc, once := a.cfg.WarmPoolRefill, a.cfg.WarmPoolRefill == 0
 	if once {
 		conc = 1
 	}
@@ -103,7 +103,7 @@ func (a *Adapter) fillPool(ctx context.Context) {
 			return
 		case <-a.refill:
 		}
-		for missing := a.cfg.poolSize - len(a.pool); missing > 0 && ctx.Err() == nil; missing = a.cfg.poolSize - len(a.pool) {
+		for missing := a.cfg.WarmPool - len(a.pool); missing > 0 && ctx.Err() == nil; missing = a.cfg.WarmPool - len(a.pool) {
 			n := min(missing, conc)
 			var wg sync.WaitGroup
 			for range n {
@@ -125,7 +125,7 @@ func (a *Adapter) fillPool(ctx context.Context) {
 				}()
 			}
 			wg.Wait()
-			if ctx.Err() == nil && len(a.pool) < a.cfg.poolSize && n > 0 {
+			if ctx.Err() == nil && len(a.pool) < a.cfg.WarmPool && n > 0 {
 				// Starting failed: do not spin; try again on the next take
 				// or after a pause.
 				select {
@@ -134,7 +134,7 @@ func (a *Adapter) fillPool(ctx context.Context) {
 				}
 			}
 		}
-		if len(a.pool) >= a.cfg.poolSize {
+		if len(a.pool) >= a.cfg.WarmPool {
 			a.warmOnce.Do(func() { close(a.warm) })
 		}
 		if once && ctx.Err() == nil {
@@ -144,11 +144,20 @@ func (a *Adapter) fillPool(ctx context.Context) {
 	}
 }
 
-// WaitWarm waits until the warm pool has first held its size (at once when
-// the pool is off), so that the next CreateSession is a pool hit. It fails
-// when ctx ends first or the runtime failed to compile.
-func (a *Adapter) WaitWarm(ctx context.Context) error {
-	if err := a.WaitReady(ctx); err != nil || a.cfg.poolSize == 0 {
+// WaitWarm waits until the warm pool of p, a port New returned, has first
+// held its size (at once when the pool is off), so that the next
+// CreateSession is a pool hit. It fails when ctx ends first, the runtime
+// failed to compile, or p is not this package's.
+func WaitWarm(ctx context.Context, p *port.Port) error {
+	a, ok := p.Driver().(*adapter)
+	if !ok {
+		return fmt.Errorf("wasm.WaitWarm: a %s port, not a wasm one", p.Name())
+	}
+	return a.waitWarm(ctx)
+}
+
+func (a *adapter) waitWarm(ctx context.Context) error {
+	if err := a.WaitReady(ctx); err != nil || a.cfg.WarmPool == 0 {
 		return err
 	}
 	select {

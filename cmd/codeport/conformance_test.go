@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/wasmtest"
 )
 
@@ -25,10 +25,10 @@ func runConformance(t *testing.T, args ...string) (int, string, string) {
 
 // serveWasm serves a wasm adapter with room for four sessions over
 // contract v1 on loopback, and returns its URL.
-func serveWasm(t *testing.T, wrap func(http.Handler) http.Handler, opts ...contract.Option) string {
+func serveWasm(t *testing.T, wrap func(http.Handler) http.Handler, opts ...server.Option) string {
 	t.Helper()
 	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
-	var h http.Handler = contract.NewHandler(a, opts...)
+	var h http.Handler = server.NewHandler(a, opts...)
 	if wrap != nil {
 		h = wrap(h)
 	}
@@ -40,7 +40,7 @@ func serveWasm(t *testing.T, wrap func(http.Handler) http.Handler, opts ...contr
 var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(, (\d+) skipped)?\n\z`)
 
 func TestConformanceAgainstServe(t *testing.T) {
-	url := serveWasm(t, nil, contract.WithBearerToken("tok"))
+	url := serveWasm(t, nil, server.WithBearerToken("tok"))
 	code, out, errs := runConformance(t, "--base-url", url+"/", "--auth-token", "tok", "-v")
 	m := summaryLine.FindStringSubmatch(out)
 	if code != 0 || m == nil || m[2] != "0" || m[1] == "0" {

@@ -27,10 +27,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/telemetry"
 )
 
 const usage = `codeport runs model-written Python in a sandbox.
@@ -83,8 +87,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
+// newBinder registers every adapter: the codeport binary offers them all.
+// reg, when not nil, registers the adapters' own metrics.
+func newBinder(reg prometheus.Registerer) *binding.Binder {
+	b, err := binding.New(httpadapter.Opener(), wasm.Opener(reg), subprocess.Opener(reg))
+	if err != nil {
+		panic(err) // the openers are this program's own: only a bug gets here
+	}
+	return b
+}
+
+// noWarmUp turns off what would start interpreters or workers before the
+// first session: for a command that starts one session, or none.
+func noWarmUp(cfg *binding.Config) {
+	if s, ok := cfg.Settings("wasm").(*wasm.Settings); ok {
+		s.WarmPool = 0
+	}
+	if s, ok := cfg.Settings("subprocess").(*subprocess.Settings); ok {
+		s.WarmPool, s.MinWorkers = 0, 0
+	}
+}
+
 // command parses a subcommand's flags and loads the configuration.
-func command(name, synopsis string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (binding.Config, *flag.FlagSet, int) {
+func command(b *binding.Binder, name, synopsis string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (binding.Config, *flag.FlagSet, int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -94,14 +119,14 @@ func command(name, synopsis string, args []string, stderr io.Writer, extra func(
 	if extra != nil {
 		extra(fs)
 	}
-	fv := binding.Flags(fs)
+	fv := b.Flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return binding.Config{}, nil, 0
 		}
 		return binding.Config{}, nil, 2
 	}
-	cfg, err := binding.Load(fv, os.Getenv)
+	cfg, err := b.Load(fv, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport %s: %v\n", name, err)
 		return binding.Config{}, nil, 2
@@ -116,7 +141,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
-	cfg, fs, code := command("serve", "serve [flags]", args, stderr, nil)
+	reg := prometheus.NewRegistry()
+	b := newBinder(reg)
+	cfg, fs, code := command(b, "serve", "serve [flags]", args, stderr, nil)
 	if code >= 0 {
 		return code
 	}
@@ -125,25 +152,33 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
-	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	bound, err := binding.Open(cfg, binding.Options{Logger: logger, Registry: reg})
+	calls, err := telemetry.NewObserver(reg)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 1
+	}
+	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1
 	}
 	defer bound.Close()
 
-	opts := []contract.Option{
-		contract.WithReady(bound.Ready),
-		contract.WithGatherer(reg),
-		contract.WithLogger(logger),
+	opts := []server.Option{
+		server.WithReady(bound.Ready),
+		server.WithGatherer(reg),
+		server.WithLogger(logger),
 		// The port enforces the file limit exactly; the body may be a
 		// little larger for the multipart framing and the path field.
-		contract.WithMaxUploadBytes(cfg.FileLimit + 64<<10),
+	}
+	if fb := bound.Limits().FileBytes; fb > 0 {
+		// The port enforces the file limit exactly; the body may be a
+		// little larger for the multipart framing and the path field.
+		opts = append(opts, server.WithMaxUploadBytes(fb+64<<10))
 	}
 	if cfg.AuthToken != "" {
-		opts = append(opts, contract.WithBearerToken(cfg.AuthToken))
+		opts = append(opts, server.WithBearerToken(cfg.AuthToken))
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -151,7 +186,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := &http.Server{
-		Handler:           contract.NewHandler(bound, opts...),
+		Handler:           server.NewHandler(bound, opts...),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -177,22 +212,39 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var code string
 	var codeSet bool
-	cfg, fs, rc := command("exec", "exec [flags] (-c CODE | FILE | -)", args, stderr, func(fs *flag.FlagSet) {
+	b := newBinder(nil)
+	cfg, fs, rc := command(b, "exec", "exec [flags] (-c CODE | FILE | -)", args, stderr, func(fs *flag.FlagSet) {
 		fs.Func("c", "the Python code to run", func(v string) error { code, codeSet = v, true; return nil })
 	})
 	if rc >= 0 {
 		return rc
 	}
-	switch {
-	case codeSet && fs.NArg() > 0:
-		fmt.Fprintln(stderr, "codeport exec: give either -c CODE or a file, not both")
+	if codeSet && fs.NArg() > 0 || !codeSet && fs.NArg() != 1 {
+		if codeSet {
+			fmt.Fprintln(stderr, "codeport exec: give either -c CODE or a file, not both")
+		} else {
+			fs.Usage()
+		}
 		return 2
-	case codeSet:
-	case fs.NArg() == 1:
+	}
+
+	noWarmUp(&cfg) // one session, started right away: a pool would only cost
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
+		return 1
+	}
+	defer bound.Close()
+	if !codeSet {
 		var b []byte
 		var err error
 		if fs.Arg(0) == "-" {
-			b, err = io.ReadAll(io.LimitReader(stdin, cfg.SourceLimit+1))
+			// One byte over the source limit is enough to be refused.
+			limit := bound.Limits().SourceBytes
+			if limit <= 0 {
+				limit = 64 << 20
+			}
+			b, err = io.ReadAll(io.LimitReader(stdin, limit+1))
 		} else {
 			b, err = os.ReadFile(fs.Arg(0))
 		}
@@ -201,19 +253,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 2
 		}
 		code = string(b)
-	default:
-		fs.Usage()
-		return 2
 	}
-
-	cfg.WarmPool = 0 // one session, started right away: a pool would only cost
-	cfg.MinWorkers = 0
-	bound, err := binding.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
-	if err != nil {
-		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
-		return 1
-	}
-	defer bound.Close()
 	sess, err := bound.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
@@ -232,7 +272,8 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, fs, rc := command("describe", "describe [flags]", args, stderr, nil)
+	b := newBinder(nil)
+	cfg, fs, rc := command(b, "describe", "describe [flags]", args, stderr, nil)
 	if rc >= 0 {
 		return rc
 	}
@@ -240,9 +281,8 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "codeport describe: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	cfg.WarmPool = 0 // no session is started
-	cfg.MinWorkers = 0
-	bound, err := binding.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
+	noWarmUp(&cfg) // no session is started
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
 		return 1
@@ -254,13 +294,13 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	// The wire shape, with the bound adapter's name added in front.
-	b, err := json.Marshal(contract.CapabilitiesFromPort(caps))
+	wire, err := json.Marshal(contract.CapabilitiesFromPort(caps))
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
 		return 1
 	}
 	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := json.Unmarshal(wire, &out); err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
 		return 1
 	}

@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 
+	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract/responses"
 	"github.com/codeport/codeport/port"
@@ -50,11 +52,17 @@ var clientTools = []json.RawMessage{
 const question = "What is the sum of the squares of 1 to 10? Use Python."
 
 func run(ctx context.Context, out io.Writer) error {
-	cfg, err := binding.Load(nil, os.Getenv)
+	// This gateway offers the in-process runtime and a remote sandbox
+	// (CODEPORT_SANDBOX_URL): only those two adapters are linked.
+	b, err := binding.New(wasm.Opener(nil), httpadapter.Opener())
 	if err != nil {
 		return err
 	}
-	p, err := binding.Open(cfg, binding.Options{})
+	cfg, err := b.Load(nil, os.Getenv)
+	if err != nil {
+		return err
+	}
+	p, err := b.Open(cfg, binding.Options{})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/port"
 )
 
 // BuildWorker builds the codeport binary into dir, for the subprocess
@@ -30,7 +31,7 @@ func BuildWorker(dir string) (string, error) {
 // BuildWorker) over the embedded runtime, with tweak applied to its
 // configuration; it waits until its minimum of workers is up and closes
 // it when t ends.
-func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config) *subprocess.Adapter {
+func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config) *port.Port {
 	t.Helper()
 	wc := wasm.NewConfig()
 	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir())

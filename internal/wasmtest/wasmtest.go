@@ -1,9 +1,9 @@
 // Package wasmtest starts the in-process adapter over the embedded runtime
-// for the tests of other packages (contract, conformance, adapters/http,
+// for the tests of other packages (contract/server, conformance, adapters/http,
 // binding, cmd), so that each does not repeat how.
 //
 //	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
-//	srv := httptest.NewServer(contract.NewHandler(a))
+//	srv := httptest.NewServer(server.NewHandler(a))
 package wasmtest
 
 import (
@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/port"
 )
 
 // New starts an adapter with a private sessions directory and tweak
 // applied to its configuration; it waits until the runtime is compiled and
 // its interpreter image made, and closes the adapter when t ends.
-func New(t testing.TB, tweak func(wasm.Config) wasm.Config) *wasm.Adapter {
+func New(t testing.TB, tweak func(wasm.Config) wasm.Config, opts ...port.Option) *port.Port {
 	t.Helper()
 	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir())
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}
-	a, err := wasm.New(cfg)
+	a, err := wasm.New(cfg, opts...)
 	if err != nil {
 		t.Fatalf("wasm.New: %v", err)
 	}

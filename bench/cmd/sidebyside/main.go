@@ -200,7 +200,7 @@ func document(ctx context.Context, md string, meta map[string]string, notes []st
 		"Each workload runs on every peer in one run; see bench/doc.go and bench/workloads_test.go for what each measures, " +
 		"bench/monty_driver.py for pydantic-monty.\n\n")
 	sb.WriteString("Peers: codeport in process (adapters/wasm, CPython 3.13 on wazero); codeport over HTTP (the same behind " +
-		"contract.NewHandler on a loopback server, client adapters/http with keep-alive); codeport subprocess (adapters/subprocess: each session in a worker process of its own, idle workers kept warm; its memory is this process and its workers); " +
+		"server.NewHandler on a loopback server, client adapters/http with keep-alive); codeport subprocess (adapters/subprocess: each session in a worker process of its own, idle workers kept warm; its memory is this process and its workers); " +
 		"pydantic-monty (its worker pool, driven from Python); the reference backend (otari-sandbox-container, one CPython " +
 		"subprocess per session, driven by the same adapters/http client as codeport over HTTP). " +
 		"\"absent\": the peer is not there; \"n/a\": it cannot run or report that workload. " +

@@ -1,4 +1,4 @@
-package contract_test
+package server_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,10 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/telemetry"
 )
 
 // These tests serve the real in-process adapter over HTTP, as `codeport
@@ -23,14 +26,18 @@ import (
 func newWasmHarness(t *testing.T, tweak func(wasm.Config) wasm.Config) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
+	calls, err := telemetry.NewObserver(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := wasmtest.New(t, func(c wasm.Config) wasm.Config {
 		c = c.WithMetrics(reg)
 		if tweak != nil {
 			c = tweak(c)
 		}
 		return c
-	})
-	return servePort(t, a, contract.WithReady(a.Ready), contract.WithGatherer(reg))
+	}, port.WithObserver(calls))
+	return servePort(t, a, server.WithReady(a.Ready), server.WithGatherer(reg))
 }
 
 func (h *harness) createSession(body string) string {

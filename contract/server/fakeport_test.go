@@ -1,4 +1,4 @@
-package contract_test
+package server_test
 
 import (
 	"bytes"

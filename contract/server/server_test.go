@@ -1,4 +1,4 @@
-package contract_test
+package server_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/port"
 )
@@ -29,21 +30,26 @@ func TestStatusMapping(t *testing.T) {
 	tests := []struct {
 		err    error
 		status int
+		code   string
 	}{
-		{port.ErrSessionNotFound, http.StatusNotFound},
-		{port.ErrFileNotFound, http.StatusNotFound},
-		{port.ErrSessionBusy, http.StatusConflict},
-		{port.ErrAtCapacity, http.StatusServiceUnavailable},
-		{&port.CapacityError{Resource: "sessions", Limit: 4, RetryAfter: 2 * time.Second}, http.StatusServiceUnavailable},
-		{port.ErrInvalidRequest, http.StatusUnprocessableEntity},
-		{port.ErrUnsupportedTool, http.StatusBadRequest},
-		{port.ErrPathEscapesWorkspace, http.StatusForbidden},
-		{port.ErrFileTooLarge, http.StatusRequestEntityTooLarge},
-		{port.ErrIsDirectory, http.StatusBadRequest},
-		{port.ErrUnauthorized, http.StatusUnauthorized},
-		{port.ErrBackendUnreachable, http.StatusBadGateway},
-		{port.ErrRuntimeFailure, http.StatusInternalServerError},
-		{errors.New("something else entirely"), http.StatusInternalServerError},
+		{port.ErrSessionNotFound, http.StatusNotFound, "session_not_found"},
+		{port.ErrFileNotFound, http.StatusNotFound, "file_not_found"},
+		{port.ErrSessionBusy, http.StatusConflict, "session_busy"},
+		{port.ErrAtCapacity, http.StatusServiceUnavailable, "at_capacity"},
+		{&port.CapacityError{Resource: "sessions", Limit: 4, RetryAfter: 2 * time.Second}, http.StatusServiceUnavailable, "at_capacity"},
+		{port.ErrClosed, http.StatusServiceUnavailable, "closed"},
+		{port.ErrInvalidRequest, http.StatusUnprocessableEntity, "invalid_request"},
+		{port.ErrUnsupportedTool, http.StatusBadRequest, "unsupported_tool"},
+		{port.ErrPathEscapesWorkspace, http.StatusForbidden, "path_escapes_workspace"},
+		{port.ErrFileTooLarge, http.StatusRequestEntityTooLarge, "file_too_large"},
+		{port.ErrIsDirectory, http.StatusBadRequest, "is_directory"},
+		{port.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
+		{port.ErrBackendUnreachable, http.StatusBadGateway, "backend_unreachable"},
+		{port.ErrRuntimeFailure, http.StatusInternalServerError, "runtime_failure"},
+		// A runtime failure because the adapter closed is the server
+		// shutting down, not a failure: the first code in port's order wins.
+		{fmt.Errorf("%w: %w", port.ErrRuntimeFailure, port.ErrClosed), http.StatusServiceUnavailable, "closed"},
+		{errors.New("something else entirely"), http.StatusInternalServerError, "internal_error"},
 	}
 	// Every operation that calls the port, with a request that is valid so
 	// that the port's error is what decides the status.
@@ -87,6 +93,12 @@ func TestStatusMapping(t *testing.T) {
 					if r.status != tc.status {
 						t.Fatalf("status %d, want %d (body %s)", r.status, tc.status, r.body)
 					}
+					if got := r.code(t); got != tc.code {
+						t.Errorf("code %q, want %q", got, tc.code)
+					}
+					if tc.status == http.StatusServiceUnavailable && r.header.Get("Retry-After") == "" {
+						t.Error("503 without Retry-After")
+					}
 					detail := r.detail(t)
 					switch {
 					case tc.status >= 500 && tc.status != http.StatusServiceUnavailable:
@@ -103,6 +115,97 @@ func TestStatusMapping(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestErrorCodes drives every code of contract.ErrorCodes through the
+// handler, by a real request that earns it, and checks the status, the
+// code and the headers that go with it: the server's table, the OpenAPI
+// enum (TestSpecChecker's harness validates each body) and ErrorCodes
+// cannot drift apart.
+func TestErrorCodes(t *testing.T) {
+	type want struct {
+		status     int
+		retryAfter bool
+	}
+	wants := map[string]want{
+		"closed":                 {http.StatusServiceUnavailable, true},
+		"at_capacity":            {http.StatusServiceUnavailable, true},
+		"unauthorized":           {http.StatusUnauthorized, false},
+		"session_not_found":      {http.StatusNotFound, false},
+		"session_busy":           {http.StatusConflict, false},
+		"unsupported_tool":       {http.StatusBadRequest, false},
+		"path_escapes_workspace": {http.StatusForbidden, false},
+		"file_too_large":         {http.StatusRequestEntityTooLarge, false},
+		"file_not_found":         {http.StatusNotFound, false},
+		"is_directory":           {http.StatusBadRequest, false},
+		"invalid_request":        {http.StatusUnprocessableEntity, false},
+		"backend_unreachable":    {http.StatusBadGateway, false},
+		"runtime_failure":        {http.StatusInternalServerError, false},
+		"request_too_large":      {http.StatusRequestEntityTooLarge, false},
+		"unsupported_media_type": {http.StatusUnsupportedMediaType, false},
+		"route_not_found":        {http.StatusNotFound, false},
+		"method_not_allowed":     {http.StatusMethodNotAllowed, false},
+		"not_ready":              {http.StatusServiceUnavailable, false},
+		"internal_error":         {http.StatusInternalServerError, false},
+	}
+	for _, code := range contract.ErrorCodes() {
+		if _, ok := wants[code]; !ok {
+			t.Errorf("code %q has no expected status here", code)
+		}
+	}
+	if len(wants) != len(contract.ErrorCodes()) {
+		t.Errorf("%d codes expected here, contract.ErrorCodes has %d", len(wants), len(contract.ErrorCodes()))
+	}
+	check := func(t *testing.T, r response, code string) {
+		t.Helper()
+		w := wants[code]
+		if r.status != w.status || r.code(t) != code || r.detail(t) == "" {
+			t.Fatalf("status %d code %q, want %d %q: %s", r.status, r.code(t), w.status, code, r.body)
+		}
+		if got := r.header.Get("Retry-After") != ""; got != w.retryAfter {
+			t.Errorf("Retry-After %q, want one: %v", r.header.Get("Retry-After"), w.retryAfter)
+		}
+	}
+
+	// The port's codes: an error received with the code (as adapters/http
+	// and the worker protocol rebuild one) goes out with the same code.
+	for _, code := range port.ErrorCodes() {
+		t.Run(code, func(t *testing.T) {
+			err, ok := port.ErrorFromCode(code, "remote says "+code, 3*time.Second)
+			if !ok {
+				t.Fatalf("port.ErrorFromCode does not know %q", code)
+			}
+			fp := newFakePort()
+			fp.err = err
+			check(t, newHarness(t, fp).do("POST", "/sessions/s1/exec", execCode), code)
+		})
+	}
+
+	// The server's own, each by the request that earns it.
+	fp := newFakePort()
+	fp.addSession("s1", nil)
+	var ready atomic.Bool
+	h := newHarness(t, fp, server.WithMaxRequestBytes(256), server.WithMaxUploadBytes(1024), server.WithReady(ready.Load))
+	big := `{"tool":"code_execution","input":{"code":"` + strings.Repeat("x", 1000) + `"}}`
+	check(t, h.do("POST", "/sessions/s1/exec", big), "request_too_large")
+	check(t, h.do("POST", "/sessions/s1/files", `{"not":"multipart"}`), "unsupported_media_type")
+	check(t, h.do("GET", "/no/such/route", ""), "route_not_found")
+	check(t, h.do("GET", "/metrics", ""), "route_not_found") // no gatherer
+	check(t, h.do("PUT", "/sessions", ""), "method_not_allowed")
+	check(t, h.do("GET", "/healthz", ""), "not_ready")
+	// An upload over the upload cap is a file too large, not a request
+	// too large, whether its length was announced or not.
+	body, ct := endlessUpload(4096)
+	req, _ := http.NewRequest("POST", h.srv.URL+"/sessions/s1/files", body)
+	req.Header.Set("Content-Type", ct)
+	check(t, h.send(req), "file_too_large")
+	body, ct = endlessUpload(4096)
+	req, _ = http.NewRequest("POST", h.srv.URL+"/sessions/s1/files", io.MultiReader(body))
+	req.ContentLength = -1
+	req.Header.Set("Content-Type", ct)
+	check(t, h.send(req), "file_too_large")
+	fp.err = errors.New("no sentinel at all")
+	check(t, h.do("POST", "/sessions/s1/exec", execCode), "internal_error")
 }
 
 func TestDestroySession(t *testing.T) {
@@ -169,7 +272,7 @@ func TestBearerToken(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	fp := newFakePort()
 	fp.addSession("s1", map[string]string{"a.txt": "hi"})
-	h := newHarness(t, fp, contract.WithBearerToken(token), contract.WithGatherer(reg))
+	h := newHarness(t, fp, server.WithBearerToken(token), server.WithGatherer(reg))
 
 	guarded := []struct{ method, target, body string }{
 		{"POST", "/sessions", ""},
@@ -619,7 +722,7 @@ func TestEditorInput(t *testing.T) {
 func TestRequestTooLarge(t *testing.T) {
 	fp := newFakePort()
 	fp.addSession("s1", nil)
-	h := newHarness(t, fp, contract.WithMaxRequestBytes(256))
+	h := newHarness(t, fp, server.WithMaxRequestBytes(256))
 	big := `{"tool":"code_execution","input":{"code":"` + strings.Repeat("x", 1000) + `"}}`
 	if r := h.do("POST", "/sessions/s1/exec", big); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("exec: %d %s", r.status, r.body)
@@ -877,7 +980,7 @@ func TestUploadOverCap(t *testing.T) {
 	const limit = 64 << 10
 	fp := newFakePort()
 	fp.addSession("s1", nil)
-	h := newHarness(t, fp, contract.WithMaxUploadBytes(limit))
+	h := newHarness(t, fp, server.WithMaxUploadBytes(limit))
 
 	// Chunked (no Content-Length): refused while reading.
 	body, ct := endlessUpload(16 << 20)
@@ -1019,7 +1122,7 @@ func TestCapabilities(t *testing.T) {
 
 func TestHealthz(t *testing.T) {
 	var ready atomic.Bool
-	h := newHarness(t, nil, contract.WithReady(ready.Load), contract.WithBearerToken("t"))
+	h := newHarness(t, nil, server.WithReady(ready.Load), server.WithBearerToken("t"))
 	if r := h.do("GET", "/healthz", ""); r.status != http.StatusServiceUnavailable || r.detail(t) == "" {
 		t.Errorf("not ready: %d %s", r.status, r.body)
 	}
@@ -1044,7 +1147,7 @@ func TestMetrics(t *testing.T) {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "codeport_test_total", Help: "A test counter."})
 	reg.MustRegister(c)
 	c.Add(3)
-	h := newHarness(t, nil, contract.WithGatherer(reg))
+	h := newHarness(t, nil, server.WithGatherer(reg))
 	r := h.do("GET", "/metrics", "")
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") ||
 		!strings.Contains(string(r.body), "codeport_test_total 3") {
@@ -1124,7 +1227,7 @@ func TestLogging(t *testing.T) {
 	fp := newFakePort()
 	fp.addSession("s1", map[string]string{"secret.txt": "FILE_CONTENT_SECRET"})
 	fp.result = &port.Result{Tool: port.ToolCodeExecution, Stdout: "OUTPUT_SECRET", Stderr: "STDERR_SECRET", Outcome: port.OutcomeCompleted}
-	h := newHarness(t, fp, contract.WithLogger(logger))
+	h := newHarness(t, fp, server.WithLogger(logger))
 
 	send := func(method, target, ct string, body io.Reader) {
 		req := httptest.NewRequest(method, target, body)
@@ -1178,5 +1281,5 @@ func TestNewHandlerNilPort(t *testing.T) {
 			t.Error("no panic")
 		}
 	}()
-	contract.NewHandler(nil)
+	server.NewHandler(nil)
 }

@@ -1,4 +1,4 @@
-package contract
+package server
 
 import (
 	"log/slog"

@@ -1,8 +1,7 @@
-package contract
+package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/port"
 )
 
@@ -42,9 +42,9 @@ const maxPathFieldBytes = 4096
 // NewHandler panics if p is nil.
 func NewHandler(p port.CodeExecutionPort, opts ...Option) http.Handler {
 	if p == nil {
-		panic("contract: NewHandler called with a nil port")
+		panic("server: NewHandler called with a nil port")
 	}
-	s := &server{port: p, cfg: newConfig(opts), mux: http.NewServeMux()}
+	s := &server{port: p, cfg: newConfig(opts), mux: http.NewServeMux(), openapi: contract.OpenAPI()}
 	if s.cfg.token != "" {
 		s.tokenHash = sha256.Sum256([]byte(s.cfg.token))
 	}
@@ -63,6 +63,7 @@ type server struct {
 	tokenHash [sha256.Size]byte
 	mux       *http.ServeMux
 	metrics   http.Handler
+	openapi   []byte
 }
 
 func (s *server) routes() {
@@ -98,7 +99,7 @@ func (s *server) routes() {
 		allow := strings.Join(methods, ", ")
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
-			writeJSON(w, http.StatusMethodNotAllowed, Error{Detail: "method " + r.Method + " not allowed; allowed: " + allow})
+			s.writeError(w, r, refuse(contract.CodeMethodNotAllowed, "method "+r.Method+" not allowed; allowed: "+allow))
 		})
 		if path != "/healthz" {
 			h = s.authenticated(h)
@@ -106,7 +107,7 @@ func (s *server) routes() {
 		s.mux.Handle(path, h)
 	}
 	s.mux.Handle("/", s.authenticated(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, Error{Detail: "no such route"})
+		s.writeError(w, r, refuse(contract.CodeRouteNotFound, "no such route"))
 	}))
 }
 
@@ -176,12 +177,12 @@ func (s *server) authorized(r *http.Request) bool {
 }
 
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
-	var body CreateSessionRequest
+	var body contract.CreateSessionRequest
 	if err := s.decodeJSON(w, r, &body, true); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	req, err := CreateSessionRequestToPort(body)
+	req, err := contract.CreateSessionRequestToPort(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -195,7 +196,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.New("port returned a session without an id"))
 		return
 	}
-	writeJSON(w, http.StatusCreated, SessionFromPort(sess))
+	writeJSON(w, http.StatusCreated, contract.SessionFromPort(sess))
 }
 
 func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
@@ -210,12 +211,12 @@ func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) execute(w http.ResponseWriter, r *http.Request) {
-	var body ExecRequest
+	var body contract.ExecRequest
 	if err := s.decodeJSON(w, r, &body, false); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	req, err := ExecRequestToPort(body)
+	req, err := contract.ExecRequestToPort(body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -226,7 +227,9 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The contract promises the block type of the tool that ran and a
-	// tool_use_id on every response; do not rely on the port for either.
+	// tool_use_id on every response. A port.Port keeps both promises; a
+	// bare CodeExecutionPort may not, so the handler does not rely on it,
+	// and mints an id of the port's form when neither side brought one.
 	if res.Tool == "" {
 		res.Tool = req.Tool
 	}
@@ -234,9 +237,9 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 		res.ToolUseID = req.ToolUseID
 	}
 	if res.ToolUseID == "" {
-		res.ToolUseID = "srvtoolu_" + rand.Text()
+		res.ToolUseID = port.NewToolUseID()
 	}
-	writeJSON(w, http.StatusOK, ResultFromPort(res))
+	writeJSON(w, http.StatusOK, contract.ResultFromPort(res))
 }
 
 func (s *server) listFiles(w http.ResponseWriter, r *http.Request) {
@@ -249,7 +252,7 @@ func (s *server) listFiles(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, FileListFromPort(files))
+	writeJSON(w, http.StatusOK, contract.FileListFromPort(files))
 }
 
 func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
@@ -307,7 +310,7 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
 func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 	limit := s.cfg.maxUploadBytes
 	if r.ContentLength > limit {
-		s.writeError(w, r, &http.MaxBytesError{Limit: limit})
+		s.writeError(w, r, uploadTooLarge(&http.MaxBytesError{Limit: limit}))
 		return
 	}
 	// Remember a cap overrun however the multipart reader or the port
@@ -317,7 +320,7 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		if errors.Is(err, http.ErrNotMultipart) {
-			s.writeError(w, r, errUnsupportedMedia)
+			s.writeError(w, r, refuse(contract.CodeUnsupportedMediaType, "request body must be multipart/form-data"))
 			return
 		}
 		s.writeError(w, r, invalidf("malformed multipart body"))
@@ -328,7 +331,7 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 		part, err := mr.NextPart()
 		switch {
 		case body.err != nil:
-			s.writeError(w, r, body.err)
+			s.writeError(w, r, uploadTooLarge(body.err))
 			return
 		case errors.Is(err, io.EOF):
 			s.writeError(w, r, invalidf("multipart body has no file part"))
@@ -341,7 +344,7 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 		case "path":
 			b, err := io.ReadAll(io.LimitReader(part, maxPathFieldBytes+1))
 			if body.err != nil {
-				s.writeError(w, r, body.err)
+				s.writeError(w, r, uploadTooLarge(body.err))
 				return
 			}
 			if err != nil {
@@ -366,7 +369,7 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 			}
 			info, err := s.port.PutFile(r.Context(), r.PathValue("id"), dest, part)
 			if body.err != nil {
-				s.writeError(w, r, body.err)
+				s.writeError(w, r, uploadTooLarge(body.err))
 				return
 			}
 			if err != nil {
@@ -376,7 +379,7 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 			if info.Path == "" {
 				info.Path = dest
 			}
-			writeJSON(w, http.StatusCreated, FileUploadResultFromPort(info))
+			writeJSON(w, http.StatusCreated, contract.FileUploadResultFromPort(info))
 			return
 		}
 		// Other parts are skipped by NextPart.
@@ -389,12 +392,12 @@ func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, CapabilitiesFromPort(caps))
+	writeJSON(w, http.StatusOK, contract.CapabilitiesFromPort(caps))
 }
 
 func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.metrics == nil {
-		writeJSON(w, http.StatusNotFound, Error{Detail: "metrics are not enabled"})
+		s.writeError(w, r, refuse(contract.CodeRouteNotFound, "metrics are not enabled"))
 		return
 	}
 	s.metrics.ServeHTTP(w, r)
@@ -402,8 +405,8 @@ func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) openAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
-	w.Header().Set("Content-Length", strconv.Itoa(len(openapiDoc)))
-	_, _ = io.WriteString(w, openapiDoc)
+	w.Header().Set("Content-Length", strconv.Itoa(len(s.openapi)))
+	_, _ = w.Write(s.openapi)
 }
 
 // healthStatus is the body of a 200 from /healthz.
@@ -411,9 +414,9 @@ type healthStatus struct {
 	Status string `json:"status"`
 }
 
-func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.ready != nil && !s.cfg.ready() {
-		writeJSON(w, http.StatusServiceUnavailable, Error{Detail: "not ready"})
+		s.writeError(w, r, refuse(contract.CodeNotReady, "not ready"))
 		return
 	}
 	writeJSON(w, http.StatusOK, healthStatus{Status: "ok"})
@@ -439,7 +442,7 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 			}
 			return invalidf("request body is required")
 		}
-		return jsonError("", err)
+		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var tooLarge *http.MaxBytesError
@@ -451,18 +454,92 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 	return nil
 }
 
-// errUnsupportedMedia refuses an upload that is not multipart/form-data.
-var errUnsupportedMedia = errors.New("request body must be multipart/form-data")
+// refusal is an error of the handler's own making, answered with its code.
+type refusal struct {
+	code   string
+	detail string
+}
 
-// writeError answers with the status the error maps to and a {"detail"}
-// body. Client errors say what was wrong (port errors never carry user
-// data); server errors say only which kind, and are logged in full.
+func (e *refusal) Error() string { return e.detail }
+
+func refuse(code, detail string) error { return &refusal{code: code, detail: detail} }
+
+// uploadTooLarge makes an upload over the upload cap a file too large (the
+// port's code), as a file over the backend's own cap is, rather than a
+// request too large: to the client both are a file it cannot upload.
+func uploadTooLarge(err error) error {
+	return fmt.Errorf("%w: %w", port.ErrFileTooLarge, err)
+}
+
+// answer is how the handler answers an error code.
+type answer struct {
+	status int
+	// retryAfter: the refusal is temporary; a Retry-After header says when
+	// to try again.
+	retryAfter bool
+}
+
+// answers is the one table from code to status: every code in
+// contract.ErrorCodes has a row (a test holds it to that), and writeError
+// answers every error from it.
+var answers = map[string]answer{
+	"closed":                          {http.StatusServiceUnavailable, true}, // shutting down; another instance may take the retry
+	"at_capacity":                     {http.StatusServiceUnavailable, true},
+	"unauthorized":                    {http.StatusUnauthorized, false},
+	"session_not_found":               {http.StatusNotFound, false},
+	"session_busy":                    {http.StatusConflict, false},
+	"unsupported_tool":                {http.StatusBadRequest, false},
+	"path_escapes_workspace":          {http.StatusForbidden, false},
+	"file_too_large":                  {http.StatusRequestEntityTooLarge, false},
+	"file_not_found":                  {http.StatusNotFound, false},
+	"is_directory":                    {http.StatusBadRequest, false},
+	"invalid_request":                 {http.StatusUnprocessableEntity, false},
+	"backend_unreachable":             {http.StatusBadGateway, false},
+	"runtime_failure":                 {http.StatusInternalServerError, false},
+	contract.CodeRequestTooLarge:      {http.StatusRequestEntityTooLarge, false},
+	contract.CodeUnsupportedMediaType: {http.StatusUnsupportedMediaType, false},
+	contract.CodeRouteNotFound:        {http.StatusNotFound, false},
+	contract.CodeMethodNotAllowed:     {http.StatusMethodNotAllowed, false},
+	// A probe that is not ready is not told when to come back: the
+	// orchestrator probes on its own schedule.
+	contract.CodeNotReady:      {http.StatusServiceUnavailable, false},
+	contract.CodeInternalError: {http.StatusInternalServerError, false},
+}
+
+// codeOf is the code err is answered with: the port's code of the sentinel
+// it wraps, else the handler's own.
+func codeOf(err error) string {
+	if c := port.ErrorCode(err); c != "" {
+		return c
+	}
+	var rf *refusal
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &rf):
+		return rf.code
+	case errors.As(err, &tooLarge):
+		return contract.CodeRequestTooLarge
+	}
+	return contract.CodeInternalError
+}
+
+// writeError answers with the status the error's code maps to and a
+// {"detail", "code"} body. Client errors say what was wrong (port errors
+// never carry user data); server errors say only which kind, and are
+// logged in full.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status := statusFor(err)
-	detail := err.Error()
+	code := codeOf(err)
+	a, ok := answers[code]
+	if !ok {
+		// A port code newer than this table; the test of the table fails
+		// first.
+		code, a = contract.CodeInternalError, answers[contract.CodeInternalError]
+	}
+	status, detail := a.status, err.Error()
 	switch {
 	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
-		status, detail = statusClientClosed, "client closed request"
+		// Nobody reads this answer; the status is for the log.
+		status, code, detail = statusClientClosed, "", "client closed request"
 	case status == http.StatusInternalServerError:
 		detail = "internal error"
 	case status == http.StatusBadGateway:
@@ -471,52 +548,23 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if rec, ok := w.(*recorder); ok {
 		rec.err = err
 	}
-	switch status {
-	case http.StatusUnauthorized:
+	switch {
+	case status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "Bearer")
-	case http.StatusServiceUnavailable:
+	case status == http.StatusServiceUnavailable && a.retryAfter:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
-	case http.StatusRequestEntityTooLarge:
+	case status == http.StatusRequestEntityTooLarge:
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			detail = fmt.Sprintf("request body is over the %d-byte limit", tooLarge.Limit)
 		}
 	}
-	writeJSON(w, status, Error{Detail: detail})
-}
-
-// statusFor maps an error to its HTTP status through the port's sentinels.
-func statusFor(err error) int {
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errUnsupportedMedia):
-		return http.StatusUnsupportedMediaType
-	case errors.Is(err, port.ErrUnauthorized):
-		return http.StatusUnauthorized
-	case errors.Is(err, port.ErrSessionNotFound), errors.Is(err, port.ErrFileNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, port.ErrSessionBusy):
-		return http.StatusConflict
-	case errors.Is(err, port.ErrAtCapacity):
-		return http.StatusServiceUnavailable
-	case errors.Is(err, port.ErrInvalidRequest):
-		return http.StatusUnprocessableEntity
-	case errors.Is(err, port.ErrUnsupportedTool), errors.Is(err, port.ErrIsDirectory):
-		return http.StatusBadRequest
-	case errors.Is(err, port.ErrPathEscapesWorkspace):
-		return http.StatusForbidden
-	case errors.Is(err, port.ErrFileTooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, port.ErrBackendUnreachable):
-		return http.StatusBadGateway
-	}
-	return http.StatusInternalServerError
+	writeJSON(w, status, contract.Error{Detail: detail, Code: code})
 }
 
 // retryAfterSeconds is the capacity error's hint in whole seconds, rounded
-// up and at least 1: "Retry-After: 0" would invite a hot retry loop.
+// up and at least 1: "Retry-After: 0" would invite a hot retry loop. An
+// error without a hint (a server shutting down) gets 1.
 func retryAfterSeconds(err error) int {
 	var ce *port.CapacityError
 	if !errors.As(err, &ce) || ce.RetryAfter <= 0 {
@@ -527,6 +575,30 @@ func retryAfterSeconds(err error) int {
 		return math.MaxInt32
 	}
 	return max(int(secs), 1)
+}
+
+// invalidf returns an error wrapping port.ErrInvalidRequest.
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", port.ErrInvalidRequest, fmt.Sprintf(format, args...))
+}
+
+// jsonError turns a body's decoding error into an ErrInvalidRequest whose
+// message names the offending field in the contract's terms rather than
+// Go's. (The contract package does the same for the tool input it decodes.)
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "body"
+		}
+		return fmt.Errorf("%w: %s: invalid value (got %s)", port.ErrInvalidRequest, field, typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("%w: malformed JSON at byte %d", port.ErrInvalidRequest, syntaxErr.Offset)
+	}
+	return fmt.Errorf("%w: malformed JSON: %w", port.ErrInvalidRequest, err)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,4 +1,4 @@
-package contract_test
+package server_test
 
 import (
 	"log"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
 )
 
@@ -21,11 +21,11 @@ func ExampleNewHandler() {
 		return
 	}
 	reg := prometheus.NewRegistry()
-	h := contract.NewHandler(backend,
-		contract.WithBearerToken(os.Getenv("CODEPORT_TOKEN")),
-		contract.WithLogger(slog.Default()),
-		contract.WithGatherer(reg),
-		contract.WithMaxUploadBytes(32<<20),
+	h := server.NewHandler(backend,
+		server.WithBearerToken(os.Getenv("CODEPORT_TOKEN")),
+		server.WithLogger(slog.Default()),
+		server.WithGatherer(reg),
+		server.WithMaxUploadBytes(32<<20),
 	)
 	srv := &http.Server{
 		Addr:              "127.0.0.1:8080",

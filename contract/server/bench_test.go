@@ -1,4 +1,4 @@
-package contract_test
+package server_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
 )
@@ -22,7 +23,7 @@ func benchServer(b *testing.B) (*httptest.Server, *http.Client) {
 	// No warm pool: its background refills would add noise, and a loop of
 	// creates drains it anyway (adapters/wasm measures pool hits).
 	a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil) })
-	srv := httptest.NewServer(contract.NewHandler(a))
+	srv := httptest.NewServer(server.NewHandler(a))
 	b.Cleanup(srv.Close)
 	return srv, srv.Client() // keep-alive
 }

@@ -1,4 +1,4 @@
-package contract_test
+package server_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/openapispec"
 	"github.com/codeport/codeport/port"
 )
@@ -132,7 +133,7 @@ type harness struct {
 	auth string
 }
 
-func newHarness(t *testing.T, fp *fakePort, opts ...contract.Option) *harness {
+func newHarness(t *testing.T, fp *fakePort, opts ...server.Option) *harness {
 	t.Helper()
 	if fp == nil {
 		fp = newFakePort()
@@ -143,9 +144,9 @@ func newHarness(t *testing.T, fp *fakePort, opts ...contract.Option) *harness {
 }
 
 // servePort serves any port over a real HTTP server on loopback.
-func servePort(t *testing.T, p port.CodeExecutionPort, opts ...contract.Option) *harness {
+func servePort(t *testing.T, p port.CodeExecutionPort, opts ...server.Option) *harness {
 	t.Helper()
-	h := contract.NewHandler(p, opts...)
+	h := server.NewHandler(p, opts...)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &harness{t: t, h: h, srv: srv, spec: mustSpec(t)}
@@ -169,6 +170,14 @@ func (r response) detail(t testing.TB) string {
 	var e contract.Error
 	r.json(t, &e)
 	return e.Detail
+}
+
+// code is the error body's code, "" when it has none.
+func (r response) code(t testing.TB) string {
+	t.Helper()
+	var e contract.Error
+	r.json(t, &e)
+	return e.Code
 }
 
 // do sends a request with a JSON (or empty) body.

@@ -1,0 +1,17 @@
+package wasm_test
+
+import (
+	"testing"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/conformance"
+	"github.com/codeport/codeport/internal/wasmtest"
+)
+
+// TestConformance runs the suite every adapter must pass, with room for
+// four sessions so that the capacity check runs; the session limit comes
+// from Describe.
+func TestConformance(t *testing.T) {
+	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
+	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a} })
+}

@@ -1,0 +1,342 @@
+package binding
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/codeport/codeport/internal/purpose"
+	"github.com/codeport/codeport/port"
+)
+
+// Opener binds one adapter from configuration. Each adapter package
+// provides one (wasm.Opener, subprocess.Opener, httpadapter.Opener), so a
+// program links only the adapters it registers with New.
+type Opener interface {
+	// Name names the adapter ("wasm", "subprocess", "http").
+	Name() string
+	// Isolation is the isolation setting that selects the adapter
+	// ("in-process", "process"), or "" for one that only Claims selects.
+	Isolation() string
+	// NewSettings returns the adapter's settings with their defaults: a
+	// pointer to a struct whose tagged fields are the settings (see the
+	// package documentation).
+	NewSettings() Settings
+	// Claims reports whether settings ask for this adapter whatever the
+	// isolation (a configured sandbox URL claims the remote adapter).
+	Claims(s Settings) bool
+	// Open binds the adapter with settings NewSettings returned.
+	Open(s Settings, opts Options) (*port.Port, error)
+}
+
+// Settings are an adapter's settings.
+type Settings interface {
+	// Validate reports every setting out of range.
+	Validate() error
+}
+
+// Options are what opening an adapter needs besides its settings.
+type Options struct {
+	// Logger logs the port's calls and the adapter's own events.
+	Logger *slog.Logger
+	// Observers watch every call (metrics, tracing); see port.Observer.
+	Observers []port.Observer
+}
+
+// PortOptions are the port options opts stand for, for an Opener to pass
+// to its adapter's constructor.
+func (o Options) PortOptions() []port.Option {
+	opts := []port.Option{port.WithLogger(o.Logger)}
+	for _, obs := range o.Observers {
+		opts = append(opts, port.WithObserver(obs))
+	}
+	return opts
+}
+
+// Binder binds the adapters registered with it. It holds no state beyond
+// its openers; make one per program.
+type Binder struct {
+	openers []Opener
+}
+
+// New registers the openers of the adapters a program offers. Names must
+// be unique, and settings two adapters share must have the same type.
+func New(openers ...Opener) (*Binder, error) {
+	seen := map[string]bool{}
+	for _, o := range openers {
+		if o == nil || o.Name() == "" || seen[o.Name()] {
+			return nil, errors.New("binding: every opener needs a unique name")
+		}
+		seen[o.Name()] = true
+	}
+	b := &Binder{openers: openers}
+	def := b.Defaults()
+	if _, err := def.settings(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Adapters names the registered adapters.
+func (b *Binder) Adapters() []string {
+	out := make([]string, len(b.openers))
+	for i, o := range b.openers {
+		out[i] = o.Name()
+	}
+	return out
+}
+
+// Config is the configuration: the server's own settings and every
+// registered adapter's, from defaults, then an optional YAML file, then
+// CODEPORT_* environment variables, then flags, each source overriding the
+// ones before it.
+type Config struct {
+	// ConfigFile is the YAML file read, if any.
+	ConfigFile string
+
+	Listen    string `setting:"listen" help:"address to serve contract v1 on"`
+	AuthToken string `setting:"auth-token" help:"bearer token clients must send (empty: no authentication)"`
+	LogLevel  string `setting:"log-level" help:"debug, info, warn or error"`
+	// Isolation selects the adapter when none claims the configuration
+	// (see Opener).
+	Isolation string `setting:"isolation" help:"in-process (the runtime in this process) or process (each session in a worker process of its own)"`
+
+	openers  []Opener
+	adapters map[string]Settings
+}
+
+// The isolation settings of codeport's adapters.
+const (
+	IsolationInProcess = "in-process"
+	IsolationProcess   = "process"
+)
+
+// Defaults returns the configuration before any source is applied.
+func (b *Binder) Defaults() Config {
+	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", Isolation: IsolationInProcess,
+		openers: b.openers, adapters: map[string]Settings{}}
+	for _, o := range b.openers {
+		c.adapters[o.Name()] = o.NewSettings()
+	}
+	return c
+}
+
+// Settings returns the settings of the named adapter (a pointer to its
+// settings struct, to type-assert), nil if it is not registered.
+func (c *Config) Settings(adapter string) Settings { return c.adapters[adapter] }
+
+// settings lists every setting: the server's, then each adapter's.
+func (c *Config) settings() ([]*setting, error) {
+	structs := []any{c}
+	for _, o := range c.openers {
+		structs = append(structs, c.adapters[o.Name()])
+	}
+	return collect(structs...)
+}
+
+// Selected is the opener the configuration selects: the first that claims
+// it, else the one of its isolation.
+func (c *Config) Selected() (Opener, error) {
+	for _, o := range c.openers {
+		if o.Claims(c.adapters[o.Name()]) {
+			return o, nil
+		}
+	}
+	var isolations []string
+	for _, o := range c.openers {
+		if o.Isolation() == "" {
+			continue
+		}
+		if o.Isolation() == c.Isolation {
+			return o, nil
+		}
+		isolations = append(isolations, o.Isolation())
+	}
+	return nil, fmt.Errorf("isolation %q: want one of %s", c.Isolation, strings.Join(isolations, ", "))
+}
+
+// check validates the server's settings and the selected adapter's.
+func (c *Config) check() error {
+	var errs []error
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if o, err := c.Selected(); err != nil {
+		errs = append(errs, err)
+	} else if err := c.adapters[o.Name()].Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return nil
+}
+
+// FlagValues holds parsed flags until Load merges them.
+type FlagValues struct {
+	fs     *flag.FlagSet
+	config *string
+	values map[string]*string
+}
+
+// Flags binds a flag per setting to fs. Call Load after fs.Parse.
+func (b *Binder) Flags(fs *flag.FlagSet) *FlagValues {
+	fv := &FlagValues{fs: fs, values: map[string]*string{}}
+	def := b.Defaults()
+	all, _ := def.settings() // checked by New
+	fv.config = fs.String("config", "", "YAML configuration file (env CODEPORT_CONFIG)")
+	for _, s := range all {
+		d := s.fields[0].get()
+		if d == "0s" {
+			d = ""
+		}
+		fv.values[s.name] = fs.String(s.name, d, fmt.Sprintf("%s (env %s)", s.help, s.env()))
+	}
+	return fv
+}
+
+// Load builds the configuration: defaults, then the YAML file (from
+// --config or CODEPORT_CONFIG), then the environment, then the flags given
+// on the command line, and validates the server's settings and the
+// selected adapter's. getenv is os.Getenv outside tests. fv may be nil.
+func (b *Binder) Load(fv *FlagValues, getenv func(string) string) (Config, error) {
+	c := b.Defaults()
+	all, err := c.settings()
+	if err != nil {
+		return Config{}, err
+	}
+	set := map[string]bool{}
+	if fv != nil {
+		fv.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	}
+	path := getenv("CODEPORT_CONFIG")
+	if fv != nil && set["config"] {
+		path = *fv.config
+	}
+	if path != "" {
+		if err := loadYAML(path, all); err != nil {
+			return Config{}, err
+		}
+		c.ConfigFile = path
+	}
+	for _, s := range all {
+		if v := getenv(s.env()); v != "" {
+			if err := s.set(v); err != nil {
+				return Config{}, fmt.Errorf("environment %s: %w", s.env(), err)
+			}
+		}
+	}
+	if fv != nil {
+		for _, s := range all {
+			if set[s.name] {
+				if err := s.set(*fv.values[s.name]); err != nil {
+					return Config{}, fmt.Errorf("flag --%s: %w", s.name, err)
+				}
+			}
+		}
+	}
+	return c, c.check()
+}
+
+func loadYAML(path string, all []*setting) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	byKey := map[string]*setting{}
+	for _, s := range all {
+		byKey[s.yamlKey()] = s
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, ok := byKey[k]
+		if !ok {
+			return fmt.Errorf("config file %s: unknown key %q (known: %s)", path, k, strings.Join(names(all), ", "))
+		}
+		var v string
+		switch x := raw[k].(type) {
+		case string:
+			v = x
+		case int, int64, float64, bool:
+			v = fmt.Sprint(x)
+		case nil:
+			continue
+		default:
+			return fmt.Errorf("config file %s: key %q: want a scalar value", path, k)
+		}
+		if err := s.set(v); err != nil {
+			return fmt.Errorf("config file %s: key %q: %w", path, k, err)
+		}
+	}
+	return nil
+}
+
+// Bound is the adapter the configuration selected. Its Describe carries
+// the purpose hint.
+type Bound struct {
+	*port.Port
+	// Adapter names the bound adapter ("wasm", "subprocess", "http").
+	Adapter string
+}
+
+// Open binds the adapter the configuration selects: the first registered
+// adapter that claims it (a configured sandbox URL claims the remote
+// one), else the one of its isolation. The returned port must be closed.
+func (b *Binder) Open(cfg Config, opts Options) (*Bound, error) {
+	if cfg.adapters == nil {
+		return nil, errors.New("binding: Open needs a Config from this Binder's Defaults or Load")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	o, err := cfg.Selected()
+	if err != nil {
+		return nil, err
+	}
+	s := cfg.adapters[o.Name()]
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("bind %s adapter: %w", o.Name(), err)
+	}
+	p, err := o.Open(s, opts)
+	if err != nil {
+		return nil, fmt.Errorf("bind %s adapter: %w", o.Name(), err)
+	}
+	return &Bound{Port: p, Adapter: o.Name()}, nil
+}
+
+// Describe returns the bound adapter's capability description with its
+// purpose hint filled in.
+func (b *Bound) Describe(ctx context.Context) (port.Capabilities, error) {
+	c, err := b.Port.Describe(ctx)
+	if err != nil {
+		return c, err
+	}
+	if c.PurposeHint == "" {
+		c.PurposeHint = PurposeHint(c)
+	}
+	return c, nil
+}
+
+// PurposeHint is the text a model is shown about the tool, built only from
+// what the capability description says, so it never promises a package,
+// a network or a limit the backend does not have.
+func PurposeHint(c port.Capabilities) string {
+	return purpose.Hint(c, purpose.Options{})
+}

@@ -1,0 +1,28 @@
+// Package server serves any port.CodeExecutionPort over code-execution
+// contract v1, to gateways such as Otari: NewHandler returns the
+// http.Handler, plus /healthz, /capabilities, /metrics and /openapi.yaml.
+//
+// It is kept apart from package contract, which holds only the wire types,
+// so that a client of contract v1 (adapters/http, a gateway) does not link
+// an HTTP server and Prometheus.
+//
+// The handler is where the contract's promises are kept whatever the
+// backend does: errors become the statuses the contract names (404 unknown
+// session, 409 busy, 503 with Retry-After at capacity or shutting down,
+// ...), bad input never becomes a 5xx, uploads are streamed into the
+// workspace rather than buffered, and a client that disconnects cancels its
+// execution. Every error body is {"detail": "...", "code": "..."}: detail
+// is what contract v1 clients read, code one of contract.ErrorCodes, from
+// which the status is decided.
+//
+// Serving a backend:
+//
+//	var p port.CodeExecutionPort = ... // any adapter
+//	h := server.NewHandler(p,
+//		server.WithBearerToken(os.Getenv("CODEPORT_TOKEN")),
+//		server.WithLogger(slog.Default()),
+//		server.WithGatherer(prometheus.DefaultGatherer),
+//	)
+//	srv := &http.Server{Addr: ":8080", Handler: h, ReadHeaderTimeout: 10 * time.Second}
+//	log.Fatal(srv.ListenAndServe())
+package server
