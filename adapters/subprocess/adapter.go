@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/port"
 )
 
@@ -28,7 +29,6 @@ type adapter struct {
 	workers  []*worker // alive or starting, not yet accounted as ended
 	starting int       // workers being started (counted against max)
 	sessions map[string]*session
-	caps     *port.Capabilities
 	closed   bool // set by Close, for the background work
 
 	wake chan struct{} // asks the filler to top up the idle workers
@@ -645,39 +645,12 @@ func (a *adapter) PutFile(ctx context.Context, sessionID, path string, r io.Read
 	return info, err
 }
 
-// Describe is the workers' description, with the adapter's name, its own
-// session limit and what process isolation means for a program.
-func (a *adapter) Describe(ctx context.Context) (port.Capabilities, error) {
-	a.mu.Lock()
-	cached := a.caps
-	a.mu.Unlock()
-	if cached != nil {
-		return *cached, nil
-	}
-	// Ask a worker; wait for the first one if none is up yet.
-	var c port.Capabilities
-	for {
-		a.mu.Lock()
-		var w *worker
-		for _, x := range a.workers {
-			if x.rpc != nil && !x.ending {
-				w = x
-				break
-			}
-		}
-		a.mu.Unlock()
-		if w != nil {
-			var err error
-			if c, err = w.rpc.describe(ctx); err == nil {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return port.Capabilities{}, fmt.Errorf("%w: no worker answered: %v", port.ErrRuntimeFailure, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+// Describe is the runtime's description (the workers run it with these
+// settings), with the adapter's name, its own session limit and what
+// process isolation means for a program. It needs no worker: a
+// description must not wait for a process to start, nor start one.
+func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
+	c := wasm.Capabilities(a.cfg.Settings.Settings)
 	c.Backend = "subprocess"
 	c.Limits.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
 	if a.cfg.SessionsPerWorker == 1 {
@@ -685,9 +658,6 @@ func (a *adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 	} else {
 		c.Limitations = append(c.Limitations, fmt.Sprintf("Sessions run in worker processes shared by up to %d sessions: if a worker crashes or exceeds its memory limit, its sessions and their files are lost and a new session must be created", a.cfg.SessionsPerWorker))
 	}
-	a.mu.Lock()
-	a.caps = &c
-	a.mu.Unlock()
 	return c, nil
 }
 

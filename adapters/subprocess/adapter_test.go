@@ -239,6 +239,21 @@ func TestDescribeSaysProcessIsolation(t *testing.T) {
 	}
 }
 
+// With no worker kept started, Describe answers at once and starts none
+// (it once waited for a worker that nothing would start).
+func TestDescribeNeedsNoWorker(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(0, 2) })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := a.Describe(ctx)
+	if err != nil || c.Backend != "subprocess" || c.RuntimeVersion != wasm.RuntimeVersion {
+		t.Fatalf("Describe: %v %+v", err, c)
+	}
+	if pids := subprocess.WorkerPIDs(a); len(pids) != 0 {
+		t.Fatalf("Describe started workers: %v", pids)
+	}
+}
+
 func TestCapacityIsWorkers(t *testing.T) {
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(0, 1) })
 	id := newSession(t, a)

@@ -55,12 +55,6 @@ func (c *rpcClient) list(ctx context.Context, id, dir string) ([]port.FileInfo, 
 	return files, err
 }
 
-func (c *rpcClient) describe(ctx context.Context) (port.Capabilities, error) {
-	var caps port.Capabilities
-	err := c.unary(ctx, methodDesc, struct{}{}, &caps)
-	return caps, err
-}
-
 // execute runs a call. streamCtx bounds the stream itself (the hard
 // deadline); when cancel is closed first, the worker is told to cancel the
 // call and its result is still awaited.

@@ -18,7 +18,7 @@ import (
 // chunks, raw bytes), so the protocol needs no generated code; its version
 // is the plugin handshake's ProtocolVersion, bumped on any change.
 //
-//	Create, Destroy, List, Describe  unary:  JSON request → reply
+//	Create, Destroy, List            unary:  JSON request → reply
 //	Execute                          bidi:   request, then an optional
 //	                                         cancel → one reply
 //	GetFile                          server: request → reply, chunks...
@@ -28,7 +28,6 @@ const (
 	methodCreate = "Create"
 	methodDest   = "Destroy"
 	methodList   = "List"
-	methodDesc   = "Describe"
 	streamExec   = "Execute"
 	streamGet    = "GetFile"
 	streamPut    = "PutFile"
@@ -180,7 +179,6 @@ func serviceDesc() *grpc.ServiceDesc {
 			unary(methodCreate, (*workerServer).create),
 			unary(methodDest, (*workerServer).destroy),
 			unary(methodList, (*workerServer).list),
-			unary(methodDesc, (*workerServer).describe),
 		},
 		Streams: []grpc.StreamDesc{
 			{StreamName: streamExec, ServerStreams: true, ClientStreams: true,

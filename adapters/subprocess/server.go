@@ -50,11 +50,6 @@ func (s *workerServer) list(ctx context.Context, in *wrapperspb.BytesValue) (*wr
 	return encodeReply(files, err)
 }
 
-func (s *workerServer) describe(ctx context.Context, _ *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error) {
-	c, err := s.port.Describe(ctx)
-	return encodeReply(c, err)
-}
-
 // execute runs one call. A second message from the parent (or the parent
 // half-closing, or going away) cancels it; either way the reply is the
 // call's own result, sent after the call has stopped.

@@ -65,7 +65,7 @@ const specEnv = "CODEPORT_WORKER_SPEC"
 
 func handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
-		ProtocolVersion:  2, // 2: errors carry port.ErrorCode codes
+		ProtocolVersion:  2, // 2: errors carry port.ErrorCode codes; no Describe
 		MagicCookieKey:   "CODEPORT_WORKER_COOKIE",
 		MagicCookieValue: "7b0e7c4a-codeport-worker-v1",
 	}

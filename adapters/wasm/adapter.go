@@ -380,6 +380,14 @@ func (a *adapter) PutFile(_ context.Context, id, path string, r io.Reader) (port
 
 // Describe implements port.Driver.
 func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
+	return Capabilities(a.cfg.Settings), nil
+}
+
+// Capabilities is the description of the runtime under settings s: what
+// Describe reports, known without compiling or starting anything (so a
+// host of the runtime in other processes describes it without waiting
+// for one).
+func Capabilities(s Settings) port.Capabilities {
 	modules, lims := describeModules()
 	return port.Capabilities{
 		Backend:            "wasm",
@@ -390,8 +398,8 @@ func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 		Limitations:        lims,
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
-		Limits:             a.cfg.Limits(),
-	}, nil
+		Limits:             s.Limits(),
+	}
 }
 
 // missingModules are the standard-library modules this CPython build

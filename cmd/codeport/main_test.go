@@ -84,6 +84,17 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// With process isolation, describe starts no worker (it once waited for
+// one forever).
+func TestDescribeWithProcessIsolation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, out, errs := cli(t, ctx, "", "describe", "--isolation", "process")
+	if code != 0 || !strings.Contains(out, `"adapter": "subprocess"`) {
+		t.Fatalf("describe: %d %s %s", code, out, errs)
+	}
+}
+
 func TestServe(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
