@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,20 +268,28 @@ func outOfMemory(line string) bool {
 		strings.HasPrefix(line, "runtime/cgo: pthread_create failed")
 }
 
-// stderrLog passes a worker's stderr lines (its own log records and any
-// runtime crash report; never a program's output, which the wasm adapter
-// captures in memory) to the parent's logger, a line at a time, and notes
-// an out-of-memory death.
+// stderrLog passes a worker's stderr to the parent's logger, a line at a
+// time: the worker's own log records (JSON, which never hold a program's
+// output: the wasm adapter captures that in memory) keep their level and
+// attributes; anything else is the Go runtime's crash report, whose first
+// lines are logged as an error and the rest (a dump of every goroutine)
+// counted, not logged. An out-of-memory death is noted for the cause.
 type stderrLog struct {
 	log *slog.Logger
 	w   *worker
 	mu  sync.Mutex
 	buf []byte
+	// crash counts the lines of a crash report seen so far.
+	crash int
 }
 
 // maxLogLine caps one logged line; the rest of a longer line is dropped
 // from the log and the cut marked.
 const maxLogLine = 4 << 10
+
+// maxCrashLines is how much of a crash report is logged: its reason and
+// the crashing goroutine's first frames.
+const maxCrashLines = 24
 
 func (s *stderrLog) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -308,8 +317,48 @@ func (s *stderrLog) emit(line []byte, cut bool) {
 	if s.w != nil && outOfMemory(text) {
 		s.w.oomNoted.Store(true)
 	}
+	if s.crash == 0 && s.record(line) {
+		return
+	}
 	if len(text) > maxLogLine {
 		text, cut = text[:maxLogLine], true
 	}
-	s.log.Info("worker stderr", "line", text, "cut", cut)
+	s.crash++
+	switch {
+	case s.crash <= maxCrashLines:
+		s.log.Error("worker crash report", "line", text, "cut", cut)
+	case s.crash == maxCrashLines+1:
+		s.log.Error("worker crash report: further lines are not logged")
+	}
+}
+
+// record logs line as the worker's own slog JSON record, and reports
+// whether it was one.
+func (s *stderrLog) record(line []byte) bool {
+	var rec map[string]any
+	if json.Unmarshal(line, &rec) != nil {
+		return false
+	}
+	// slog's JSON handler (the worker's own log) or hclog's (go-plugin's).
+	msg, ok := rec["msg"].(string)
+	levelText, ok2 := rec["level"].(string)
+	if !ok && !ok2 {
+		msg, ok = rec["@message"].(string)
+		levelText, ok2 = rec["@level"].(string)
+	}
+	var level slog.Level
+	if !ok || !ok2 || level.UnmarshalText([]byte(levelText)) != nil {
+		return false
+	}
+	attrs := make([]slog.Attr, 0, len(rec))
+	for k, v := range rec {
+		switch k {
+		case "time", "level", "msg", "@timestamp", "@level", "@message":
+		default:
+			attrs = append(attrs, slog.Any(k, v))
+		}
+	}
+	slices.SortFunc(attrs, func(a, b slog.Attr) int { return strings.Compare(a.Key, b.Key) })
+	s.log.LogAttrs(context.Background(), level, "worker: "+msg, attrs...)
+	return true
 }

@@ -1,0 +1,48 @@
+package subprocess
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/codeport/codeport/internal/logtest"
+)
+
+// A worker's crash report is logged as an error, its first lines only: a
+// dump of every goroutine would otherwise fill the parent's log at INFO.
+// The worker's own records keep their level.
+func TestWorkerStderrKeepsLevelsAndCapsCrashReports(t *testing.T) {
+	var logs logtest.Buffer
+	s := &stderrLog{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	var in strings.Builder
+	in.WriteString(`{"time":"2026-12-01T00:00:00Z","level":"WARN","msg":"warm pool: could not start an interpreter","pid":7}` + "\n")
+	in.WriteString(`{"@level":"error","@message":"plugin: serve failed","@timestamp":"x"}` + "\n")
+	in.WriteString("fatal error: runtime: out of memory\n\n")
+	for i := range 500 {
+		fmt.Fprintf(&in, "goroutine %d [running]:\nmain.f()\n\t/src/x.go:%d +0x1\n", i, i)
+	}
+	// Written in odd pieces, as a pipe delivers it.
+	b := []byte(in.String())
+	for len(b) > 0 {
+		n := min(len(b), 777)
+		if _, err := s.Write(b[:n]); err != nil {
+			t.Fatal(err)
+		}
+		b = b[n:]
+	}
+	got := logs.String()
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], `msg="worker: warm pool: could not start an interpreter"`) || !strings.Contains(lines[0], "pid=7") {
+		t.Errorf("a worker record lost its level or attributes: %s", lines[0])
+	}
+	if !strings.Contains(lines[1], "level=ERROR") || !strings.Contains(lines[1], "plugin: serve failed") {
+		t.Errorf("a go-plugin record: %s", lines[1])
+	}
+	if n := strings.Count(got, "worker crash report"); n != maxCrashLines+1 {
+		t.Errorf("%d crash report lines logged, want %d", n, maxCrashLines+1)
+	}
+	if strings.Contains(got, "level=INFO") || strings.Contains(got, "goroutine 400") {
+		t.Errorf("the crash report was logged at INFO or whole:\n%s", got)
+	}
+}
