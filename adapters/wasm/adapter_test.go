@@ -203,9 +203,12 @@ print("\x00tail")
 }
 
 func TestLargeOutputIsTruncatedWhileProduced(t *testing.T) {
-	a := newTestAdapter(t, nil)
+	// Generous timeouts: the verdict is about what was kept, and must not
+	// depend on how fast a busy machine produces 50 MB.
+	const slow = 10 * time.Minute
+	a := newTestAdapter(t, func(c Config) Config { return c.WithTimeouts(30*time.Second, slow) })
 	id := newSession(t, a)
-	res := run(t, a, id, "print('x' * 50_000_000)\nprint('done')")
+	res := runTimeout(t, a, id, "print('x' * 50_000_000)\nprint('done')", slow)
 	if !res.OutputTruncated || len(res.Stdout) > (1<<20)+200 || !strings.Contains(res.Stdout, "output truncated") {
 		t.Fatalf("truncated=%v len=%d tail=%q", res.OutputTruncated, len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-120):])
 	}
@@ -214,7 +217,7 @@ func TestLargeOutputIsTruncatedWhileProduced(t *testing.T) {
 	}
 	expect(t, run(t, a, id, "print('after')"), "after\n", 0, port.OutcomeCompleted)
 	// Many small writes are capped as well, stderr independently.
-	res = run(t, a, id, "import sys\nfor i in range(300000):\n    sys.stderr.write('e' * 10)\nprint('ok')")
+	res = runTimeout(t, a, id, "import sys\nfor i in range(300000):\n    sys.stderr.write('e' * 10)\nprint('ok')", slow)
 	if res.Stdout != "ok\n" || !res.OutputTruncated || !strings.Contains(res.Stderr, "bytes dropped") {
 		t.Fatalf("stderr cap: stdout %q truncated %v", res.Stdout, res.OutputTruncated)
 	}
