@@ -4,7 +4,7 @@ GO          ?= go
 LISTEN      ?= 127.0.0.1:8080
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test check sdkcheck bench clean runtime-rebuild
+.PHONY: all build run test fuzz check sdkcheck schemacheck bench soak clean runtime-rebuild
 
 all: build
 
@@ -23,14 +23,34 @@ check:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## test: checks, then every test under the race detector against the real runtime
+## test: checks, then every test under the race detector against the real runtime,
+## then each fuzz target for FUZZTIME_TEST
 test: check
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
+
+## fuzz: each fuzz target for FUZZTIME (their seed corpora run with every
+## go test). An input that fails is written to the package's testdata/fuzz:
+## commit it, and it stays a regression test.
+FUZZTIME      ?= 1m
+FUZZTIME_TEST ?= 10s
+FUZZ_TARGETS  := ./contract:FuzzDecodeRequest ./contract/server:FuzzHandler ./contract/server:FuzzUpload
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 ## sdkcheck: only the cross-check against the official openai and anthropic
 ## Python SDKs (part of test too); the first run builds a cached venv with pip
 sdkcheck:
 	$(GO) test -count=1 -v -run TestOfficialSDKsParseTheShapes ./contract/sdkcheck
+
+## schemacheck: only the schemathesis fuzzing of a live server against
+## contract/openapi.yaml (part of test too); the first run builds a cached venv
+schemacheck:
+	$(GO) test -count=1 -v ./contract/schemacheck
 
 ## bench: the package benchmarks, then one side-by-side run of the same workloads
 ## on codeport (in process, over HTTP), pydantic-monty (a cached venv) and, when
@@ -39,6 +59,14 @@ sdkcheck:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./adapters/wasm ./contract
 	$(GO) run ./bench/cmd/sidebyside -out bench/results.md
+
+## soak: a server under mixed, partly hostile load for SOAK_DURATION; its
+## memory, goroutines, threads, files and session directories must come back
+## (SOAK_ISOLATION=process for worker processes)
+SOAK_DURATION ?= 10m
+SOAK_ISOLATION ?= in-process
+soak: build
+	$(GO) run ./bench/cmd/soak -binary bin/codeport -duration $(SOAK_DURATION) -isolation $(SOAK_ISOLATION)
 
 clean:
 	rm -rf bin

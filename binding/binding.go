@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -102,14 +103,53 @@ type Config struct {
 	ConfigFile string
 
 	Listen    string `setting:"listen" help:"address to serve contract v1 on"`
-	AuthToken string `setting:"auth-token" help:"bearer token clients must send (empty: no authentication)"`
-	LogLevel  string `setting:"log-level" help:"debug, info, warn or error"`
+	AuthToken string `setting:"auth-token" help:"bearer token clients must send (empty: no authentication); prefer auth-token-file or the environment, as a flag shows in the process list"`
+	// AuthTokenFile names a file holding the token instead.
+	AuthTokenFile string `setting:"auth-token-file" help:"file holding the bearer token clients must send, on one line; unlike --auth-token it does not show in the process list (refused if other users may write it, warned about if they may read it)"`
+	// AllowedHosts are the Host names served besides the loopback ones:
+	// comma-separated, "*" for any (see AllowedHostList).
+	AllowedHosts string `setting:"allowed-hosts" help:"comma-separated host names the server answers to besides localhost, 127.0.0.1 and [::1]; then every request is checked (\"*\": any host). Without it, unauthenticated requests on loopback must name a loopback host"`
+	// ReadTimeout bounds a request's transfer (headers and body), not its
+	// execution; KeepaliveTimeout closes an idle connection.
+	ReadTimeout      time.Duration `setting:"read-timeout" help:"longest a client may take to send a request, headers and body (then 408); raise it for large uploads over slow links"`
+	KeepaliveTimeout time.Duration `setting:"keepalive-timeout" help:"an idle keep-alive connection is closed after this long"`
+	LogLevel         string        `setting:"log-level" help:"debug, info, warn or error"`
 	// Isolation selects the adapter when none claims the configuration
 	// (see Opener).
 	Isolation string `setting:"isolation" help:"in-process (the runtime in this process) or process (each session in a worker process of its own)"`
 
 	openers  []Opener
 	adapters map[string]Settings
+}
+
+// Defaults of the server's timeouts. The read timeout bounds a request's
+// body, so that a client that stops sending cannot hold a connection and
+// its handler forever; it does not bound an execution (net/http lifts the
+// deadline once the body is read), so it need only cover a body's
+// transfer: 5 minutes carries a 50 MiB upload at 1.4 Mbit/s. The
+// keep-alive timeout is above the 90 s for which Go's clients (adapters/http
+// among them) keep an idle connection: a server that closed it first would
+// race the client's next request on it, which for a POST is not retried.
+const (
+	DefaultReadTimeout      = 5 * time.Minute
+	DefaultKeepaliveTimeout = 2 * time.Minute
+)
+
+// AllowedHostList splits AllowedHosts: nil when it is empty (the
+// server's default applies).
+func (c *Config) AllowedHostList() ([]string, error) {
+	if strings.TrimSpace(c.AllowedHosts) == "" {
+		return nil, nil
+	}
+	var out []string
+	for h := range strings.SplitSeq(c.AllowedHosts, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" || strings.ContainsAny(h, "/ \t@?#") {
+			return nil, fmt.Errorf("allowed-hosts: %q is not a host name", h)
+		}
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // The isolation settings of codeport's adapters.
@@ -121,6 +161,7 @@ const (
 // Defaults returns the configuration before any source is applied.
 func (b *Binder) Defaults() Config {
 	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", Isolation: IsolationInProcess,
+		ReadTimeout: DefaultReadTimeout, KeepaliveTimeout: DefaultKeepaliveTimeout,
 		openers: b.openers, adapters: map[string]Settings{}}
 	for _, o := range b.openers {
 		c.adapters[o.Name()] = o.NewSettings()
@@ -169,6 +210,15 @@ func (c *Config) check() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if c.ReadTimeout <= 0 || c.KeepaliveTimeout <= 0 {
+		errs = append(errs, errors.New("read-timeout and keepalive-timeout must be positive"))
+	}
+	if _, err := c.AllowedHostList(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AuthToken != "" && c.AuthTokenFile != "" {
+		errs = append(errs, errors.New("give auth-token or auth-token-file, not both"))
 	}
 	if o, err := c.Selected(); err != nil {
 		errs = append(errs, err)

@@ -15,7 +15,12 @@ const (
 	// CodeRequestTooLarge: a JSON request body over the server's cap.
 	// An upload over the upload cap is "file_too_large" instead.
 	CodeRequestTooLarge = "request_too_large"
-	// CodeUnsupportedMediaType: an upload that is not multipart/form-data.
+	// CodeUnsupportedMediaType: a body of a media type the route does not
+	// take: an upload that is not multipart/form-data, or a JSON route's
+	// body that is not application/json. Requiring JSON's own type makes
+	// every JSON call a request a browser will not send across origins
+	// without asking first (a CORS preflight, which the server does not
+	// grant).
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	// CodeRouteNotFound: no route serves the path (or the route is turned
 	// off, as /metrics without a gatherer).
@@ -26,6 +31,15 @@ const (
 	CodeNotReady = "not_ready"
 	// CodeInternalError: an error that names none of the port's sentinels.
 	CodeInternalError = "internal_error"
+	// CodeRequestTimeout: the request body did not arrive within the
+	// server's read timeout, so a client that stalls cannot hold a
+	// connection and its handler indefinitely.
+	CodeRequestTimeout = "request_timeout"
+	// CodeHostNotAllowed: the Host header names a host the server does not
+	// answer to, or a browser sent the request from another origin. An
+	// unauthenticated server on loopback answers only to loopback names, so
+	// that a web page cannot reach it through DNS rebinding.
+	CodeHostNotAllowed = "host_not_allowed"
 )
 
 // serverCodes are the codes above, in a fixed order.
@@ -36,6 +50,8 @@ var serverCodes = []string{
 	CodeMethodNotAllowed,
 	CodeNotReady,
 	CodeInternalError,
+	CodeRequestTimeout,
+	CodeHostNotAllowed,
 }
 
 // ErrorCodes lists every code an error body may carry: the port's, then

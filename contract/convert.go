@@ -76,7 +76,8 @@ func SessionToPort(h SessionHandle) port.Session {
 //
 // It checks what a request must carry whatever the command: a known tool
 // kind, timeout_seconds >= 1 when present, and an input object with the
-// fields of its tool kind, each of the right JSON type. The editor's
+// fields of its tool kind, each of the right JSON type, and no key twice
+// (see ExecRequest.UnmarshalJSON). The editor's
 // per-command requirements (create needs file_text, ...) are left to the
 // editor, which reports them as a failed call the model can read.
 //
@@ -103,6 +104,15 @@ func ExecRequestToPort(r ExecRequest) (port.ExecuteRequest, error) {
 		return port.ExecuteRequest{}, invalidf("input is required")
 	case input[0] != '{':
 		return port.ExecuteRequest{}, invalidf("input must be an object, got %s", jsonKind(input))
+	}
+	// ExecRequest.UnmarshalJSON has checked a decoded request already; a
+	// request built in Go has not been, and the input's fields are decoded
+	// below, where a duplicate would be resolved silently. (Input that is
+	// not JSON is refused below, with the position of the error.)
+	if json.Valid(input) {
+		if err := checkDuplicateKeys("input", input); err != nil {
+			return port.ExecuteRequest{}, err
+		}
 	}
 	switch kind {
 	case port.ToolCodeExecution:
@@ -398,6 +408,7 @@ func CapabilitiesFromPort(c port.Capabilities) Capabilities {
 			OutputBytesPerStream:      max(c.Limits.OutputBytes, 0),
 			SourceBytes:               max(c.Limits.SourceBytes, 0),
 			WorkspaceBytes:            max(c.Limits.WorkspaceBytes, 0),
+			WorkspaceEntries:          max(c.Limits.WorkspaceEntries, 0),
 			FileBytes:                 max(c.Limits.FileBytes, 0),
 			MaxSessions:               max(c.Limits.MaxSessions, 0),
 			DefaultIdleTimeoutSeconds: positiveSeconds(c.Limits.DefaultIdleTimeout),
@@ -433,6 +444,7 @@ func CapabilitiesToPort(c Capabilities) port.Capabilities {
 			OutputBytes:        c.Limits.OutputBytesPerStream,
 			SourceBytes:        c.Limits.SourceBytes,
 			WorkspaceBytes:     c.Limits.WorkspaceBytes,
+			WorkspaceEntries:   c.Limits.WorkspaceEntries,
 			FileBytes:          c.Limits.FileBytes,
 			MaxSessions:        c.Limits.MaxSessions,
 			DefaultIdleTimeout: secondsToDuration(c.Limits.DefaultIdleTimeoutSeconds),

@@ -8,6 +8,9 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The wire types below are contract v1's JSON bodies. Field names are the
@@ -27,13 +30,17 @@ type CreateSessionRequest struct {
 
 // UnmarshalJSON accepts an integer written as a whole float (60.0), which
 // JSON Schema counts as an integer and some clients produce, and refuses
-// fractions and non-numbers.
+// fractions and non-numbers. A body with a duplicate key is refused (see
+// ExecRequest.UnmarshalJSON).
 func (r *CreateSessionRequest) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		IdleTimeoutSeconds optInt `json:"idle_timeout_seconds"`
 		MaxLifetimeSeconds optInt `json:"max_lifetime_seconds"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if err := checkDuplicateKeys("", b); err != nil {
 		return err
 	}
 	*r = CreateSessionRequest{
@@ -71,6 +78,15 @@ type ExecRequest struct {
 // UnmarshalJSON reads tool_use_id null as absent and accepts a whole-valued
 // float for timeout_seconds (see CreateSessionRequest.UnmarshalJSON). Wrong
 // JSON types are errors.
+//
+// An object with a duplicate key, at any depth, is refused with an error
+// wrapping port.ErrInvalidRequest that names the key's path. JSON leaves
+// duplicates' meaning open and parsers differ (encoding/json keeps the
+// last, others the first), so a gateway that checked
+// {"tool":"code_execution","tool":"bash_code_execution"} would have
+// approved one tool and codeport run another. Keys that differ only in
+// case count as duplicates too, because encoding/json matches fields
+// without regard to case and would read "Tool" as tool.
 func (r *ExecRequest) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		Tool           *string         `json:"tool"`
@@ -79,6 +95,9 @@ func (r *ExecRequest) UnmarshalJSON(b []byte) error {
 		ToolUseID      *string         `json:"tool_use_id"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if err := checkDuplicateKeys("", b); err != nil {
 		return err
 	}
 	*r = ExecRequest{Input: raw.Input, TimeoutSeconds: raw.TimeoutSeconds.ptr()}
@@ -300,6 +319,7 @@ type Limits struct {
 	OutputBytesPerStream      int64   `json:"output_bytes_per_stream,omitempty"`
 	SourceBytes               int64   `json:"source_bytes,omitempty"`
 	WorkspaceBytes            int64   `json:"workspace_bytes,omitempty"`
+	WorkspaceEntries          int     `json:"workspace_entries,omitempty"`
 	FileBytes                 int64   `json:"file_bytes,omitempty"`
 	MaxSessions               int     `json:"max_sessions,omitempty"`
 	DefaultIdleTimeoutSeconds float64 `json:"default_idle_timeout_seconds,omitempty"`
@@ -375,4 +395,258 @@ func truncateToken(s string) string {
 		return s[:limit] + "..."
 	}
 	return s
+}
+
+// checkDuplicateKeys refuses a JSON value in which an object repeats a key,
+// compared as encoding/json compares a key with a field name: after
+// unescaping, and without regard to case. The error wraps
+// port.ErrInvalidRequest and names the repeated key by its path from the
+// value's root (prefix, when not empty, is the root's own name).
+//
+// b must be valid JSON, as it is once json.Unmarshal has accepted it: the
+// scan relies on that to stay a single pass that allocates nothing for the
+// common key (ASCII, no escapes) in the common object (a handful of keys),
+// since it runs on every request.
+func checkDuplicateKeys(prefix string, b []byte) error {
+	s := keyScanner{b: b, path: make([]pathElem, 0, 8)}
+	if prefix != "" {
+		s.path = append(s.path, pathElem{key: []byte(prefix)})
+	}
+	s.value()
+	if s.dup == nil {
+		return nil
+	}
+	if s.dup.exact {
+		return invalidf("duplicate key %q", s.dup.path)
+	}
+	return invalidf("duplicate key %q: the same key as %q, since keys are matched without regard to case", s.dup.path, s.dup.first)
+}
+
+// keyScanner walks a valid JSON value and stops at the first duplicate key.
+type keyScanner struct {
+	b    []byte
+	i    int
+	path []pathElem
+	dup  *duplicate
+}
+
+type duplicate struct {
+	path, first string
+	exact       bool
+}
+
+// pathElem is one step of a key path: an object key, or an array index.
+type pathElem struct {
+	key     []byte
+	index   int
+	isIndex bool
+}
+
+// manyKeys is the number of keys beyond which an object's keys are looked
+// up in a map rather than compared one by one.
+const manyKeys = 16
+
+func (s *keyScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value; it returns early, leaving dup set, on a duplicate.
+func (s *keyScanner) value() {
+	s.space()
+	if s.i >= len(s.b) {
+		return
+	}
+	switch s.b[s.i] {
+	case '{':
+		s.object()
+	case '[':
+		s.i++
+		for n := 0; ; n++ {
+			s.space()
+			if s.i >= len(s.b) || s.b[s.i] == ']' {
+				s.i++
+				return
+			}
+			s.path = append(s.path, pathElem{index: n, isIndex: true})
+			s.value()
+			s.path = s.path[:len(s.path)-1]
+			if s.dup != nil {
+				return
+			}
+			s.space()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+			}
+		}
+	case '"':
+		s.str()
+	default:
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', ']', '}', ' ', '\t', '\n', '\r':
+				return
+			}
+			s.i++
+		}
+	}
+}
+
+func (s *keyScanner) object() {
+	s.i++ // '{'
+	// The keys so far, decoded; compared one by one with bytes.EqualFold
+	// (which is how encoding/json matches a key with a field name) while
+	// there are few, then looked up by their folded form.
+	var few [manyKeys][]byte
+	n := 0
+	var many map[string][]byte
+	for {
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] == '}' {
+			s.i++
+			return
+		}
+		key := s.key(s.str())
+		var first []byte
+		found := false
+		if many != nil {
+			first, found = many[foldKey(string(key))]
+		} else {
+			for _, k := range few[:n] {
+				if bytes.EqualFold(k, key) {
+					first, found = k, true
+					break
+				}
+			}
+		}
+		s.path = append(s.path, pathElem{key: key})
+		if found {
+			s.dup = &duplicate{path: s.pathString(), exact: bytes.Equal(first, key)}
+			s.path[len(s.path)-1].key = first
+			s.dup.first = s.pathString()
+			return
+		}
+		switch {
+		case many != nil:
+			many[foldKey(string(key))] = key
+		case n < manyKeys:
+			few[n] = key
+			n++
+		default:
+			many = make(map[string][]byte, 2*manyKeys)
+			for _, k := range few {
+				many[foldKey(string(k))] = k
+			}
+			many[foldKey(string(key))] = key
+		}
+		s.space()
+		if s.i < len(s.b) && s.b[s.i] == ':' {
+			s.i++
+		}
+		s.value()
+		s.path = s.path[:len(s.path)-1]
+		if s.dup != nil {
+			return
+		}
+		s.space()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+	}
+}
+
+// str scans a string and returns it as written, quotes included.
+func (s *keyScanner) str() []byte {
+	start := s.i
+	s.i++ // opening quote
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+			continue
+		case '"':
+			s.i++
+			return s.b[start:min(s.i, len(s.b))]
+		}
+		s.i++
+	}
+	return s.b[start:]
+}
+
+// key is what a quoted key decodes to, as encoding/json decodes it
+// (escapes resolved, invalid UTF-8 replaced): for a plain key, the bytes
+// between its quotes.
+func (s *keyScanner) key(quoted []byte) []byte {
+	if len(quoted) >= 2 {
+		inner := quoted[1 : len(quoted)-1]
+		plain := true
+		for _, c := range inner {
+			if c == '\\' || c >= utf8.RuneSelf {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return inner
+		}
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return quoted // not valid JSON: compared as written
+	}
+	return []byte(k)
+}
+
+// pathString renders the path, e.g. input.view_range[0]; each key is
+// shortened, as the path goes into an error's detail.
+func (s *keyScanner) pathString() string {
+	var sb strings.Builder
+	for i, e := range s.path {
+		if e.isIndex {
+			sb.WriteString("[" + strconv.Itoa(e.index) + "]")
+			continue
+		}
+		if i > 0 {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(truncateToken(string(e.key)))
+	}
+	return sb.String()
+}
+
+// foldKey folds a key as encoding/json folds a key and a field name before
+// comparing them (its foldName): ASCII letters to upper case, other runes
+// to the upper case of their lower case.
+func foldKey(k string) string {
+	ascii := true
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c >= utf8.RuneSelf || ('a' <= c && c <= 'z') {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return k
+	}
+	out := make([]byte, 0, len(k))
+	for i := 0; i < len(k); {
+		if c := k[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(k[i:])
+		out = utf8.AppendRune(out, unicode.ToUpper(unicode.ToLower(r)))
+		i += n
+	}
+	return string(out)
 }

@@ -51,6 +51,7 @@ type Limits struct {
 	OutputBytes        int64
 	SourceBytes        int64
 	WorkspaceBytes     int64
+	WorkspaceEntries   int // files and directories per session, temporary ones included
 	FileBytes          int64
 	MaxSessions        int
 	DefaultIdleTimeout time.Duration

@@ -18,7 +18,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -47,6 +46,28 @@ Usage:
                                                 check a running contract v1 backend
 
 Run "codeport COMMAND -h" for the flags of a command.
+`
+
+// serveAbout is serve's help between its synopsis and its flags.
+const serveAbout = `Serves contract v1 over HTTP on --listen.
+
+Authentication: with a token, every route but /healthz requires
+"Authorization: Bearer <token>". Give the token in a file
+(--auth-token-file, one line, readable by this user only) or in
+$CODEPORT_AUTH_TOKEN: --auth-token is visible to every user of the machine
+in the process list.
+
+Hosts: without a token, a request arriving on a loopback address must name
+a loopback host (localhost, 127.0.0.1, [::1], any port), and one that a
+browser sends from another origin is refused (403), so that a web page
+cannot reach the server through DNS rebinding. --allowed-hosts names more
+hosts (and then checks every request), "*" turns the check off. JSON bodies
+must be sent as application/json (curl -H 'Content-Type: application/json').
+
+Timeouts: a request must arrive within --read-timeout (then 408); an idle
+keep-alive connection is closed after --keepalive-timeout. An execution is
+bounded by --timeout and --max-timeout, never by these.
+
 `
 
 func main() {
@@ -108,12 +129,13 @@ func noWarmUp(cfg *binding.Config) {
 	}
 }
 
-// command parses a subcommand's flags and loads the configuration.
-func command(b *binding.Binder, name, synopsis string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (binding.Config, *flag.FlagSet, int) {
+// command parses a subcommand's flags and loads the configuration. about,
+// if not empty, is printed between the synopsis and the flags.
+func command(b *binding.Binder, name, synopsis, about string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (binding.Config, *flag.FlagSet, int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: codeport %s\n\nFlags:\n", synopsis)
+		fmt.Fprintf(stderr, "Usage: codeport %s\n\n%sFlags:\n", synopsis, about)
 		fs.PrintDefaults()
 	}
 	if extra != nil {
@@ -143,7 +165,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	reg := prometheus.NewRegistry()
 	b := newBinder(reg)
-	cfg, fs, code := command(b, "serve", "serve [flags]", args, stderr, nil)
+	cfg, fs, code := command(b, "serve", "serve [flags]", serveAbout, args, stderr, nil)
 	if code >= 0 {
 		return code
 	}
@@ -152,6 +174,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := newLogger(stderr, cfg.LogLevel)
+	hosts, _ := cfg.AllowedHostList() // checked by Load
+	tokenFlag := false
+	fs.Visit(func(f *flag.Flag) { tokenFlag = tokenFlag || f.Name == "auth-token" })
+	token, warnings, err := authToken(cfg, tokenFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 2
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	calls, err := telemetry.NewObserver(reg)
 	if err != nil {
@@ -169,28 +202,26 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		server.WithReady(bound.Ready),
 		server.WithGatherer(reg),
 		server.WithLogger(logger),
-		// The port enforces the file limit exactly; the body may be a
-		// little larger for the multipart framing and the path field.
 	}
 	if fb := bound.Limits().FileBytes; fb > 0 {
 		// The port enforces the file limit exactly; the body may be a
 		// little larger for the multipart framing and the path field.
 		opts = append(opts, server.WithMaxUploadBytes(fb+64<<10))
 	}
-	if cfg.AuthToken != "" {
-		opts = append(opts, server.WithBearerToken(cfg.AuthToken))
+	if token != "" {
+		opts = append(opts, server.WithBearerToken(token))
+	}
+	if hosts != nil {
+		opts = append(opts, server.WithAllowedHosts(hosts...))
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{
-		Handler:           server.NewHandler(bound, opts...),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "auth", cfg.AuthToken != "")
+	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
+	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "auth", token != "",
+		"hosts", hostCheckSummary(hosts, token != ""))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -213,7 +244,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var code string
 	var codeSet bool
 	b := newBinder(nil)
-	cfg, fs, rc := command(b, "exec", "exec [flags] (-c CODE | FILE | -)", args, stderr, func(fs *flag.FlagSet) {
+	cfg, fs, rc := command(b, "exec", "exec [flags] (-c CODE | FILE | -)", "", args, stderr, func(fs *flag.FlagSet) {
 		fs.Func("c", "the Python code to run", func(v string) error { code, codeSet = v, true; return nil })
 	})
 	if rc >= 0 {
@@ -273,7 +304,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	b := newBinder(nil)
-	cfg, fs, rc := command(b, "describe", "describe [flags]", args, stderr, nil)
+	cfg, fs, rc := command(b, "describe", "describe [flags]", "", args, stderr, nil)
 	if rc >= 0 {
 		return rc
 	}

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -105,8 +106,18 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var errb bytes.Buffer
+	// The token from a file others may read: served, with a warning.
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tokenFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", addr, "--auth-token", "s3cret", "--sessions-dir", t.TempDir()}, strings.NewReader(""), &bytes.Buffer{}, &errb)
+		done <- run(ctx, []string{"serve", "--listen", addr, "--auth-token-file", tokenFile, "--sessions-dir", t.TempDir(),
+			"--allowed-hosts", "sandbox.internal", "--keepalive-timeout", "1s", "--read-timeout", "1s"},
+			strings.NewReader(""), &bytes.Buffer{}, &errb)
 	}()
 	base := "http://" + addr
 	deadline := time.Now().Add(2 * time.Minute)
@@ -135,6 +146,44 @@ func TestServe(t *testing.T) {
 		t.Fatalf("with token: %v %v", err, resp)
 	}
 	resp.Body.Close()
+
+	// --allowed-hosts: named hosts and loopback ones only, token or not.
+	for host, want := range map[string]int{"sandbox.internal:8080": http.StatusOK, "attacker.example": http.StatusForbidden} {
+		req, _ = http.NewRequest("GET", base+"/capabilities", nil)
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer s3cret")
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != want {
+			t.Errorf("Host %s: %v %v, want %d", host, err, resp, want)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	// JSON bodies only as application/json (what curl -d sends is not).
+	req, _ = http.NewRequest("POST", base+"/sessions", strings.NewReader(`{"idle_timeout_seconds":60}`))
+	req.Header.Set("Authorization", "Bearer s3cret")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Errorf("a form body: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	// An idle keep-alive connection is closed (the bound is generous).
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("keep-alive request: %v %v", err, resp)
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if !closedWithin(conn, 30*time.Second) {
+		t.Error("an idle keep-alive connection is still open")
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -144,7 +193,8 @@ func TestServe(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not shut down")
 	}
-	if log := errb.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") {
+	if log := errb.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") ||
+		!strings.Contains(log, "every user of this machine can read the token") {
 		t.Fatalf("log:\n%s", log)
 	}
 }
@@ -160,6 +210,14 @@ func TestUsage(t *testing.T) {
 	errb.Reset()
 	if code := run(context.Background(), []string{"serve", "-h"}, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "CODEPORT_MEMORY_LIMIT") {
 		t.Fatalf("serve -h: %d %s", code, errb.String())
+	}
+	// The help says where a token may come from besides the command line,
+	// and how hosts and timeouts are set.
+	for _, want := range []string{"-auth-token-file", "CODEPORT_AUTH_TOKEN_FILE", "$CODEPORT_AUTH_TOKEN", "process list",
+		"-allowed-hosts", "DNS rebinding", "application/json", "-read-timeout", "-keepalive-timeout"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("serve -h does not mention %s", want)
+		}
 	}
 
 }

@@ -23,6 +23,16 @@
 //		server.WithLogger(slog.Default()),
 //		server.WithGatherer(prometheus.DefaultGatherer),
 //	)
-//	srv := &http.Server{Addr: ":8080", Handler: h, ReadHeaderTimeout: 10 * time.Second}
+//	srv := &http.Server{Addr: ":8080", Handler: h,
+//		ReadHeaderTimeout: 10 * time.Second, // a client that stalls is let go
+//		ReadTimeout:       5 * time.Minute,  // bodies; never cuts an execution
+//		IdleTimeout:       2 * time.Minute,  // idle keep-alive connections
+//	}
 //	log.Fatal(srv.ListenAndServe())
+//
+// Hostile input: JSON routes take only application/json bodies, and a body
+// that repeats a key is refused; an unauthenticated handler on loopback
+// answers only to loopback host names (WithAllowedHosts); an upload's path
+// part must come before its file part, and an upload refused for it writes
+// nothing.
 package server

@@ -31,7 +31,9 @@ func ExampleNewHandler() {
 		Addr:              "127.0.0.1:8080",
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		// Bounds a request's body, not the execution that follows it.
+		ReadTimeout: 5 * time.Minute,
+		IdleTimeout: 2 * time.Minute,
 	}
 	log.Fatal(srv.ListenAndServe())
 }

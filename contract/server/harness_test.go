@@ -58,7 +58,7 @@ func (s *spec) checkResponse(t testing.TB, req *http.Request, status int, header
 	route, params, err := s.router.FindRoute(lookup)
 	if err != nil {
 		switch status {
-		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized:
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized, http.StatusForbidden:
 		default:
 			t.Errorf("%s %s: no route in openapi.yaml, yet status %d", req.Method, req.URL.Path, status)
 		}

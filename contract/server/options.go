@@ -2,6 +2,7 @@ package server
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -21,6 +22,7 @@ type Option func(*config)
 
 type config struct {
 	token           string
+	hosts           hostPolicy
 	ready           func() bool
 	gatherer        prometheus.Gatherer
 	logger          *slog.Logger
@@ -97,5 +99,39 @@ func WithMaxUploadBytes(n int64) Option {
 		if n > 0 {
 			c.maxUploadBytes = n
 		}
+	}
+}
+
+// WithAllowedHosts sets the host names the handler answers to, besides the
+// loopback ones (localhost, 127.0.0.1 and any other 127.x address, ::1),
+// which are always accepted. A request whose Host header names another host
+// is refused with 403 (code host_not_allowed), and so is one a browser sent
+// from another origin (an Origin header other than the request's own host).
+// /healthz is exempt, as it is from authentication. Names are compared
+// without regard to case; a port, in the Host header or here, is ignored.
+// "*" turns the check off; no names at all keeps the loopback ones only,
+// but checks every request.
+//
+// Without this option the check applies only where it is needed and
+// cannot break a deployment: to requests that arrive on a loopback
+// address while no bearer token is configured. That is the server a web
+// page in a browser on the same machine can reach, by DNS rebinding (a
+// name of the attacker's that resolves to 127.0.0.1, so the browser sends
+// the attacker's name as the Host) or by a cross-origin request; the
+// contract has no authentication of its own to stop either. A server
+// behind a proxy on the same machine that passes on the client's Host
+// needs that name here.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(c *config) {
+		for _, h := range hosts {
+			if strings.TrimSpace(h) == "*" {
+				c.hosts.any = true
+				continue
+			}
+			if n := hostName(h); n != "" {
+				c.hosts.names = append(c.hosts.names, n)
+			}
+		}
+		c.hosts.explicit = true
 	}
 }

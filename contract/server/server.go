@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"math"
 	"mime"
+	"mime/multipart"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,8 +38,12 @@ const maxPathFieldBytes = 4096
 //
 // Each request's context is passed to p, so a client that disconnects
 // cancels its execution. The handler sets no timeouts of its own: put it in
-// an http.Server with ReadHeaderTimeout and IdleTimeout, and with a
-// WriteTimeout, if any, above the backend's longest execution.
+// an http.Server with ReadHeaderTimeout, ReadTimeout and IdleTimeout, and
+// with a WriteTimeout, if any, above the ReadTimeout plus the backend's
+// longest execution. ReadTimeout bounds the request body (a body that has
+// not arrived by then is answered 408, code request_timeout); it does not
+// cut an execution, since net/http lifts the read deadline once the body
+// has been read.
 //
 // NewHandler panics if p is nil.
 func NewHandler(p port.CodeExecutionPort, opts ...Option) http.Handler {
@@ -115,7 +121,17 @@ func (s *server) routes() {
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	s.mux.ServeHTTP(rec, r)
+	switch err := s.checkOrigin(r); {
+	case err != nil:
+		s.writeError(rec, r, err)
+	case r.Method != http.MethodConnect && r.URL.Path != cleanPath(r.URL.Path):
+		// ServeMux would redirect to the clean path with an HTML page, a
+		// 301 that turns a POST into a GET; no route of this API has such
+		// a path.
+		s.writeError(rec, r, refuse(contract.CodeRouteNotFound, "no such route"))
+	default:
+		s.mux.ServeHTTP(rec, r)
+	}
 	s.log(r, rec, time.Since(start))
 }
 
@@ -177,6 +193,10 @@ func (s *server) authorized(r *http.Request) bool {
 }
 
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
+	if err := requireJSON(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var body contract.CreateSessionRequest
 	if err := s.decodeJSON(w, r, &body, true); err != nil {
 		s.writeError(w, r, err)
@@ -211,6 +231,10 @@ func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) execute(w http.ResponseWriter, r *http.Request) {
+	if err := requireJSON(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var body contract.ExecRequest
 	if err := s.decodeJSON(w, r, &body, false); err != nil {
 		s.writeError(w, r, err)
@@ -307,15 +331,27 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// putFile streams the multipart body's file part into the port.
+//
+// The upload is never held in memory or spooled to disk, so the
+// destination must be known when the file part begins: a path part must
+// come before it. A path part after the file part, a second file part or
+// a second path part is refused (422) rather than ignored, and a refused
+// upload writes nothing: the parts after the file are read when the file
+// part ends, before the port is told so, and if they hold a path or
+// another file the port's read fails there, and a port's PutFile writes
+// nothing when its reader fails (as it writes nothing for a body that
+// breaks off or goes over the cap; see uploadReader).
 func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 	limit := s.cfg.maxUploadBytes
 	if r.ContentLength > limit {
 		s.writeError(w, r, uploadTooLarge(&http.MaxBytesError{Limit: limit}))
 		return
 	}
-	// Remember a cap overrun however the multipart reader or the port
-	// wrap the read error, so it is always reported as 413.
-	body := &capTracker{ReadCloser: http.MaxBytesReader(unwrap(w), r.Body, limit)}
+	// Remember a cap overrun or a read timeout however the multipart
+	// reader or the port wrap the read error, so it is always reported
+	// as 413 or 408.
+	body := &bodyTracker{ReadCloser: http.MaxBytesReader(unwrap(w), r.Body, limit)}
 	r.Body = body
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -326,12 +362,12 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalidf("malformed multipart body"))
 		return
 	}
-	dest := ""
+	dest, havePath := "", false
 	for {
 		part, err := mr.NextPart()
 		switch {
-		case body.err != nil:
-			s.writeError(w, r, uploadTooLarge(body.err))
+		case body.failure() != nil:
+			s.writeError(w, r, body.failure())
 			return
 		case errors.Is(err, io.EOF):
 			s.writeError(w, r, invalidf("multipart body has no file part"))
@@ -342,9 +378,13 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 		}
 		switch part.FormName() {
 		case "path":
+			if havePath {
+				s.writeError(w, r, invalidf("multipart body has more than one path part"))
+				return
+			}
 			b, err := io.ReadAll(io.LimitReader(part, maxPathFieldBytes+1))
-			if body.err != nil {
-				s.writeError(w, r, uploadTooLarge(body.err))
+			if body.failure() != nil {
+				s.writeError(w, r, body.failure())
 				return
 			}
 			if err != nil {
@@ -352,37 +392,117 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if len(b) > maxPathFieldBytes {
-				s.writeError(w, r, invalidf("path field is over %d bytes", maxPathFieldBytes))
+				s.writeError(w, r, invalidf("path part is over %d bytes", maxPathFieldBytes))
 				return
 			}
-			dest = string(b)
+			if len(b) == 0 {
+				// Not read as "no path": a path given must be honoured.
+				s.writeError(w, r, invalidf("path part is empty"))
+				return
+			}
+			dest, havePath = string(b), true
 		case "file":
-			// Streamed straight into the port: the upload is never held in
-			// memory. Hence the path field must come before the file part;
-			// parts after it are not read.
-			if dest == "" {
+			if !havePath {
 				dest = baseName(part.FileName())
+				if dest == "" || dest == "." || dest == ".." {
+					s.writeError(w, r, invalidf("no path part and no usable file name"))
+					return
+				}
 			}
-			if dest == "" || dest == "." || dest == ".." {
-				s.writeError(w, r, invalidf("no path field and no usable file name"))
-				return
+			up := &uploadReader{part: part, mr: mr, body: body}
+			info, err := s.port.PutFile(r.Context(), r.PathValue("id"), dest, up)
+			if err == nil && !up.checked {
+				// The port stopped reading at the file's last byte, before
+				// the part's end: look now. A refusal then comes after the
+				// write, and says so.
+				if rerr := up.rest(); rerr != nil {
+					up.err = fmt.Errorf("%w (the file was written as %s nonetheless)", rerr, quoteShort(dest))
+				}
 			}
-			info, err := s.port.PutFile(r.Context(), r.PathValue("id"), dest, part)
-			if body.err != nil {
-				s.writeError(w, r, uploadTooLarge(body.err))
-				return
-			}
-			if err != nil {
+			switch {
+			case body.failure() != nil:
+				s.writeError(w, r, body.failure())
+			case up.err != nil:
+				s.writeError(w, r, up.err)
+			case err != nil:
 				s.writeError(w, r, err)
-				return
+			default:
+				if info.Path == "" {
+					info.Path = dest
+				}
+				writeJSON(w, http.StatusCreated, contract.FileUploadResultFromPort(info))
 			}
-			if info.Path == "" {
-				info.Path = dest
-			}
-			writeJSON(w, http.StatusCreated, contract.FileUploadResultFromPort(info))
 			return
 		}
 		// Other parts are skipped by NextPart.
+	}
+}
+
+// uploadReader is the reader the port's PutFile gets: the file part, whose
+// end it reports only once the rest of the multipart body has been read
+// and found to hold no path part and no second file part. If it does, or
+// the body is malformed, Read fails instead of reporting the end, so the
+// port never completes the write: the refusal leaves nothing behind. The
+// look-ahead reads what a well-formed body holds after its file anyway
+// (the closing boundary, perhaps other fields), so the upload is still
+// streamed, and the cost is bounded by the upload cap.
+type uploadReader struct {
+	part *multipart.Part
+	mr   *multipart.Reader
+	body *bodyTracker
+	// err is the refusal found while reading, answered instead of the
+	// port's error (a port reports a failed read in its own terms).
+	err error
+	// checked: the rest of the body has been looked at.
+	checked bool
+}
+
+func (u *uploadReader) Read(p []byte) (int, error) {
+	if u.err != nil {
+		return 0, u.err
+	}
+	if u.checked {
+		return 0, io.EOF
+	}
+	n, err := u.part.Read(p)
+	switch {
+	case errors.Is(err, io.EOF):
+		if rerr := u.rest(); rerr != nil {
+			u.err = rerr
+			return n, rerr
+		}
+	case err != nil && u.body.failure() == nil:
+		// A body that breaks off inside the file part is the client's
+		// malformed request, not the backend's failure.
+		u.err = invalidf("malformed multipart body")
+		return n, u.err
+	}
+	return n, err
+}
+
+// rest reads the multipart body after the file part.
+func (u *uploadReader) rest() error {
+	u.checked = true
+	for {
+		part, err := u.mr.NextPart()
+		switch {
+		case err == io.EOF:
+			// Exactly io.EOF: the closing delimiter was read. A body that
+			// breaks off after a boundary gives a wrapped io.EOF, and may
+			// have lost the very part this looks for.
+			return nil
+		case err != nil:
+			if f := u.body.failure(); f != nil {
+				return f
+			}
+			return invalidf("malformed multipart body after the file part")
+		}
+		switch part.FormName() {
+		case "path":
+			return invalidf("the path part comes after the file part: send it first (the file is streamed into the workspace as it arrives, so a later path cannot be honoured); nothing was written")
+		case "file":
+			return invalidf("multipart body has more than one file part; nothing was written")
+		}
 	}
 }
 
@@ -436,6 +556,8 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 		switch {
 		case errors.As(err, &tooLarge):
 			return err
+		case isTimeout(err):
+			return errReadTimeout
 		case errors.Is(err, io.EOF):
 			if allowEmpty {
 				return nil
@@ -446,8 +568,11 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			return err
+		case isTimeout(err):
+			return errReadTimeout
 		}
 		return invalidf("unexpected data after the JSON body")
 	}
@@ -504,6 +629,12 @@ var answers = map[string]answer{
 	// orchestrator probes on its own schedule.
 	contract.CodeNotReady:      {http.StatusServiceUnavailable, false},
 	contract.CodeInternalError: {http.StatusInternalServerError, false},
+	// The connection is closed after it: the rest of the body is unread.
+	contract.CodeRequestTimeout: {http.StatusRequestTimeout, false},
+	// 403 rather than 421 (Misdirected Request): a browser's page must
+	// not be invited to retry elsewhere, and the refusal covers a
+	// cross-origin request as well as a foreign Host.
+	contract.CodeHostNotAllowed: {http.StatusForbidden, false},
 }
 
 // codeOf is the code err is answered with: the port's code of the sentinel
@@ -551,6 +682,10 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "Bearer")
+	case status == http.StatusRequestTimeout:
+		// The rest of the body is unread: the connection cannot carry
+		// another request.
+		w.Header().Set("Connection", "close")
 	case status == http.StatusServiceUnavailable && a.retryAfter:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
 	case status == http.StatusRequestEntityTooLarge:
@@ -589,6 +724,9 @@ func jsonError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
+	case errors.Is(err, port.ErrInvalidRequest):
+		// Already in the contract's terms (a duplicate key).
+		return err
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
@@ -616,6 +754,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// cleanPath is the path ServeMux would redirect p to (its own cleanPath):
+// p when p is clean.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // baseName is the last element of a client-supplied file name, whichever
@@ -658,17 +812,28 @@ func unwrap(w http.ResponseWriter) http.ResponseWriter {
 	return w
 }
 
-// capTracker remembers that the request body went over its cap.
-type capTracker struct {
+// bodyTracker remembers why the request body failed, if it went over its
+// cap or past the read deadline, whatever the multipart reader or the port
+// make of the read error.
+type bodyTracker struct {
 	io.ReadCloser
 	err error
 }
 
-func (c *capTracker) Read(p []byte) (int, error) {
+func (c *bodyTracker) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
-	var tooLarge *http.MaxBytesError
-	if err != nil && c.err == nil && errors.As(err, &tooLarge) {
-		c.err = err
+	if err != nil && c.err == nil {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			c.err = uploadTooLarge(err)
+		case isTimeout(err):
+			c.err = errReadTimeout
+		}
 	}
 	return n, err
 }
+
+// failure is the error the upload is answered with because of its body,
+// nil if the body has not failed.
+func (c *bodyTracker) failure() error { return c.err }

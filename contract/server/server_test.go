@@ -147,6 +147,8 @@ func TestErrorCodes(t *testing.T) {
 		"method_not_allowed":     {http.StatusMethodNotAllowed, false},
 		"not_ready":              {http.StatusServiceUnavailable, false},
 		"internal_error":         {http.StatusInternalServerError, false},
+		"request_timeout":        {http.StatusRequestTimeout, false},
+		"host_not_allowed":       {http.StatusForbidden, false},
 	}
 	for _, code := range contract.ErrorCodes() {
 		if _, ok := wants[code]; !ok {
@@ -206,6 +208,16 @@ func TestErrorCodes(t *testing.T) {
 	check(t, h.send(req), "file_too_large")
 	fp.err = errors.New("no sentinel at all")
 	check(t, h.do("POST", "/sessions/s1/exec", execCode), "internal_error")
+	fp.err = nil
+	// A Host no loopback server answers to, without a token.
+	req, _ = http.NewRequest("GET", h.srv.URL+"/capabilities", nil)
+	req.Host = "attacker.example"
+	check(t, h.send(req), "host_not_allowed")
+	// A body that stalls past the read timeout.
+	slow := newTimeoutServer(t, fp, 200*time.Millisecond)
+	r := slow.stall(t, "POST /sessions/s1/exec HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"tool\":")
+	h.spec.checkResponse(t, httptest.NewRequest("POST", "/sessions/s1/exec", nil), r.status, r.header, r.body)
+	check(t, r, "request_timeout")
 }
 
 func TestDestroySession(t *testing.T) {
@@ -730,6 +742,7 @@ func TestRequestTooLarge(t *testing.T) {
 	// Without a Content-Length the cap is met while reading.
 	req, _ := http.NewRequest("POST", h.srv.URL+"/sessions/s1/exec", io.MultiReader(strings.NewReader(big)))
 	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
 	if r := h.send(req); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("exec, chunked: %d %s", r.status, r.body)
 	}
@@ -1200,6 +1213,7 @@ func TestDisconnectCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", h.srv.URL+"/sessions/s1/exec", strings.NewReader(execCode))
+	req.Header.Set("Content-Type", "application/json")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/codeport/codeport/binding"
+)
+
+// Bounds of serve's HTTP server beyond its settings (binding.Config's
+// read and keep-alive timeouts).
+const (
+	// headerTimeout bounds the request line and headers alone.
+	headerTimeout = 10 * time.Second
+	// maxHeaderBytes is far above any real client's headers (the default
+	// is 1 MiB): it bounds what each connection may make the server hold
+	// before a handler runs.
+	maxHeaderBytes = 64 << 10
+	// writeMargin is what a response may take beyond the body's read and
+	// the longest execution: stopping the program, creating a session,
+	// writing the answer.
+	writeMargin = time.Minute
+)
+
+// maxTokenFileBytes bounds what is read of a token file: a token is a line.
+const maxTokenFileBytes = 4096
+
+// authToken is the bearer token serve requires, from --auth-token (or
+// CODEPORT_AUTH_TOKEN, or the YAML file) or --auth-token-file, at most one
+// of them. warnings are for the log: they never quote the token.
+func authToken(cfg binding.Config, tokenFlagGiven bool) (token string, warnings []string, err error) {
+	switch {
+	case cfg.AuthToken != "" && cfg.AuthTokenFile != "":
+		return "", nil, errors.New("give auth-token or auth-token-file, not both")
+	case cfg.AuthTokenFile != "":
+		return readTokenFile(cfg.AuthTokenFile)
+	case tokenFlagGiven:
+		// Any user of the machine can read a process's arguments.
+		warnings = append(warnings, "--auth-token is visible to every user of this machine in the process list; use --auth-token-file or CODEPORT_AUTH_TOKEN instead")
+	}
+	return cfg.AuthToken, warnings, nil
+}
+
+// readTokenFile reads a token file: one line, surrounding white space
+// dropped. A file that other users may write is refused, since whoever
+// writes it chooses the token; one that they may read is used with a
+// warning, because that is how container runtimes mount secrets (Docker's
+// are 0444, Kubernetes' 0644 unless told otherwise) where the other users
+// are the container's own.
+func readTokenFile(path string) (string, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("auth-token-file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", nil, fmt.Errorf("auth-token-file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", nil, fmt.Errorf("auth-token-file %s: not a regular file", path)
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o002 != 0 {
+		return "", nil, fmt.Errorf("auth-token-file %s: mode %#o lets every user replace the token; chmod o-w it (0600 is best)", path, perm)
+	}
+	var warnings []string
+	if perm&0o004 != 0 {
+		warnings = append(warnings, fmt.Sprintf("auth-token-file %s has mode %#o: every user of this machine can read the token; chmod 600 it unless only trusted users share the machine", path, perm))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
+	if err != nil {
+		return "", nil, fmt.Errorf("auth-token-file: %w", err)
+	}
+	if len(b) > maxTokenFileBytes {
+		return "", nil, fmt.Errorf("auth-token-file %s: over %d bytes; it must hold the token alone", path, maxTokenFileBytes)
+	}
+	tok := strings.TrimSpace(string(b))
+	switch {
+	case tok == "":
+		return "", nil, fmt.Errorf("auth-token-file %s is empty", path)
+	case strings.ContainsAny(tok, "\r\n"):
+		return "", nil, fmt.Errorf("auth-token-file %s: more than one line; it must hold the token alone", path)
+	case strings.ContainsFunc(tok, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", nil, fmt.Errorf("auth-token-file %s: the token contains control characters", path)
+	}
+	return tok, warnings, nil
+}
+
+// newHTTPServer is serve's http.Server: every phase of a connection in
+// which the client, not the backend, keeps the server waiting is bounded.
+//
+//   - ReadHeaderTimeout bounds the request line and headers; ReadTimeout
+//     the whole request, body included. An unread body past it is
+//     answered 408 and its connection closed. It does not cut an
+//     execution: net/http lifts the read deadline once the body has been
+//     read, to watch for the client going away.
+//   - IdleTimeout closes a keep-alive connection no request comes on; left
+//     at zero it fell back to ReadTimeout, and without either, idle
+//     connections were held for ever.
+//   - WriteTimeout runs from the end of the headers to the end of the
+//     response, which for an exec comes only after the execution: it is
+//     the read timeout plus the longest execution (maxExec) plus a margin,
+//     so that it never cuts a call, yet a client that stops reading its
+//     answer (a download) is let go. With maxExec unknown (0), there is
+//     none.
+//   - MaxHeaderBytes bounds what a connection can make the server hold
+//     before a handler runs.
+func newHTTPServer(h http.Handler, s binding.Config, maxExec time.Duration, logger *slog.Logger) *http.Server {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(headerTimeout, s.ReadTimeout),
+		ReadTimeout:       s.ReadTimeout,
+		IdleTimeout:       s.KeepaliveTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if maxExec > 0 {
+		srv.WriteTimeout = s.ReadTimeout + maxExec + writeMargin
+	}
+	return srv
+}
+
+// hostCheckSummary says, for the startup log, which hosts are answered.
+func hostCheckSummary(hosts []string, token bool) string {
+	switch {
+	case slices.Contains(hosts, "*"):
+		return "off"
+	case len(hosts) > 0:
+		return "loopback names and " + strings.Join(hosts, ", ")
+	case token:
+		return "off (a bearer token is required)"
+	}
+	return "loopback names, on loopback connections"
+}

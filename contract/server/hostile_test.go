@@ -1,0 +1,498 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/port/porttest"
+)
+
+// timeoutServer serves a port over a real loopback server with a short
+// ReadTimeout, for requests written by hand.
+type timeoutServer struct {
+	addr string
+}
+
+func newTimeoutServer(t *testing.T, p port.CodeExecutionPort, readTimeout time.Duration, opts ...server.Option) *timeoutServer {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(server.NewHandler(p, opts...))
+	srv.Config.ReadTimeout = readTimeout
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &timeoutServer{addr: srv.Listener.Addr().String()}
+}
+
+// stall writes head, a request whose body is shorter than it announces, and
+// then nothing more. It returns the answer, which must come, and checks
+// that the server then closes the connection. The bounds are generous:
+// they fail a server that holds the connection indefinitely, not a slow
+// machine.
+func (s *timeoutServer) stall(t *testing.T, head string) response {
+	t.Helper()
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	if _, err := br.ReadByte(); err == nil || isTimeoutErr(err) {
+		t.Errorf("the connection is still open after the answer to a stalled body (%v)", err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+func isTimeoutErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestSlowBodyTimesOut: a body that stops arriving is answered with 408
+// at the server's read timeout, and its connection closed, instead of
+// holding a handler forever; an execution that outlasts the read timeout
+// is not cut by it.
+func TestSlowBodyTimesOut(t *testing.T) {
+	const readTimeout = 300 * time.Millisecond
+	fp := newFakePort()
+	fp.addSession("s1", map[string]string{"keep.txt": "old"})
+	fp.execute = func(ctx context.Context, _ string, req port.ExecuteRequest) (port.Result, error) {
+		select {
+		case <-time.After(4 * readTimeout):
+			return port.Result{Tool: req.Tool, Stdout: "done", Outcome: port.OutcomeCompleted}, nil
+		case <-ctx.Done():
+			return port.Result{}, ctx.Err()
+		}
+	}
+	srv := newTimeoutServer(t, fp, readTimeout)
+	spec := mustSpec(t)
+	expect408 := func(name, target, head string) {
+		t.Helper()
+		r := srv.stall(t, head)
+		spec.checkResponse(t, httptest.NewRequest("POST", target, nil), r.status, r.header, r.body)
+		if r.status != http.StatusRequestTimeout || r.code(t) != "request_timeout" {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+	expect408("exec", "/sessions/s1/exec",
+		"POST /sessions/s1/exec HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"+`{"tool":"code_execution","inp`)
+	expect408("create", "/sessions",
+		"POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{")
+	expect408("create, chunked", "/sessions",
+		"POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n")
+	head := "--b\r\nContent-Disposition: form-data; name=\"path\"\r\n\r\nkeep.txt\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\nnew conte"
+	expect408("upload, inside the file", "/sessions/s1/files",
+		"POST /sessions/s1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n"+head)
+	expect408("upload, before the file", "/sessions/s1/files",
+		"POST /sessions/s1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\nContent-Dispo")
+	if fp.lastExecID != "" {
+		t.Error("a stalled exec body reached the port")
+	}
+	if got := string(fp.sessions["s1"]["keep.txt"]); got != "old" {
+		t.Errorf("a stalled upload replaced the file: %q", got)
+	}
+
+	// An execution longer than the read timeout: the deadline covers the
+	// body only.
+	req, _ := http.NewRequest("POST", "http://"+srv.addr+"/sessions/s1/exec", strings.NewReader(execCode))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"stdout":"done"`) {
+		t.Errorf("an execution longer than the read timeout: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestHostCheck: an unauthenticated handler on loopback answers only to
+// loopback names and same-origin requests, so that a web page cannot reach
+// it by DNS rebinding or a cross-origin request; configuration widens or
+// drops the check.
+func TestHostCheck(t *testing.T) {
+	get := func(h *harness, host, origin string) response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", h.srv.URL+"/capabilities", nil)
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		return h.send(req)
+	}
+	refused := func(r response) bool {
+		return r.status == http.StatusForbidden && r.code(t) == "host_not_allowed"
+	}
+
+	h := newHarness(t, nil)
+	port := h.srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, host := range []string{"", "localhost", "LOCALHOST:1", "localhost.:80", "127.0.0.1:9", "127.1.2.3", "[::1]:8080", "[::1]"} {
+		if r := get(h, host, ""); r.status != http.StatusOK {
+			t.Errorf("Host %q: %d %s", host, r.status, r.body)
+		}
+	}
+	for _, host := range []string{"attacker.example", "attacker.example:" + itoa(port), "localhost.attacker.example", "10.0.0.1", "[::2]:80", "127.0.0.1.nip.io"} {
+		if r := get(h, host, ""); !refused(r) {
+			t.Errorf("Host %q: %d %s", host, r.status, r.body)
+		}
+	}
+	// Every route but /healthz, and before the route is known.
+	for _, target := range []string{"/sessions", "/sessions/x/exec", "/nope"} {
+		req, _ := http.NewRequest("POST", h.srv.URL+target, nil)
+		req.Host = "attacker.example"
+		if r := h.send(req); !refused(r) {
+			t.Errorf("POST %s: %d %s", target, r.status, r.body)
+		}
+	}
+	req, _ := http.NewRequest("GET", h.srv.URL+"/healthz", nil)
+	req.Host = "attacker.example"
+	if r := h.send(req); r.status != http.StatusOK {
+		t.Errorf("/healthz: %d", r.status)
+	}
+	if h.port.lastCreate != (port0) || len(h.port.sessions) != 0 {
+		t.Error("a refused request reached the port")
+	}
+	// No Host at all (HTTP/1.0).
+	if r := rawRequest(t, h.srv.Listener.Addr().String(), "GET /capabilities HTTP/1.0\r\n\r\n"); r.status != http.StatusForbidden {
+		t.Errorf("no Host: %d %s", r.status, r.body)
+	}
+
+	// Origin: only the server's own.
+	self := "http://" + h.srv.Listener.Addr().String()
+	if r := get(h, "", self); r.status != http.StatusOK {
+		t.Errorf("same origin: %d %s", r.status, r.body)
+	}
+	for _, origin := range []string{"http://attacker.example", "null", "http://localhost:3000", "file://", "%zz"} {
+		if r := get(h, "", origin); !refused(r) {
+			t.Errorf("Origin %q: %d %s", origin, r.status, r.body)
+		}
+	}
+	// The simple requests a page can send without a preflight.
+	req, _ = http.NewRequest("POST", h.srv.URL+"/sessions", nil)
+	req.Header.Set("Origin", "http://attacker.example")
+	if r := h.send(req); !refused(r) || len(h.port.sessions) != 0 {
+		t.Errorf("cross-origin POST /sessions: %d %s", r.status, r.body)
+	}
+
+	// With a bearer token the check is not needed: a page cannot send it.
+	h = newHarness(t, nil, server.WithBearerToken("tok"))
+	h.auth = "Bearer tok"
+	if r := get(h, "attacker.example", "http://attacker.example"); r.status != http.StatusOK {
+		t.Errorf("with a token: %d %s", r.status, r.body)
+	}
+
+	// Named hosts: added to the loopback ones, checked on every request,
+	// token or not.
+	h = newHarness(t, nil, server.WithBearerToken("tok"), server.WithAllowedHosts("Sandbox.Internal:8080", "[fd00::1]"))
+	h.auth = "Bearer tok"
+	for _, host := range []string{"sandbox.internal", "SANDBOX.internal:9000", "[fd00::1]:80", "localhost"} {
+		if r := get(h, host, ""); r.status != http.StatusOK {
+			t.Errorf("allowed %q: %d %s", host, r.status, r.body)
+		}
+	}
+	if r := get(h, "attacker.example", ""); !refused(r) {
+		t.Errorf("named hosts, other host: %d %s", r.status, r.body)
+	}
+	// "*": no check.
+	h = newHarness(t, nil, server.WithAllowedHosts("*"))
+	if r := get(h, "attacker.example", "http://attacker.example"); r.status != http.StatusOK {
+		t.Errorf("*: %d %s", r.status, r.body)
+	}
+
+	// Not on loopback: no check unless configured (the handler cannot
+	// know the names a network deployment is reached by).
+	hnd := server.NewHandler(newFakePort())
+	for addr, want := range map[net.Addr]int{
+		&net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 80}: http.StatusOK,
+		&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80}: http.StatusForbidden,
+		&net.TCPAddr{IP: net.IPv6loopback, Port: 80}:       http.StatusForbidden,
+	} {
+		req := httptest.NewRequest("GET", "/capabilities", nil)
+		req.Host = "attacker.example"
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, addr))
+		rec := httptest.NewRecorder()
+		hnd.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("local address %v: %d, want %d", addr, rec.Code, want)
+		}
+	}
+}
+
+var port0 port.CreateSessionRequest
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// rawRequest writes a request by hand and reads the answer.
+func rawRequest(t *testing.T, addr, raw string) response {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// TestJSONMediaType: JSON routes take only application/json bodies, so
+// that no request a browser sends without a preflight (a form, text/plain)
+// runs code; POST /sessions still takes no body without a Content-Type.
+func TestJSONMediaType(t *testing.T) {
+	fp := newFakePort()
+	fp.addSession("s1", nil)
+	h := newHarness(t, fp)
+	send := func(target, ct, body string) response {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest("POST", h.srv.URL+target, rd)
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		return h.send(req)
+	}
+	for _, ct := range []string{"", "text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded",
+		"multipart/form-data; boundary=x", "application/json; charset=latin1", "application/jsonx", "application/json-seq", "json", ";"} {
+		fp.lastExecID = ""
+		if r := send("/sessions/s1/exec", ct, execCode); r.status != http.StatusUnsupportedMediaType || r.code(t) != "unsupported_media_type" || fp.lastExecID != "" {
+			t.Errorf("exec as %q: %d %s", ct, r.status, r.body)
+		}
+		if r := send("/sessions", ct, `{"idle_timeout_seconds":60}`); r.status != http.StatusUnsupportedMediaType {
+			t.Errorf("create as %q: %d %s", ct, r.status, r.body)
+		}
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON;Charset=UTF-8", "application/json; foo=bar"} {
+		if r := send("/sessions/s1/exec", ct, execCode); r.status != http.StatusOK {
+			t.Errorf("exec as %q: %d %s", ct, r.status, r.body)
+		}
+		if r := send("/sessions", ct, `{"idle_timeout_seconds":60}`); r.status != http.StatusCreated {
+			t.Errorf("create as %q: %d %s", ct, r.status, r.body)
+		}
+	}
+	// What curl -XPOST sends (no body, no Content-Type), and an empty JSON body.
+	if r := send("/sessions", "", ""); r.status != http.StatusCreated {
+		t.Errorf("create without a body: %d %s", r.status, r.body)
+	}
+	if r := send("/sessions", "application/json", ""); r.status != http.StatusCreated {
+		t.Errorf("create with an empty JSON body: %d %s", r.status, r.body)
+	}
+	// What curl -d '' sends: a form, even if empty.
+	if r := send("/sessions", "application/x-www-form-urlencoded", ""); r.status != http.StatusUnsupportedMediaType {
+		t.Errorf("create as an empty form: %d %s", r.status, r.body)
+	}
+	// An exec without a body is told so.
+	if r := send("/sessions/s1/exec", "", ""); r.status != http.StatusUnprocessableEntity {
+		t.Errorf("exec without a body: %d %s", r.status, r.body)
+	}
+}
+
+// TestDuplicateKeysServed: the server refuses, before the port sees it, a
+// body that a gateway could read differently.
+func TestDuplicateKeysServed(t *testing.T) {
+	fp := newFakePort()
+	fp.addSession("s1", nil)
+	h := newHarness(t, fp)
+	for body, path := range map[string]string{
+		`{"tool":"code_execution","input":{"code":"print(1)"},"tool":"bash_code_execution"}`: `"tool"`,
+		`{"tool":"code_execution","input":{"code":"print(1)","code":"print(2)"}}`:            `"input.code"`,
+		`{"tool":"code_execution","input":{"code":"print(1)"},"Input":{"code":"print(2)"}}`:  `"Input"`,
+	} {
+		fp.lastExecID = ""
+		r := h.do("POST", "/sessions/s1/exec", body)
+		if r.status != http.StatusUnprocessableEntity || r.code(t) != "invalid_request" || !strings.Contains(r.detail(t), "duplicate key "+path) {
+			t.Errorf("%s: %d %s", body, r.status, r.body)
+		}
+		if fp.lastExecID != "" {
+			t.Errorf("%s reached the port", body)
+		}
+	}
+	if r := h.do("POST", "/sessions", `{"max_lifetime_seconds":60,"max_lifetime_seconds":7200}`); r.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(r.detail(t), `duplicate key "max_lifetime_seconds"`) {
+		t.Errorf("create: %d %s", r.status, r.body)
+	}
+}
+
+// part is one part of a multipart body built by uploadBody.
+type part struct {
+	name, filename, content string
+}
+
+func uploadBody(t testing.TB, parts ...part) (*bytes.Buffer, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		cd := `form-data; name="` + p.name + `"`
+		if p.filename != "" {
+			cd += `; filename="` + p.filename + `"`
+		}
+		h.Set("Content-Disposition", cd)
+		w, err := mw.CreatePart(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(w, p.content)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &buf, mw.FormDataContentType()
+}
+
+// TestUploadPartOrder: a path part is honoured when it comes before the
+// file, and otherwise refused, with nothing written, never ignored; so
+// are a second file or path. It runs over porttest, whose workspace
+// writes as the real ones do: nothing when the upload's reader fails.
+func TestUploadPartOrder(t *testing.T) {
+	ctx := context.Background()
+	p := porttest.New()
+	t.Cleanup(func() { _ = p.Close() })
+	sess, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PutFile(ctx, sess.ID, "data.csv", strings.NewReader("original")); err != nil {
+		t.Fatal(err)
+	}
+	h := servePort(t, p)
+	upload := func(parts ...part) response {
+		t.Helper()
+		body, ct := uploadBody(t, parts...)
+		req, _ := http.NewRequest("POST", h.srv.URL+"/sessions/"+sess.ID+"/files", body)
+		req.Header.Set("Content-Type", ct)
+		return h.send(req)
+	}
+	files := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		var walk func(dir string)
+		walk = func(dir string) {
+			list, err := p.ListFiles(ctx, sess.ID, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range list {
+				if f.IsDir {
+					walk(f.Path)
+					continue
+				}
+				rc, _, err := p.GetFile(ctx, sess.ID, f.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(rc)
+				rc.Close()
+				out[f.Path] = string(b)
+			}
+		}
+		walk(".")
+		return out
+	}
+	big := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB: streamed past any buffer
+
+	// Refused, and nothing written, wherever the extra part is.
+	for name, parts := range map[string][]part{
+		"path after file":        {{"file", "local.csv", "new"}, {"path", "", "data.csv"}},
+		"path after a big file":  {{"file", "data.csv", big}, {"path", "", "elsewhere.csv"}},
+		"path after file, later": {{"file", "data.csv", "new"}, {"note", "", "x"}, {"path", "", "data.csv"}},
+		"two files":              {{"path", "", "data.csv"}, {"file", "a", "new"}, {"file", "b", "newer"}},
+		"two paths":              {{"path", "", "data.csv"}, {"path", "", "other.csv"}, {"file", "a", "new"}},
+		"empty path":             {{"path", "", ""}, {"file", "data.csv", "new"}},
+	} {
+		r := upload(parts...)
+		if r.status != http.StatusUnprocessableEntity || r.code(t) != "invalid_request" {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+		if got := files(); len(got) != 1 || got["data.csv"] != "original" {
+			t.Errorf("%s: the workspace holds %v after a refusal", name, keys(got))
+		}
+	}
+	if r := upload(part{"file", "local.csv", "new"}, part{"path", "", "data.csv"}); !strings.Contains(r.detail(t), "after the file part") {
+		t.Errorf("the refusal does not say why: %s", r.body)
+	}
+
+	// Honoured: path first; other parts anywhere are ignored.
+	if r := upload(part{"note", "", "x"}, part{"path", "", "in/data.csv"}, part{"file", "local.csv", big}, part{"submit", "", "go"}); r.status != http.StatusCreated {
+		t.Fatalf("path first: %d %s", r.status, r.body)
+	}
+	if got := files(); got["in/data.csv"] != big || got["data.csv"] != "original" || len(got) != 2 {
+		t.Errorf("path first: the workspace holds %v", keys(got))
+	}
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestUploadBrokenOff: a body that ends inside the file part is the
+// client's malformed request (422), not the backend's failure (it was a
+// 500 when the port's wrapped read error decided the status).
+func TestUploadBrokenOff(t *testing.T) {
+	fp := newFakePort()
+	fp.addSession("s1", nil)
+	h := newHarness(t, fp)
+	body := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.txt\"\r\n\r\nsome bytes and then noth"
+	req, _ := http.NewRequest("POST", h.srv.URL+"/sessions/s1/files", strings.NewReader(body))
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+	if r := h.send(req); r.status != http.StatusUnprocessableEntity || r.code(t) != "invalid_request" {
+		t.Errorf("%d %s", r.status, r.body)
+	}
+	if _, ok := fp.sessions["s1"]["x.txt"]; ok {
+		t.Error("a broken-off upload was stored")
+	}
+}
