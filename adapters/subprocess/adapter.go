@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
 
@@ -23,6 +24,7 @@ type adapter struct {
 	cgroups     cgroups
 	sessionsDir string
 	ownDir      bool
+	claim       *workspace.Claim // this process's part of a configured sessions directory
 	nextID      atomic.Int64
 
 	mu       sync.Mutex
@@ -79,8 +81,20 @@ func newAdapter(cfg Config) (*adapter, error) {
 			return nil, fmt.Errorf("sessions directory: %w", err)
 		}
 		a.ownDir = true
-	} else if err := os.MkdirAll(a.sessionsDir, 0o700); err != nil {
-		return nil, fmt.Errorf("sessions directory: %w", err)
+	} else {
+		// Workers killed with their parent (kill -9 of the server) leave
+		// their sessions' files: remove those of processes that are gone,
+		// and keep this process's workers apart from any live one's.
+		if a.claim, err = workspace.ClaimDir(a.sessionsDir); err != nil {
+			return nil, err
+		}
+		a.sessionsDir = a.claim.Dir()
+		if a.claim.Swept() > 0 {
+			cfg.logger.Info("removed the worker directories of processes that are gone", "count", a.claim.Swept())
+		}
+		if err := a.claim.SweepErr(); err != nil {
+			cfg.logger.Warn("could not remove some worker directories of processes that are gone", "error", err)
+		}
 	}
 	if cfg.cgroupMemory {
 		a.cgroups = detectCgroups()
@@ -138,6 +152,9 @@ func (a *adapter) Close() error {
 	wg.Wait()
 	if a.ownDir {
 		_ = os.RemoveAll(a.sessionsDir)
+	}
+	if a.claim != nil {
+		_ = a.claim.Release()
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/internal/editor"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
@@ -33,6 +32,7 @@ type adapter struct {
 
 	sessionsDir    string
 	ownSessionsDir bool
+	claim          *workspace.Claim // this process's part of a configured sessions directory
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -87,8 +87,10 @@ func newAdapter(cfg Config) (*adapter, error) {
 			return nil, fmt.Errorf("sessions directory: %w", err)
 		}
 		a.ownSessionsDir = true
-	} else if err := os.MkdirAll(a.sessionsDir, 0o700); err != nil {
-		return nil, fmt.Errorf("sessions directory: %w", err)
+	} else if a.claim, err = claimSessionsDir(cfg.SessionsDir, cfg.logger); err != nil {
+		return nil, err
+	} else {
+		a.sessionsDir = a.claim.Dir()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
@@ -313,12 +315,12 @@ func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload 
 		}
 		s.interp = it
 	}
-	refusals := s.quota.Refusals()
+	refusals, entryRefusals := s.quota.Refusals(), s.quota.EntryRefusals()
 	r := s.interp.run(ctx, kind, payload, timeout, int(a.cfg.OutputLimit), a.cfg.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the program saw EIO), so
 		// the cause is told here.
-		r.stderr = appendNote(r.stderr, fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s]", bytesize.Format(a.cfg.WorkspaceLimit)))
+		r.stderr = appendNote(r.stderr, a.cfg.quotaNote(s.quota.EntryRefusals() != entryRefusals))
 	}
 	if r.dead {
 		s.interp.kill()
@@ -395,7 +397,7 @@ func Capabilities(s Settings) port.Capabilities {
 		RuntimeVersion:     RuntimeVersion,
 		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution},
 		UnavailableModules: modules,
-		Limitations:        lims,
+		Limitations:        append(lims, s.workspaceLimitation()),
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
 		Limits:             s.Limits(),
@@ -464,6 +466,9 @@ func (a *adapter) Close() error {
 		}
 		if a.ownSessionsDir {
 			err = errors.Join(err, os.RemoveAll(a.sessionsDir))
+		}
+		if a.claim != nil {
+			err = errors.Join(err, a.claim.Release())
 		}
 	})
 	return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/internal/bytesize"
+	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
 
@@ -34,6 +35,7 @@ type Settings struct {
 	OutputLimit         int64         `json:"output_limit" setting:"output-limit" unit:"bytes" help:"output kept per stream per call"`
 	SourceLimit         int64         `json:"source_limit" setting:"source-limit" unit:"bytes" help:"largest code or command accepted in one call"`
 	WorkspaceLimit      int64         `json:"workspace_limit" setting:"workspace-limit" unit:"bytes" help:"files per session, temporary files included"`
+	WorkspaceEntries    int           `json:"workspace_entries" setting:"workspace-entries" help:"files and directories per session, temporary ones included (each directory also takes 4KiB of workspace-limit)"`
 	FileLimit           int64         `json:"file_limit" setting:"file-limit" unit:"bytes" help:"largest uploaded file"`
 	MaxSessions         int           `json:"max_sessions" setting:"max-sessions" help:"sessions alive at once"`
 	IdleTimeout         time.Duration `json:"idle_timeout" setting:"idle-timeout" help:"idle time after which a session is reclaimed, when it gives no hint"`
@@ -48,10 +50,10 @@ type Settings struct {
 
 // DefaultSettings are the defaults: 30 s per call (at most 300 s), 256 MiB
 // of memory per session, 1 MiB of output per stream per call, 1 MiB of
-// source, 100 MiB of workspace per session, 50 MiB per uploaded file, 64
-// sessions, sessions reclaimed after 10 minutes idle (hints up to 1 hour)
-// or 1 hour of life, two interpreters kept warm, compiled code cached
-// under the user's cache directory.
+// source, 100 MiB and 10,000 files and directories of workspace per
+// session, 50 MiB per uploaded file, 64 sessions, sessions reclaimed after
+// 10 minutes idle (hints up to 1 hour) or 1 hour of life, two interpreters
+// kept warm, compiled code cached under the user's cache directory.
 func DefaultSettings() Settings {
 	return Settings{
 		CompilationCacheDir: DefaultCompilationCacheDir(),
@@ -61,6 +63,7 @@ func DefaultSettings() Settings {
 		OutputLimit:         1 << 20,
 		SourceLimit:         1 << 20,
 		WorkspaceLimit:      100 << 20,
+		WorkspaceEntries:    DefaultWorkspaceEntries,
 		FileLimit:           50 << 20,
 		MaxSessions:         64,
 		IdleTimeout:         10 * time.Minute,
@@ -87,6 +90,9 @@ func (s Settings) Validate() error {
 	}
 	if s.OutputLimit <= 0 || s.SourceLimit <= 0 || s.WorkspaceLimit <= 0 || s.FileLimit <= 0 {
 		bad("output-limit, source-limit, workspace-limit and file-limit must be positive")
+	}
+	if s.WorkspaceEntries <= 0 {
+		bad("workspace-entries must be positive")
 	}
 	if s.OutputLimit > 1<<30 || s.SourceLimit > 1<<30 {
 		bad("output-limit and source-limit must be at most 1GiB")
@@ -124,6 +130,7 @@ func (s Settings) Limits() port.Limits {
 		OutputBytes:        s.OutputLimit,
 		SourceBytes:        s.SourceLimit,
 		WorkspaceBytes:     s.WorkspaceLimit,
+		WorkspaceEntries:   s.WorkspaceEntries,
 		FileBytes:          s.FileLimit,
 		MaxSessions:        s.MaxSessions,
 		DefaultIdleTimeout: s.IdleTimeout,
@@ -259,6 +266,11 @@ func (c Config) WithSourceLimit(bytes int64) Config { c.SourceLimit = bytes; ret
 // temporary directory included.
 func (c Config) WithWorkspaceLimit(bytes int64) Config { c.WorkspaceLimit = bytes; return c }
 
+// WithWorkspaceEntries sets how many files and directories one session
+// may hold, its temporary directory included. Each directory also takes
+// workspace.DirBytes of the workspace limit.
+func (c Config) WithWorkspaceEntries(n int) Config { c.WorkspaceEntries = n; return c }
+
 // WithFileLimit sets the largest file PutFile accepts and the editor
 // handles.
 func (c Config) WithFileLimit(bytes int64) Config { c.FileLimit = bytes; return c }
@@ -314,6 +326,36 @@ func (c Config) WithLogger(l *slog.Logger) Config {
 	}
 	c.logger = l
 	return c
+}
+
+// DefaultWorkspaceEntries is the default entry limit of a session's files:
+// ten thousand files and directories are room for any program's work, and
+// bound what they cost the host beyond their bytes: at most about 40 MB as
+// empty directories (a 4 KiB block each on ext4, charged to the byte limit
+// too), about 2.5 MB of inodes (256 bytes each) as empty files. Without
+// such a limit the byte limit bounded neither: 51,000 empty files fitted in
+// 5 MiB, and 20,000 directories took 79 MB.
+const DefaultWorkspaceEntries = 10_000
+
+// workspaceLimitation is the limitation the capability description states
+// for the workspace limits, in the words a program's author needs: what
+// the limits are, what counts, and what a refusal looks like.
+func (s Settings) workspaceLimitation() string {
+	return fmt.Sprintf("Files in %s and /tmp share a limit of %s and %d files and directories (each directory also counts %s); "+
+		"a write, new file or new directory beyond it fails with OSError errno EIO (\"[Errno 29] I/O error\"), not ENOSPC, which WebAssembly's WASI cannot report here, "+
+		"and the call's stderr ends with a note naming the limit",
+		workspace.GuestRoot, bytesize.Format(s.WorkspaceLimit), s.WorkspaceEntries, bytesize.Format(workspace.DirBytes))
+}
+
+// quotaNote is the note appended to a call's stderr when the quota refused
+// a write of the program's: the program saw only EIO, so the cause is
+// told here. entries is set when the entry limit refused.
+func (s Settings) quotaNote(entries bool) string {
+	limit := bytesize.Format(s.WorkspaceLimit)
+	if entries {
+		limit = fmt.Sprintf("%d files and directories", s.WorkspaceEntries)
+	}
+	return fmt.Sprintf("[codeport: a write was refused because the session's files reached the workspace limit of %s (/tmp included); the program saw EIO, as WASI has no ENOSPC]", limit)
 }
 
 // wasmPage is the unit of WebAssembly memory.

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -34,10 +35,29 @@ func (sb *sandbox) discard() {
 	_ = os.RemoveAll(sb.dir)
 }
 
+// claimSessionsDir takes this process's part of a configured sessions
+// directory (see workspace.ClaimDir): the directories of sessions of
+// processes that died without cleaning up (kill -9, a crash) are removed
+// first, since nothing else would ever remove those users' files, and the
+// parts of live processes sharing the directory are left alone.
+func claimSessionsDir(dir string, log *slog.Logger) (*workspace.Claim, error) {
+	c, err := workspace.ClaimDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if c.Swept() > 0 {
+		log.Info("removed the session directories of processes that are gone", "count", c.Swept())
+	}
+	if err := c.SweepErr(); err != nil {
+		log.Warn("could not remove some session directories of processes that are gone", "error", err)
+	}
+	return c, nil
+}
+
 // newSandbox makes the directories and an interpreter over them.
 func (a *adapter) newSandbox(ctx context.Context) (*sandbox, error) {
 	dir := filepath.Join(a.sessionsDir, uuid.NewString())
-	quota := workspace.NewQuota(a.cfg.WorkspaceLimit)
+	quota := workspace.NewQuota(a.cfg.WorkspaceLimit).WithEntryLimit(int64(a.cfg.WorkspaceEntries))
 	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
 	if err != nil {
 		_ = os.RemoveAll(dir)

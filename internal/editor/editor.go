@@ -173,7 +173,7 @@ func (e *Editor) resolve(p string) (string, *Output) {
 			show(p), workspace.GuestRoot)
 	case len(p) > workspace.MaxPathBytes:
 		out = failf("the path is %d bytes long, over the limit of %d", len(p), workspace.MaxPathBytes)
-	case errors.Is(err, port.ErrInvalidRequest):
+	case errors.Is(err, workspace.ErrNotUTF8):
 		out = failf("the path %s is not valid UTF-8", show(p))
 	default:
 		out = e.fsFail(".", err)
@@ -499,9 +499,15 @@ func (e *Editor) forget(rel string) {
 // fsFail turns a workspace error into a failed Output.
 func (e *Editor) fsFail(rel string, err error) Output {
 	var qe *workspace.QuotaError
+	var le *workspace.EntryLimitError
+	var ne *workspace.NameTooLongError
 	switch {
 	case errors.As(err, &qe):
 		return failf("not enough room in the workspace quota of %d bytes (shared with /tmp; %d bytes in use): delete files to make room", qe.Limit, qe.Used)
+	case errors.As(err, &le):
+		return failf("the workspace holds its limit of %d files and directories (shared with /tmp): delete some to make room", le.Limit)
+	case errors.As(err, &ne):
+		return failf("a name in the path is %d bytes long, over the limit of %d", ne.Bytes, ne.Limit)
 	case errors.Is(err, port.ErrFileTooLarge):
 		return failf("%s would be over the editor's limit of %d bytes", show(rel), e.opts.MaxFileBytes)
 	case errors.Is(err, port.ErrFileNotFound):

@@ -1,5 +1,5 @@
 // Package workspace confines a session's files to host directories and
-// charges their bytes to one quota per session.
+// charges their bytes and entries to one quota per session.
 //
 // A session owns a workspace directory (mounted in the guest at GuestRoot,
 // "/workspace", the interpreter's working directory) and a tmp directory
@@ -7,11 +7,17 @@
 // the files through a Workspace, which resolves every path inside its root,
 // follows no symbolic link, and writes files atomically under the quota. The
 // guest reaches them through the file systems NewSysFS returns, which charge
-// the quota while the guest writes.
+// the quota while the guest writes. With an entry limit (WithEntryLimit)
+// the quota also counts every file and directory, and charges each
+// directory DirBytes, so that neither inodes nor directory blocks escape it.
+//
+// ClaimDir gives a process its own directory under a sessions directory
+// shared with other processes, and removes those of processes that died
+// without cleaning up.
 //
 // Usage:
 //
-//	q := workspace.NewQuota(64 << 20) // 64 MiB for the whole session
+//	q := workspace.NewQuota(64 << 20).WithEntryLimit(10_000) // for the whole session
 //	ws, err := workspace.New(filepath.Join(base, id, "workspace"), q)
 //	if err != nil {
 //		return err
@@ -37,7 +43,8 @@
 // ErrFileNotFound, ErrIsDirectory, ErrFileTooLarge, ErrInvalidRequest) and
 // name workspace-relative paths, never host paths or file contents. The
 // refusals port.ErrInvalidRequest covers also wrap this package's reason
-// (ErrNotRegular, ErrNotDirectory, ErrNotUTF8, *PathTooLongError), and a
-// quota refusal is a *QuotaError, so that no caller reads a message to
-// learn what happened.
+// (ErrNotRegular, ErrNotDirectory, ErrNotUTF8, *PathTooLongError,
+// *NameTooLongError), and a quota refusal is a *QuotaError (or an
+// *EntryLimitError), so that no caller reads a message to learn what
+// happened.
 package workspace

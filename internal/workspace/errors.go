@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/codeport/codeport/port"
 )
@@ -38,3 +39,38 @@ func (e *PathTooLongError) Error() string {
 
 // Is makes errors.Is(err, port.ErrInvalidRequest) hold.
 func (e *PathTooLongError) Is(target error) bool { return target == port.ErrInvalidRequest }
+
+// NameTooLongError is the error of a path with a component (a file or
+// directory name) over MaxNameBytes: no file system of the host can hold
+// it. It matches port.ErrInvalidRequest with errors.Is, and
+// syscall.ENAMETOOLONG too, so that a caller wording its own messages
+// (the shell's "File name too long") tells it without reading this one.
+type NameTooLongError struct {
+	// Bytes is the length of the longest refused component.
+	Bytes int
+	// Limit is MaxNameBytes.
+	Limit int
+}
+
+func (e *NameTooLongError) Error() string {
+	return fmt.Sprintf("file name component over %d bytes (%d bytes): %v", e.Limit, e.Bytes, port.ErrInvalidRequest)
+}
+
+// Is makes errors.Is(err, port.ErrInvalidRequest) and errors.Is(err,
+// syscall.ENAMETOOLONG) hold.
+func (e *NameTooLongError) Is(target error) bool {
+	return target == port.ErrInvalidRequest || target == syscall.ENAMETOOLONG
+}
+
+// notDirError is ErrNotDirectory for a listing that names a file: the
+// contract counts that as port.ErrIsDirectory (its 400 is "a directory
+// where a file was wanted, or the other way round"), so it matches both.
+type notDirError struct{}
+
+func (notDirError) Error() string { return ErrNotDirectory.Error() }
+
+// Is makes errors.Is(err, ErrNotDirectory) and errors.Is(err,
+// port.ErrIsDirectory) hold.
+func (notDirError) Is(target error) bool {
+	return target == ErrNotDirectory || target == port.ErrIsDirectory
+}

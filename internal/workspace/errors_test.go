@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,8 +23,6 @@ func TestRefusalReasons(t *testing.T) {
 		reason error
 		msg    string
 	}{
-		{"list a file", func() error { _, err := w.List("f.txt"); return err }(),
-			ErrNotDirectory, "workspace: list f.txt: not a directory: invalid request"},
 		{"write under a file", func() error { _, err := w.Write("f.txt/child", strings.NewReader("x"), 0); return err }(),
 			ErrNotDirectory, "workspace: write f.txt/child: a parent is not a directory: invalid request"},
 		{"path not UTF-8", func() error { _, _, err := w.Open("bad\xffname"); return err }(),
@@ -50,5 +49,24 @@ func TestRefusalReasons(t *testing.T) {
 	}
 	if want := "workspace: path of 4098 bytes is over the limit of 4096: invalid request"; err.Error() != want {
 		t.Errorf("message %q, want %q", err, want)
+	}
+}
+
+// A listing that names a file is the contract's "is a directory" kind (400,
+// a file where a directory was wanted), and still ErrNotDirectory.
+func TestListingAFile(t *testing.T) {
+	w, err := New(filepath.Join(t.TempDir(), "ws"), NewQuota(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile("f.txt", []byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.List("f.txt")
+	if !errors.Is(err, ErrNotDirectory) || !errors.Is(err, port.ErrIsDirectory) || errors.Is(err, port.ErrInvalidRequest) {
+		t.Fatalf("%v", err)
+	}
+	if err.Error() != "workspace: list f.txt: not a directory" {
+		t.Fatalf("message %q", err)
 	}
 }

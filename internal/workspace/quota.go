@@ -1,16 +1,29 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/codeport/codeport/port"
 )
 
-// Quota is a byte budget shared by the directories of one session (its
-// workspace and its tmp directory). It counts the sizes of the regular files
-// in them, as charged by Workspace and the file systems of NewSysFS. A Quota
-// is safe for concurrent use.
+// DirBytes is what a directory costs against the byte limit of a quota
+// with an entry limit (WithEntryLimit). Measured on ext4, where the
+// sessions directory usually lives: an empty directory takes one 4 KiB
+// block (st_size 4096, st_blocks 8), while an empty file takes none. Without
+// this charge a program could fill the host's disk with empty directories
+// while its files stayed under the byte limit (20,000 os.mkdir took 79 MB).
+// A fixed charge, rather than st_size, keeps the accounting the same on
+// every file system and for the lifetime of the directory.
+const DirBytes = 4096
+
+// Quota is a budget shared by the directories of one session (its
+// workspace and its tmp directory): bytes, and optionally entries. It
+// counts the sizes of the regular files in them, as charged by Workspace
+// and the file systems of NewSysFS, and the entries (names: files,
+// directories and anything else) below their roots. A Quota is safe for
+// concurrent use.
 //
 // Besides the byte count, a Quota remembers which files are open through a
 // NewSysFS file system: a file removed or replaced while open keeps its bytes
@@ -21,6 +34,15 @@ type Quota struct {
 	used     int64
 	refusals int64
 	open     map[fileKey]*openFile
+
+	// entryLimit caps entries (0: unlimited); dirBytes is charged per
+	// directory, DirBytes once an entry limit is set. entries counts the
+	// names below the roots whatever the limit, entryRefusals the
+	// refusals for lack of entries (also counted in refusals).
+	entryLimit    int64
+	dirBytes      int64
+	entries       int64
+	entryRefusals int64
 }
 
 // fileKey identifies a file on the host: device and inode.
@@ -55,13 +77,75 @@ func (e *QuotaError) Error() string {
 // Is makes errors.Is(err, port.ErrFileTooLarge) hold.
 func (e *QuotaError) Is(target error) bool { return target == port.ErrFileTooLarge }
 
+// EntryLimitError is the error of a new file or directory that would put
+// the session over its entry limit (Quota.WithEntryLimit). It matches
+// port.ErrFileTooLarge with errors.Is, as a refusal for lack of bytes does:
+// both are "the workspace is full".
+type EntryLimitError struct {
+	// Limit is the entry limit.
+	Limit int64
+}
+
+func (e *EntryLimitError) Error() string {
+	return fmt.Sprintf("workspace limit of %d files and directories reached (/tmp included; remove some to make room): %v",
+		e.Limit, port.ErrFileTooLarge)
+}
+
+// Is makes errors.Is(err, port.ErrFileTooLarge) hold.
+func (e *EntryLimitError) Is(target error) bool { return target == port.ErrFileTooLarge }
+
 // NewQuota returns a quota of limit bytes. A limit <= 0 means unlimited:
-// bytes are still counted, but no reservation is refused.
+// bytes are still counted, but no reservation is refused. Entries are
+// counted but unlimited, and directories cost no bytes, unless
+// WithEntryLimit says otherwise.
 func NewQuota(limit int64) *Quota {
 	if limit < 0 {
 		limit = 0
 	}
 	return &Quota{limit: limit, open: make(map[fileKey]*openFile)}
+}
+
+// WithEntryLimit caps the entries below the quota's roots (files,
+// directories and anything else, each name once) at n, and charges each
+// directory DirBytes against the byte limit, and returns q. Call it before
+// the quota is used. A file or directory that would go beyond either limit
+// is refused: with an *EntryLimitError or a *QuotaError on the host side,
+// with QuotaErrno in the guest. n <= 0 leaves entries unlimited and
+// directories free, as a quota without the call has them. Why: the byte
+// limit alone bounds neither inodes nor the blocks directories take, so a
+// session could exhaust the host's file system with empty files or
+// directories.
+func (q *Quota) WithEntryLimit(n int64) *Quota {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n <= 0 {
+		q.entryLimit, q.dirBytes = 0, 0
+		return q
+	}
+	q.entryLimit, q.dirBytes = n, DirBytes
+	return q
+}
+
+// EntryLimit reports the entry limit, 0 when unlimited.
+func (q *Quota) EntryLimit() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.entryLimit
+}
+
+// Entries reports the number of entries charged.
+func (q *Quota) Entries() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.entries
+}
+
+// EntryRefusals reports how many of Refusals were for lack of entries
+// rather than bytes, so that a host can tell which limit a program met.
+func (q *Quota) EntryRefusals() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.entryRefusals
 }
 
 // Used reports the number of bytes charged.
@@ -117,6 +201,75 @@ func (q *Quota) release(n int64) {
 	if q.used < 0 {
 		q.used = 0
 	}
+}
+
+// reserveEntry charges one new entry, and DirBytes more bytes when it is a
+// directory and an entry limit is set, or charges nothing, counts the
+// refusal and returns an *EntryLimitError or a *QuotaError (both
+// port.ErrFileTooLarge).
+func (q *Quota) reserveEntry(dir bool) error {
+	err := q.tryReserveEntry(dir)
+	if err != nil {
+		q.noteRefusal(err)
+	}
+	return err
+}
+
+// tryReserveEntry is reserveEntry without counting a refusal, for a
+// caller that may find the operation would have failed anyway.
+func (q *Quota) tryReserveEntry(dir bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.entryLimit > 0 && q.entries >= q.entryLimit {
+		return &EntryLimitError{Limit: q.entryLimit}
+	}
+	var n int64
+	if dir {
+		n = q.dirBytes
+	}
+	if q.limit > 0 && n > q.limit-q.used {
+		return &QuotaError{Limit: q.limit, Used: q.used, Requested: n}
+	}
+	q.entries++
+	q.used += n
+	return nil
+}
+
+// noteRefusal counts the refusal err of tryReserveEntry.
+func (q *Quota) noteRefusal(err error) {
+	var le *EntryLimitError
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.refusals++
+	if errors.As(err, &le) {
+		q.entryRefusals++
+	}
+}
+
+// releaseEntries gives back entries, dirs of them directories, charged
+// earlier. The counts never go below zero.
+func (q *Quota) releaseEntries(entries, dirs int64) {
+	if entries <= 0 {
+		return
+	}
+	dirs = max(0, min(dirs, entries))
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.entries = max(0, q.entries-entries)
+	q.release(dirs * q.dirBytes)
+}
+
+// chargeEntries adds entries, dirs of them directories, without checking
+// the limits: for entries already on disk (found by New, or left by a
+// write that raced with another).
+func (q *Quota) chargeEntries(entries, dirs int64) {
+	if entries <= 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.entries += entries
+	q.used += dirs * q.dirBytes
 }
 
 // reserveUpTo charges as many of n bytes as fit and returns how many it

@@ -3,6 +3,7 @@ package workspace
 import (
 	"io"
 	"io/fs"
+	pathpkg "path"
 	"sync"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -10,11 +11,16 @@ import (
 	wsys "github.com/tetratelabs/wazero/sys"
 )
 
-// QuotaErrno is the errno a NewSysFS file system returns when a write would
-// go over the quota. wazero v1.12.0 has no ENOSPC in experimental/sys (and
-// maps any errno it does not know to EIO), so it is EIO: the guest sees
-// OSError(errno.EIO). Quota.Refusals tells the host that the quota was the
-// cause.
+// QuotaErrno is the errno a NewSysFS file system returns when a write, a
+// new file or a new directory would go over the quota (its bytes or its
+// entries). It should be ENOSPC, but it cannot be: wazero v1.12.0's
+// experimental/sys.Errno is a closed list of 20 values without ENOSPC (or
+// EDQUOT), and its WASI layer (internal/wasip1.ToErrno) turns every value
+// it does not list into EIO, so no custom Errno reaches the guest as
+// anything else. It is EIO, then, said plainly: the guest sees
+// OSError(errno.EIO), "[Errno 29] I/O error" under WASI, and
+// Quota.Refusals (EntryRefusals for entries) tells the host that the quota
+// was the cause, so that it can tell the program's user.
 const QuotaErrno = experimentalsys.EIO
 
 // NewSysFS returns the file system the guest sees for the host directory
@@ -29,6 +35,11 @@ const QuotaErrno = experimentalsys.EIO
 //     it with Unlink, and replacing it with Rename release its bytes. A
 //     removed or replaced file that is still open keeps its bytes charged
 //     until its last handle is closed, since they stay on disk until then.
+//   - Every new name (a file made by OpenFile with O_CREAT, a directory
+//     made by Mkdir) takes an entry of the quota, and a directory DirBytes
+//     of its bytes when the quota has an entry limit; one that does not
+//     fit fails with QuotaErrno. Unlink, Rmdir and a Rename that replaces
+//     its target give them back.
 //   - Link and Symlink fail with EPERM: a link could lead outside dir on the
 //     host.
 //
@@ -68,8 +79,20 @@ func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 			before, truncating = st, true
 		}
 	}
+	creating := false
+	if flag&experimentalsys.O_CREAT != 0 {
+		if _, errno := s.FS.Lstat(path); errno == experimentalsys.ENOENT {
+			if errno := s.reserveEntry(path, false); errno != 0 {
+				return nil, errno
+			}
+			creating = true
+		}
+	}
 	f, errno := s.FS.OpenFile(path, flag, perm)
 	if errno != 0 {
+		if creating {
+			s.q.releaseEntries(1, 0)
+		}
 		return nil, errno
 	}
 	st, errno := f.Stat()
@@ -99,11 +122,60 @@ func (s *quotaFS) Unlink(path string) experimentalsys.Errno {
 	if serr == 0 && st.Mode.IsRegular() {
 		s.q.fileRemoved(fileKey{dev: st.Dev, ino: st.Ino}, st.Size)
 	}
+	s.q.releaseEntries(1, 0) // Unlink removes no directory
 	return 0
 }
 
-// Rename implements experimentalsys.FS, releasing the bytes of a regular
-// file it replaces.
+// Mkdir implements experimentalsys.FS, charging the new directory's entry
+// (and DirBytes) first.
+func (s *quotaFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, errno := s.FS.Lstat(path); errno != experimentalsys.ENOENT {
+		return s.FS.Mkdir(path, perm) // EEXIST, ENOTDIR, ...: nothing to charge
+	}
+	if errno := s.reserveEntry(path, true); errno != 0 {
+		return errno
+	}
+	if errno := s.FS.Mkdir(path, perm); errno != 0 {
+		s.q.releaseEntries(1, 1)
+		return errno
+	}
+	return 0
+}
+
+// Rmdir implements experimentalsys.FS, releasing the directory's entry.
+func (s *quotaFS) Rmdir(path string) experimentalsys.Errno {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if errno := s.FS.Rmdir(path); errno != 0 {
+		return errno
+	}
+	s.q.releaseEntries(1, 1)
+	return 0
+}
+
+// reserveEntry charges the entry of a file or directory about to be made
+// at path, which does not exist. When the quota refuses, it reports what
+// making it would have failed with anyway (a missing parent), so that a
+// program sees the ENOENT it would see without a quota, and QuotaErrno
+// otherwise.
+func (s *quotaFS) reserveEntry(path string, dir bool) experimentalsys.Errno {
+	err := s.q.tryReserveEntry(dir)
+	if err == nil {
+		return 0
+	}
+	if parent := pathpkg.Dir(path); parent != "." && parent != "/" {
+		if _, errno := s.FS.Stat(parent); errno != 0 {
+			return errno // not the quota's refusal: not counted as one
+		}
+	}
+	s.q.noteRefusal(err)
+	return QuotaErrno
+}
+
+// Rename implements experimentalsys.FS, releasing the entry of what it
+// replaces, and the bytes of a regular file it replaces.
 func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,13 +184,21 @@ func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
 	if errno := s.FS.Rename(from, to); errno != 0 {
 		return errno
 	}
-	if terr != 0 || !toSt.Mode.IsRegular() {
-		return 0
+	if terr != 0 {
+		return 0 // nothing was replaced
 	}
 	if ferr == 0 && toSt.Ino != 0 && fromSt.Dev == toSt.Dev && fromSt.Ino == toSt.Ino {
 		return 0 // the same file: nothing was replaced
 	}
-	s.q.fileRemoved(fileKey{dev: toSt.Dev, ino: toSt.Ino}, toSt.Size)
+	// The target's name now belongs to what was renamed: one entry fewer.
+	if toSt.Mode.IsDir() {
+		s.q.releaseEntries(1, 1) // an empty directory, replaced
+		return 0
+	}
+	s.q.releaseEntries(1, 0)
+	if toSt.Mode.IsRegular() {
+		s.q.fileRemoved(fileKey{dev: toSt.Dev, ino: toSt.Ino}, toSt.Size)
+	}
 	return 0
 }
 

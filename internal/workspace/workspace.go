@@ -27,6 +27,12 @@ const GuestRoot = "/workspace"
 // MaxPathBytes is the longest path Resolve accepts.
 const MaxPathBytes = 4096
 
+// MaxNameBytes is the longest name of one path component Resolve accepts:
+// NAME_MAX of Linux file systems. A longer one cannot exist on the host,
+// and would otherwise come back from the operating system as an
+// ENAMETOOLONG that names no port error.
+const MaxNameBytes = 255
+
 // tmpPrefix starts the names of the temporary files Write renames into place.
 const tmpPrefix = ".codeport-tmp-"
 
@@ -42,10 +48,10 @@ type Workspace struct {
 }
 
 // New returns the workspace rooted at the host directory root, creating it
-// (mode 0o700) if missing. The sizes of the regular files already in it are
-// charged to q even if that goes over its limit (they are on disk already);
-// later writes are then refused until enough is removed. A nil q means an
-// unlimited quota of the workspace's own.
+// (mode 0o700) if missing. The sizes of the regular files already in it,
+// and its entries, are charged to q even if that goes over its limits
+// (they are on disk already); later writes are then refused until enough
+// is removed. A nil q means an unlimited quota of the workspace's own.
 func New(root string, q *Quota) (*Workspace, error) {
 	if root == "" {
 		return nil, fmt.Errorf("workspace: empty root: %w", port.ErrInvalidRequest)
@@ -67,15 +73,16 @@ func New(root string, q *Quota) (*Workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace: root is %w: %w", ErrNotDirectory, port.ErrInvalidRequest)
 	}
-	files, err := regularFiles(abs)
+	tree, err := scan(abs)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: scanning root: %w", err)
 	}
 	var total int64
-	for _, f := range files {
+	for _, f := range tree.files {
 		total += f.size
 	}
 	q.charge(total)
+	q.chargeEntries(tree.entries, tree.dirs)
 	return &Workspace{root: abs, q: q}, nil
 }
 
@@ -127,7 +134,7 @@ func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
 		return nil, fmt.Errorf("workspace: list %s: %w", rel, port.ErrFileNotFound)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("workspace: list %s: %w: %w", rel, ErrNotDirectory, port.ErrInvalidRequest)
+		return nil, fmt.Errorf("workspace: list %s: %w", rel, notDirError{})
 	}
 	d, err := root.Open(rel)
 	if err != nil {
@@ -261,14 +268,11 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 	}
 	parent := path.Dir(rel)
 	if parent != "." {
-		if err := root.MkdirAll(parent, 0o755); err != nil {
-			if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
-				return port.FileInfo{}, fmt.Errorf("workspace: write %s: a parent is %w: %w", rel, ErrNotDirectory, port.ErrInvalidRequest)
-			}
-			return port.FileInfo{}, pathErr("write", rel, err)
+		if err := w.mkdirAllIn(root, "write", rel, parent); err != nil {
+			return port.FileInfo{}, err
 		}
-		// MkdirAll follows links it finds inside the root: make sure the
-		// parents it found or made are plain directories.
+		// Mkdir follows links it finds inside the root, should one appear
+		// between the checks: make sure the parents are plain directories.
 		if _, _, err := w.resolveIn(root, parent); err != nil {
 			return port.FileInfo{}, err
 		}
@@ -282,9 +286,20 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 			credit = fi.Size()
 		}
 	}
+	// A new name takes an entry, reserved for the temporary file that will
+	// bear it; replacing a file takes none.
+	entry := fi == nil
+	if entry {
+		if err := w.q.reserveEntry(false); err != nil {
+			return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, err)
+		}
+	}
 	tmpRel := joinRel(parent, tmpPrefix+rand.Text())
 	f, err := root.OpenFile(tmpRel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
+		if entry {
+			w.q.releaseEntries(1, 0)
+		}
 		return port.FileInfo{}, pathErr("write", rel, err)
 	}
 	var charged int64 // bytes reserved from the quota for the temp file
@@ -292,6 +307,9 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 		f.Close()
 		root.Remove(tmpRel)
 		w.q.Release(charged)
+		if entry {
+			w.q.releaseEntries(1, 0)
+		}
 		return port.FileInfo{}, err
 	}
 	if err := f.Chmod(perm); err != nil { // umask may have narrowed it
@@ -350,6 +368,14 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 		w.q.fileRemoved(keyOf(cur), cur.Size())
 	}
 	w.q.charge(written - charged) // the credited bytes are now the new file's
+	// The entry: one more name if nothing was replaced. What was here may
+	// have changed since the start (another writer): settle the difference.
+	switch {
+	case cur == nil && !entry:
+		w.q.chargeEntries(1, 0)
+	case cur != nil && entry:
+		w.q.releaseEntries(1, 0)
+	}
 
 	st, err := root.Lstat(rel)
 	if err != nil {
@@ -377,6 +403,145 @@ func (w *Workspace) Remove(p string) error {
 		return pathErr("remove", rel, err)
 	}
 	w.q.fileRemoved(keyOf(fi), fi.Size())
+	w.q.releaseEntries(1, 0)
+	return nil
+}
+
+// Mkdir makes the directory p, whose parent must exist, charging its entry
+// (and DirBytes, under an entry limit) to the quota. An existing p is an
+// error wrapping fs.ErrExist, a missing parent port.ErrFileNotFound, a
+// parent that is a file port.ErrInvalidRequest with ErrNotDirectory, and a
+// directory the quota has no room for an *EntryLimitError or a
+// *QuotaError (both port.ErrFileTooLarge).
+func (w *Workspace) Mkdir(p string) error {
+	root, err := w.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rel, fi, err := w.resolveIn(root, p)
+	if err != nil {
+		return err
+	}
+	if rel == "." || fi != nil {
+		return fmt.Errorf("workspace: mkdir %s: %w", rel, fs.ErrExist)
+	}
+	parent := path.Dir(rel)
+	pfi, err := w.statIn(root, parent)
+	switch {
+	case err != nil:
+		return err
+	case pfi == nil:
+		return fmt.Errorf("workspace: mkdir %s: %w", rel, port.ErrFileNotFound)
+	case !pfi.IsDir():
+		return fmt.Errorf("workspace: mkdir %s: a parent is %w: %w", rel, ErrNotDirectory, port.ErrInvalidRequest)
+	}
+	return w.mkdirIn(root, "mkdir", rel, rel)
+}
+
+// MkdirAll makes the directory p and any missing parents, charging each
+// one it makes as Mkdir does. An existing directory is not an error;
+// anything else in the way is port.ErrInvalidRequest with ErrNotDirectory.
+func (w *Workspace) MkdirAll(p string) error {
+	root, err := w.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rel, _, err := w.resolveIn(root, p)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return nil
+	}
+	return w.mkdirAllIn(root, "mkdir", rel, rel)
+}
+
+// RemoveDir removes the empty directory p and gives its entry back. A
+// missing p is port.ErrFileNotFound, a file port.ErrInvalidRequest with
+// ErrNotDirectory, the root port.ErrInvalidRequest, and a directory that
+// is not empty an error wrapping syscall.ENOTEMPTY.
+func (w *Workspace) RemoveDir(p string) error {
+	root, err := w.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rel, fi, err := w.resolveIn(root, p)
+	switch {
+	case err != nil:
+		return err
+	case rel == ".":
+		return fmt.Errorf("workspace: rmdir: the workspace root cannot be removed: %w", port.ErrInvalidRequest)
+	case fi == nil:
+		return fmt.Errorf("workspace: rmdir %s: %w", rel, port.ErrFileNotFound)
+	case !fi.IsDir():
+		return fmt.Errorf("workspace: rmdir %s: %w: %w", rel, ErrNotDirectory, port.ErrInvalidRequest)
+	}
+	if err := root.Remove(rel); err != nil {
+		return pathErr("rmdir", rel, err)
+	}
+	w.q.releaseEntries(1, 1)
+	return nil
+}
+
+// statIn describes the existing directory or file rel (nil when missing),
+// refusing symbolic links as resolveIn does.
+func (w *Workspace) statIn(root *os.Root, rel string) (fs.FileInfo, error) {
+	_, fi, err := w.resolveIn(root, rel)
+	return fi, err
+}
+
+// mkdirAllIn makes each missing directory of dir (a cleaned path relative
+// to the root), charging each to the quota before making it. Errors name
+// rel, the path the caller (op) was asked about.
+func (w *Workspace) mkdirAllIn(root *os.Root, op, rel, dir string) error {
+	d := dirWalk{dir: root} // one lookup per step, as in resolveIn
+	defer d.close()
+	parts := strings.Split(dir, "/")
+	raced := false
+	for i := 0; i < len(parts); i++ {
+		name := parts[i]
+		fi, err := d.dir.Lstat(name)
+		switch {
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("workspace: path %q goes through a symbolic link: %w", rel, port.ErrPathEscapesWorkspace)
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("workspace: %s %s: a parent is %w: %w", op, rel, ErrNotDirectory, port.ErrInvalidRequest)
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return pathErr(op, rel, err)
+		case err != nil:
+			if err := w.mkdirIn(d.dir, op, rel, name); err != nil {
+				if errors.Is(err, fs.ErrExist) && !raced {
+					raced = true
+					i-- // made meanwhile by someone else: look at it again
+					continue
+				}
+				return err
+			}
+		}
+		raced = false
+		if err := d.enter(name); err != nil {
+			return pathErr(op, rel, err)
+		}
+	}
+	return nil
+}
+
+// mkdirIn makes the directory dir, whose parent exists, charging it first.
+// An error wrapping fs.ErrExist means something is at dir already.
+func (w *Workspace) mkdirIn(root *os.Root, op, rel, dir string) error {
+	if err := w.q.reserveEntry(true); err != nil {
+		return fmt.Errorf("workspace: %s %s: %w", op, rel, err)
+	}
+	if err := root.Mkdir(dir, 0o755); err != nil {
+		w.q.releaseEntries(1, 1)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("workspace: %s %s: %w", op, rel, fs.ErrExist)
+		}
+		return pathErr(op, rel, err)
+	}
 	return nil
 }
 
@@ -410,14 +575,19 @@ func (w *Workspace) Stat(p string) (port.FileInfo, error) {
 }
 
 // RemoveAll deletes the workspace root and everything in it, and releases
-// the bytes of the files it removed. A root already gone is not an error.
+// the bytes and entries of what it removed. A root already gone is not an
+// error.
 func (w *Workspace) RemoveAll() error {
-	files, err := regularFiles(w.root)
+	before, err := scan(w.root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("workspace: remove all: %w", err)
 	}
 	rerr := os.RemoveAll(w.root)
-	for _, f := range files {
+	var after tree
+	if rerr != nil {
+		after, _ = scan(w.root) // what is still there stays charged
+	}
+	for _, f := range before.files {
 		if rerr != nil {
 			if _, err := os.Lstat(f.path); err == nil {
 				continue // still there
@@ -425,6 +595,7 @@ func (w *Workspace) RemoveAll() error {
 		}
 		w.q.fileRemoved(f.key, f.size)
 	}
+	w.q.releaseEntries(before.entries-after.entries, before.dirs-after.dirs)
 	if rerr != nil {
 		return fmt.Errorf("workspace: remove all: %w", stripPath(rerr))
 	}
@@ -466,10 +637,14 @@ func (w *Workspace) resolveIn(root *os.Root, p string) (rel string, fi fs.FileIn
 		}
 		return rel, fi, nil
 	}
+	// Walk down with a handle on each directory, so that each step looks
+	// up one name: looking up each prefix from the root would cost time
+	// quadratic in the depth (a 2,000-deep path took seconds).
+	d := dirWalk{dir: root}
+	defer d.close()
 	parts := strings.Split(rel, "/")
-	for i := range parts {
-		prefix := strings.Join(parts[:i+1], "/")
-		cur, err := root.Lstat(prefix)
+	for i, name := range parts {
+		cur, err := d.dir.Lstat(name)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				return rel, nil, nil
@@ -479,12 +654,48 @@ func (w *Workspace) resolveIn(root *os.Root, p string) (rel string, fi fs.FileIn
 		if cur.Mode()&fs.ModeSymlink != 0 {
 			return "", nil, fmt.Errorf("workspace: path %q goes through a symbolic link: %w", p, port.ErrPathEscapesWorkspace)
 		}
-		if i < len(parts)-1 && !cur.IsDir() {
+		if i == len(parts)-1 {
+			return rel, cur, nil
+		}
+		if !cur.IsDir() {
 			return rel, nil, nil // a file used as a directory
 		}
-		fi = cur
+		if err := d.enter(name); err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				return rel, nil, nil // removed or replaced since the Lstat
+			}
+			return "", nil, pathErr("stat", rel, err)
+		}
 	}
-	return rel, fi, nil
+	return rel, nil, nil // not reached: the last part returns
+}
+
+// dirWalk holds a handle on one directory of a walk down from a root, so
+// that each step of a walk costs one lookup. Handles it opened are closed
+// as it moves on, and by close; the root it started from is not.
+type dirWalk struct {
+	dir    *os.Root
+	opened bool // dir is the walk's own handle
+}
+
+// enter moves the walk into the subdirectory name of the current one.
+// os.Root confines the handle to the root it started from whatever name
+// has become since it was checked.
+func (d *dirWalk) enter(name string) error {
+	sub, err := d.dir.OpenRoot(name)
+	if err != nil {
+		return err
+	}
+	d.close()
+	d.dir, d.opened = sub, true
+	return nil
+}
+
+func (d *dirWalk) close() {
+	if d.opened {
+		d.dir.Close()
+		d.opened = false
+	}
 }
 
 // CleanPath is the lexical half of Resolve: it returns the cleaned,
@@ -509,12 +720,17 @@ func CleanPath(p string) (string, error) {
 		case c == GuestRoot:
 			return ".", nil
 		case strings.HasPrefix(c, GuestRoot+"/"):
-			return c[len(GuestRoot)+1:], nil
+			c = c[len(GuestRoot)+1:]
+		default:
+			return "", fmt.Errorf("workspace: path %q is outside %s: %w", p, GuestRoot, port.ErrPathEscapesWorkspace)
 		}
-		return "", fmt.Errorf("workspace: path %q is outside %s: %w", p, GuestRoot, port.ErrPathEscapesWorkspace)
-	}
-	if c == ".." || strings.HasPrefix(c, "../") {
+	} else if c == ".." || strings.HasPrefix(c, "../") {
 		return "", fmt.Errorf("workspace: path %q leads outside the workspace: %w", p, port.ErrPathEscapesWorkspace)
+	}
+	for name := range strings.SplitSeq(c, "/") {
+		if len(name) > MaxNameBytes {
+			return "", fmt.Errorf("workspace: %w", &NameTooLongError{Bytes: len(name), Limit: MaxNameBytes})
+		}
 	}
 	return c, nil
 }
@@ -543,6 +759,11 @@ func pathErr(op, rel string, err error) error {
 	}
 	if errors.Is(err, syscall.EISDIR) {
 		return fmt.Errorf("workspace: %s %s: %w", op, rel, port.ErrIsDirectory)
+	}
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// CleanPath bounds each name; a whole path the host finds too long
+		// is still the request's fault, not the backend's.
+		return fmt.Errorf("workspace: %s %s: %w: %w", op, rel, stripPath(err), port.ErrInvalidRequest)
 	}
 	return fmt.Errorf("workspace: %s %s: %w", op, rel, stripPath(err))
 }
@@ -594,15 +815,36 @@ type regularFile struct {
 	size int64
 }
 
+// tree is what scan found under a directory.
+type tree struct {
+	files   []regularFile
+	entries int64 // everything below the directory, itself excluded
+	dirs    int64 // the directories among entries
+}
+
 // regularFiles lists the regular files under dir, without following links.
 func regularFiles(dir string) ([]regularFile, error) {
-	var out []regularFile
+	t, err := scan(dir)
+	return t.files, err
+}
+
+// scan lists the regular files under dir and counts its entries, without
+// following links.
+func scan(dir string) (tree, error) {
+	var t tree
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p != dir {
 				return nil
 			}
 			return err
+		}
+		if p == dir {
+			return nil
+		}
+		t.entries++
+		if d.IsDir() {
+			t.dirs++
 		}
 		if !d.Type().IsRegular() {
 			return nil
@@ -614,8 +856,8 @@ func regularFiles(dir string) ([]regularFile, error) {
 			}
 			return err
 		}
-		out = append(out, regularFile{path: p, key: keyOf(fi), size: fi.Size()})
+		t.files = append(t.files, regularFile{path: p, key: keyOf(fi), size: fi.Size()})
 		return nil
 	})
-	return out, err
+	return t, err
 }

@@ -62,6 +62,8 @@ func checkUsage(t *testing.T, w *Workspace, want int64) {
 }
 
 func TestCleanPath(t *testing.T) {
+	// A path of MaxPathBytes in names of 128 bytes.
+	maxPath := strings.Repeat(strings.Repeat("a", 127)+"/", MaxPathBytes/128)[:MaxPathBytes-1] + "b"
 	tests := []struct {
 		in   string
 		want string
@@ -93,8 +95,13 @@ func TestCleanPath(t *testing.T) {
 		{"a\x00b", "", port.ErrPathEscapesWorkspace},
 		{"\x00", "", port.ErrPathEscapesWorkspace},
 		{"bad\xffname", "", port.ErrInvalidRequest},
-		{strings.Repeat("a", MaxPathBytes), strings.Repeat("a", MaxPathBytes), nil},
-		{strings.Repeat("a", MaxPathBytes+1), "", port.ErrInvalidRequest},
+		{maxPath, maxPath, nil},
+		{maxPath + "c", "", port.ErrInvalidRequest},
+		{strings.Repeat("a", MaxNameBytes), strings.Repeat("a", MaxNameBytes), nil},
+		{strings.Repeat("a", MaxNameBytes+1), "", port.ErrInvalidRequest},
+		{"d/" + strings.Repeat("é", 128) + "/f", "", port.ErrInvalidRequest}, // 256 bytes
+		{"/workspace/" + strings.Repeat("a", MaxNameBytes+1), "", port.ErrInvalidRequest},
+		{"/workspace/" + strings.Repeat("a", MaxNameBytes+1) + "/../b", "b", nil}, // cleaned away first
 		{"dir/ünïcödé.txt", "dir/ünïcödé.txt", nil},
 	}
 	for _, tt := range tests {
@@ -308,7 +315,7 @@ func TestList(t *testing.T) {
 		err error
 	}{
 		{"missing", port.ErrFileNotFound},
-		{"b.txt", port.ErrInvalidRequest},
+		{"b.txt", port.ErrIsDirectory}, // the contract's 400: a file where a directory was wanted
 		{"../", port.ErrPathEscapesWorkspace},
 		{"/etc", port.ErrPathEscapesWorkspace},
 		{"link", port.ErrPathEscapesWorkspace},

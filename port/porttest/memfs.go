@@ -87,7 +87,7 @@ func (m *memFS) List(dir string) ([]port.FileInfo, error) {
 	case n == nil:
 		return nil, fmt.Errorf("workspace: list %s: %w", rel, port.ErrFileNotFound)
 	case !n.dir:
-		return nil, fmt.Errorf("workspace: list %s: not a directory: %w", rel, port.ErrInvalidRequest)
+		return nil, fmt.Errorf("workspace: list %s: not a directory: %w", rel, port.ErrIsDirectory)
 	}
 	out := []port.FileInfo{}
 	for p, c := range m.nodes {

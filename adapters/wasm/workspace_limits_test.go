@@ -1,0 +1,310 @@
+package wasm
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/port"
+)
+
+// hostEntries counts the files and directories a session holds on the
+// host: everything below its workspace and its tmp directory.
+func hostEntries(t *testing.T, a *testAdapter) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(a.d.sessionsDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(a.d.sessionsDir, p)
+		// <sandbox>/workspace/... and <sandbox>/tmp/...: below the roots.
+		if parts := strings.Split(rel, string(filepath.Separator)); len(parts) > 2 {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Issue #13: 51,000 empty files fitted in a 5 MiB workspace, and 20,000
+// directories took 79 MB of the host's disk. Files and directories are
+// now limited in number, directories charged bytes, and a program that
+// meets either limit sees EIO (WASI has no ENOSPC), told why on stderr.
+func TestWorkspaceEntriesAreLimited(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config {
+		return c.WithWorkspaceLimit(200<<10).WithWorkspaceEntries(40).WithWarmPool(0, nil)
+	})
+	ctx := context.Background()
+	id := newSession(t, a)
+
+	// Empty files: the entry limit.
+	res := run(t, a, id, `import errno, os
+n = 0
+try:
+    for i in range(51000):
+        open(f'f{i}', 'w').close()
+        n += 1
+except OSError as e:
+    print(n, errno.errorcode[e.errno], e)`)
+	expect(t, res, "40 EIO [Errno 29] I/O error: 'f40'\n", 0, port.OutcomeCompleted)
+	if !strings.Contains(res.Stderr, "workspace limit of 40 files and directories") || !strings.Contains(res.Stderr, "EIO") {
+		t.Errorf("entry refusal not explained: %q", res.Stderr)
+	}
+	if n := hostEntries(t, a); n != 40 {
+		t.Errorf("%d entries on the host, want 40", n)
+	}
+
+	// Full, through the port: a new file is 413 with a clear message, an
+	// existing one can still be replaced; the editor cannot create.
+	_, err := a.PutFile(ctx, id, "new.txt", strings.NewReader("x"))
+	if !errors.Is(err, port.ErrFileTooLarge) || port.ErrorCode(err) != "file_too_large" ||
+		!strings.Contains(err.Error(), "limit of 40 files and directories") {
+		t.Errorf("PutFile of a new file when full: %v", err)
+	}
+	if _, err := a.PutFile(ctx, id, "f1", strings.NewReader("replaced")); err != nil {
+		t.Errorf("PutFile over an existing file when full: %v", err)
+	}
+	text := "print(1)\n"
+	eres, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution,
+		Editor: &port.EditorInput{Command: port.EditorCreate, Path: "new.py", FileText: &text}})
+	if err != nil || eres.ReturnCode == 0 {
+		t.Errorf("editor create when full: %v, %+v", err, eres)
+	}
+	if _, _, err := a.GetFile(ctx, id, "new.py"); !errors.Is(err, port.ErrFileNotFound) {
+		t.Errorf("the editor created a file over the limit: %v", err)
+	}
+	if n := hostEntries(t, a); n != 40 {
+		t.Errorf("%d entries on the host, want 40", n)
+	}
+
+	// Directories: the entry limit again, once the files are gone...
+	res = run(t, a, id, `import errno, os
+for f in os.listdir('.'):
+    os.remove(f)
+n = 0
+try:
+    for i in range(20000):
+        os.mkdir(f'd{i}')
+        n += 1
+except OSError as e:
+    print(n, errno.errorcode[e.errno], e)
+os.makedirs('d0', exist_ok=True)  # an existing directory is no new entry
+print('exist_ok')`)
+	expect(t, res, "40 EIO [Errno 29] I/O error: 'd40'\nexist_ok\n", 0, port.OutcomeCompleted)
+
+	// ...and the byte limit, since each directory counts 4 KiB: 100 KiB
+	// of data leaves room for 25 directories of the 200 KiB.
+	res = run(t, a, id, `import errno, os
+for i in range(40):
+    os.rmdir(f'd{i}')
+open('data', 'wb').write(b'x' * (100 << 10))
+n = 0
+try:
+    for i in range(20000):
+        os.mkdir(f'd{i}')
+        n += 1
+except OSError as e:
+    print(n, errno.errorcode[e.errno], e)`)
+	expect(t, res, "25 EIO [Errno 29] I/O error: 'd25'\n", 0, port.OutcomeCompleted)
+	if !strings.Contains(res.Stderr, "workspace limit of 200KiB") {
+		t.Errorf("byte refusal of a directory not explained: %q", res.Stderr)
+	}
+	var uploadErr error
+	if _, uploadErr = a.PutFile(ctx, id, "sub/new.txt", strings.NewReader("x")); !errors.Is(uploadErr, port.ErrFileTooLarge) {
+		t.Errorf("PutFile needing a directory when full: %v", uploadErr)
+	}
+
+	// The limits are described.
+	caps, err := a.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.Limits.WorkspaceEntries != 40 || caps.Limits.WorkspaceBytes != 200<<10 {
+		t.Errorf("limits %+v", caps.Limits)
+	}
+	if lim := strings.Join(caps.Limitations, "\n"); !strings.Contains(lim, "40 files and directories") || !strings.Contains(lim, "EIO") {
+		t.Errorf("limitations do not state the workspace limits:\n%s", lim)
+	}
+}
+
+// Issue #13: the README promised ENOSPC where Python saw EIO. What Python
+// sees when the byte limit refuses a write, stated and checked.
+func TestQuotaRefusedWriteIsEIOAndExplained(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWorkspaceLimit(64<<10).WithWarmPool(0, nil) })
+	id := newSession(t, a)
+	res := run(t, a, id, `import errno
+try:
+    with open('big.bin', 'wb') as f:
+        f.write(b'x' * (1 << 20))
+except OSError as e:
+    print(errno.errorcode[e.errno], e.errno == errno.EIO, e.strerror)
+import os
+print(os.path.getsize('big.bin'))`)
+	expect(t, res, "EIO True I/O error\n65536\n", 0, port.OutcomeCompleted)
+	want := "[codeport: a write was refused because the session's files reached the workspace limit of 64KiB (/tmp included); the program saw EIO, as WASI has no ENOSPC]"
+	if !strings.Contains(res.Stderr, want) {
+		t.Errorf("stderr %q lacks %q", res.Stderr, want)
+	}
+}
+
+// Issue #13: a name component over 255 bytes was a 500 from PutFile,
+// GetFile and ListFiles. It is an invalid request (422) everywhere.
+func TestLongNameComponentIsInvalidRequest(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(0, nil) })
+	ctx := context.Background()
+	id := newSession(t, a)
+	long := strings.Repeat("n", 300)
+	for _, p := range []string{long, "dir/" + long, long + "/f.txt", "/workspace/" + long} {
+		check := func(op string, err error) {
+			t.Helper()
+			if !errors.Is(err, port.ErrInvalidRequest) || port.ErrorCode(err) != "invalid_request" ||
+				!strings.Contains(err.Error(), "file name component over 255 bytes") {
+				t.Errorf("%s(%d-byte path): %v", op, len(p), err)
+			}
+		}
+		_, err := a.PutFile(ctx, id, p, strings.NewReader("x"))
+		check("PutFile", err)
+		_, _, err = a.GetFile(ctx, id, p)
+		check("GetFile", err)
+		_, err = a.ListFiles(ctx, id, p)
+		check("ListFiles", err)
+		for _, in := range []port.EditorInput{
+			{Command: port.EditorView, Path: p},
+			{Command: port.EditorCreate, Path: p, FileText: &long},
+		} {
+			res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &in})
+			if err != nil || res.ReturnCode != 1 || res.Outcome != port.OutcomeProgramError {
+				t.Errorf("editor %s (%d-byte path): %v %+v", in.Command, len(p), err, res)
+			}
+		}
+	}
+	// The guest gets the host's answer, and the longest name works.
+	res := run(t, a, id, `import errno
+try:
+    open('n' * 300, 'w')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+open('k' * 255, 'w').write('fits')`)
+	expect(t, res, "ENAMETOOLONG\n", 0, port.OutcomeCompleted)
+	if _, _, err := a.GetFile(ctx, id, strings.Repeat("k", 255)); err != nil {
+		t.Errorf("GetFile of a 255-byte name: %v", err)
+	}
+}
+
+// sweepHelperEnv makes the test binary, run again by killedServer, claim
+// a directory under the named sessions directory as a server does, put a
+// session's files in it, print it and wait to be killed.
+const sweepHelperEnv = "CODEPORT_TEST_SWEEP_PARENT"
+
+func TestSweepHelperProcess(t *testing.T) {
+	parent := os.Getenv(sweepHelperEnv)
+	if parent == "" {
+		t.Skip("run by TestSessionsDirOfKilledServerIsSwept as a process to kill")
+	}
+	c, err := workspace.ClaimDir(parent)
+	if err != nil {
+		os.Exit(2)
+	}
+	ws := filepath.Join(c.Dir(), "session", "workspace")
+	if os.MkdirAll(ws, 0o700) != nil || os.WriteFile(filepath.Join(ws, "user-data.csv"), []byte("private"), 0o600) != nil {
+		os.Exit(2)
+	}
+	os.Stdout.WriteString(c.Dir() + "\n")
+	time.Sleep(time.Hour) // until SIGKILL
+}
+
+// killedServer runs a process that claims part of the sessions directory
+// parent, and kills it with SIGKILL once it has: what kill -9 of a server
+// leaves. It returns the directory left.
+func killedServer(t *testing.T, parent string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepHelperProcess$")
+	cmd.Env = append(os.Environ(), sweepHelperEnv+"="+parent)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if err != nil {
+		t.Fatalf("the server to kill said nothing: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// Issue #13: kill -9 of the server left its session directories, with
+// users' files, for good. A server starting over the same sessions
+// directory removes them, and only them: not another live server's, not
+// what codeport did not make.
+func TestSessionsDirOfKilledServerIsSwept(t *testing.T) {
+	parent := t.TempDir()
+	dead := killedServer(t, parent)
+	if _, err := os.Stat(filepath.Join(dead, "session", "workspace", "user-data.csv")); err != nil {
+		t.Fatalf("the killed server left nothing: %v", err)
+	}
+	live, err := workspace.ClaimDir(parent) // another server, alive
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Release()
+	dead = killedServer(t, parent)                                  // after live's sweep
+	foreign := filepath.Join(parent, "codeport-7-0123456789abcdef") // the name, but no lock file
+	if err := os.MkdirAll(filepath.Join(foreign, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(parent, "mine.txt")
+	if err := os.WriteFile(mine, []byte("not codeport's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	a, err := open(NewConfig().WithSessionsDir(parent).WithWarmPool(0, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{live.Dir(), foreign, mine} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(dead)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed server's directory is still there: %v", err)
+	}
+	// The new server's sessions live in its own part, removed at Close.
+	claim := filepath.Dir(a.d.sessionsDir)
+	if filepath.Dir(claim) != parent || a.d.sessionsDir == live.Dir() {
+		t.Fatalf("sessions in %s", a.d.sessionsDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := a.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := newSession(t, a)
+	expect(t, run(t, a, id, "open('x', 'w').write('x'); print('ok')"), "ok\n", 0, port.OutcomeCompleted)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(claim); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the server's own directory is left after Close: %v", err)
+	}
+	if _, err := os.Stat(live.Dir()); err != nil {
+		t.Errorf("the live server's directory was removed at Close: %v", err)
+	}
+}
