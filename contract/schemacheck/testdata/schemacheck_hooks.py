@@ -1,0 +1,232 @@
+"""Schemathesis hooks for codeport's schema check (contract/schemacheck).
+
+The Go test loads this module through SCHEMATHESIS_HOOKS and passes the
+live server's address and bearer token in the environment. The hooks make
+schemathesis behave like a well-behaved client where a fuzzer would
+otherwise only ever see one kind of answer; they never change what a check
+accepts, except for the false positives filter_failure drops (each explained
+there and logged).
+"""
+
+import os
+import re
+from urllib.parse import quote
+
+import requests
+import schemathesis
+
+BASE = os.environ["CODEPORT_SCHEMACHECK_URL"].rstrip("/")
+AUTH = {"Authorization": "Bearer " + os.environ["CODEPORT_SCHEMACHECK_TOKEN"]}
+# How many of the sessions schemathesis created are kept alive (the newest);
+# the server's session cap is one more.
+KEEP = int(os.environ["CODEPORT_SCHEMACHECK_KEEP_SESSIONS"])
+# Every session id a 201 handed out, one a line, so that the Go test can
+# destroy whatever is left and check that none is still alive.
+SESSION_LOG = os.environ["CODEPORT_SCHEMACHECK_SESSION_LOG"]
+# Every failure filter_failure drops, one a line, for the Go test to show.
+DROPPED_LOG = os.environ["CODEPORT_SCHEMACHECK_DROPPED_LOG"]
+
+# A file the hooks put into a session, so that GET .../files can answer 200
+# and GET .../files/list can be asked to list a file. At the top of the
+# workspace: schemathesis reuses paths it saw in listings, and a directory
+# of the hooks' making would have it download a directory.
+FIXTURE_PATH = "schemacheck-fixture.txt"
+FIXTURE_BODY = b"a file the schema check uploaded\n"
+
+_live = []  # sessions created by POST /sessions, oldest first
+_with_fixture = set()  # sessions holding FIXTURE_PATH
+_fixture_calls = {}  # per operation, positive cases seen
+
+
+def _session_url(session_id):
+    return f"{BASE}/sessions/{quote(session_id, safe='')}"
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    """Keep at most KEEP of the sessions schemathesis created alive.
+
+    schemathesis creates sessions and never releases them, so with a small
+    session cap the server would soon answer every create with 503
+    at_capacity, which not_a_server_error reports and which hides every
+    other answer of POST /sessions. Releasing the oldest is what a gateway
+    does; the newest stay for the stateful phase to use.
+    """
+    if case.method != "POST" or case.path != "/sessions" or response.status_code != 201:
+        return
+    session_id = response.json()["session_id"]
+    with open(SESSION_LOG, "a", encoding="utf-8") as log:
+        log.write(session_id + "\n")
+    _live.append(session_id)
+    while len(_live) > KEEP:
+        old = _live.pop(0)
+        _with_fixture.discard(old)
+        r = requests.delete(_session_url(old), headers=AUTH, timeout=60)
+        if r.status_code != 204:
+            raise AssertionError(f"releasing session {old}: {r.status_code} {r.text}")
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    """Put the path part first, and aim some file operations at a real file."""
+    if case.method == "POST" and case.path == "/sessions/{session_id}/files":
+        _path_part_first(case)
+    elif case.method == "GET" and case.path == "/sessions/{session_id}/files":
+        # Without this a download only ever answers 404, and its 200 (the
+        # bytes, their media type, Content-Disposition) would go unchecked.
+        _use_fixture(case, every=2)
+    elif case.method == "GET" and case.path == "/sessions/{session_id}/files/list":
+        # Listings of "." and of missing paths come on their own; a listing
+        # of a file, which the document answers with 400, does not.
+        _use_fixture(case, every=3)
+
+
+def _path_part_first(case):
+    """Send an upload's path part before its file part.
+
+    The document says the path part must come first (the file is streamed
+    into the workspace as it arrives), and the server refuses a path part
+    after the file with 422. JSON Schema cannot say in what order a
+    multipart body's parts come, so schemathesis sends them in the order it
+    generated them; a client that follows the document does not.
+    """
+    if isinstance(case.body, dict) and "path" in case.body and "file" in case.body:
+        case.body = {"path": case.body["path"], **{k: v for k, v in case.body.items() if k != "path"}}
+
+
+def _use_fixture(case, every):
+    """Aim one in `every` schema-valid cases at FIXTURE_PATH in a live session.
+
+    A generated path never names a file in a fresh workspace. Negative
+    cases are left alone. schemathesis revalidates a case a hook edited.
+    """
+    if not _live:
+        return
+    if case.meta is not None and case.meta.generation.mode != "positive":
+        return
+    key = (case.method, case.path)
+    _fixture_calls[key] = _fixture_calls.get(key, 0) + 1
+    if _fixture_calls[key] % every:
+        return
+    session_id = _live[-1]
+    if session_id not in _with_fixture:
+        # The path part must come before the file part; requests writes
+        # data fields before files.
+        r = requests.post(
+            _session_url(session_id) + "/files",
+            headers=AUTH,
+            data={"path": FIXTURE_PATH},
+            files={"file": ("fixture.txt", FIXTURE_BODY, "application/octet-stream")},
+            timeout=60,
+        )
+        if r.status_code != 201:
+            # The session is gone, or a generated request took the name
+            # (as a directory, say): leave the case as it was. The fixture
+            # upload is not under test; schemathesis' own uploads are.
+            return
+        _with_fixture.add(session_id)
+    case.path_parameters["session_id"] = session_id
+    case.query = {"path": FIXTURE_PATH}
+
+
+# Characters an HTTP field value cannot hold (RFC 9110, section 5.5): the
+# C0 controls but tab, and DEL.
+_CTL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+# The parts of an upload, as schemathesis' mutations point at them.
+_PARTS = ("/properties/file", "/properties/path")
+
+_UPLOAD = ("POST", "/sessions/{session_id}/files")
+_EXECUTE = ("POST", "/sessions/{session_id}/exec")
+
+# What each editor command needs besides command and path, as execute's
+# description and EditorInput's say.
+_EDITOR_NEEDS = {
+    "create": ("file_text",),
+    "str_replace": ("old_str", "new_str"),
+    "insert": ("insert_line", "new_str"),
+}
+
+
+def _unrepresentable_part_name(failure, case, response):
+    """positive_data_acceptance, upload: a part name no header can carry.
+
+    The multipart schema allows form fields besides path and file, so
+    schemathesis sends extra parts with arbitrary names. A part's name
+    travels in its Content-Disposition header, and a name with a control
+    character makes that header, hence the multipart body, malformed: no
+    server can read past it, and codeport rightly answers 422 "malformed
+    multipart body". Such a body is not schema-valid data but an encoding
+    schemathesis cannot represent.
+    """
+    if failure.code != "ST202" or response.status_code != 422 or "malformed multipart body" not in response.text:
+        return None
+    names = case.body.keys() if isinstance(case.body, dict) else ()
+    bad = [name for name in names if _CTL.search(str(name))]
+    return f"part names {sorted(map(repr, bad))}" if bad else None
+
+
+def _untyped_multipart_part(failure, case, response):
+    """negative_data_rejection, upload: a part "of the wrong type".
+
+    schemathesis makes a negative case by giving the file or path part
+    another JSON type (null, a number, an object), but a multipart part has
+    no JSON type: it is bytes, and schemathesis sends null as the four
+    bytes "null". The server receives a valid file or path and rightly
+    accepts it. Negative cases that change the body's structure (no file
+    part, an empty path) are still checked.
+    """
+    if failure.code != "ST201" or case.meta is None:
+        return None
+    mutations = getattr(case.meta.phase.data, "mutations", None) or ()
+    if not mutations or not all(m.keywords == ("type",) and m.schema_pointer in _PARTS for m in mutations):
+        return None  # not only type changes of parts: the server must refuse it
+    return "; ".join(f"{m.schema_pointer}: {m.original_value} became {m.new_value!r}" for m in mutations)
+
+
+def _editor_field_missing(failure, case, response):
+    """positive_data_acceptance, execute: an editor command short of a field.
+
+    The document says, in execute's description and in EditorInput's, that
+    `create` needs `file_text`, `str_replace` needs `old_str` and
+    `new_str`, and `insert` needs `insert_line` and `new_str`, and that a
+    missing one is a 422. Its schema lists those fields as optional on
+    purpose: it describes the shape the handler checks, and the
+    per-command rules are the editor's (contract/server's TestEditorInput
+    holds the document to that). So schemathesis sends such an input as
+    valid; the contract says it is not, and the server says which field is
+    missing. Only a 422 that names a field the input really lacks is
+    dropped.
+    """
+    if failure.code != "ST202" or response.status_code != 422 or not isinstance(case.body, dict):
+        return None
+    tool_input = case.body.get("input")
+    if case.body.get("tool") != "text_editor_code_execution" or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    missing = [f for f in _EDITOR_NEEDS.get(command, ()) if tool_input.get(f) is None]
+    if not any(f"{command} requires {f}" in response.text for f in missing):
+        return None
+    return f"{command} without {', '.join(missing)}"
+
+
+# The false positives filter_failure drops; each is explained above.
+_FALSE_POSITIVES = {
+    _UPLOAD: [_unrepresentable_part_name, _untyped_multipart_part],
+    _EXECUTE: [_editor_field_missing],
+}
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """Drop the known false positives, each logged for the Go test to show.
+
+    Everything else fails the run.
+    """
+    for rule in _FALSE_POSITIVES.get((case.method, case.path), ()):
+        why = rule(failure, case, response)
+        if why is not None:
+            with open(DROPPED_LOG, "a", encoding="utf-8") as log:
+                log.write(f"{failure.code} {case.method} {case.formatted_path} [{rule.__name__}]: {why}\n")
+            return False
+    return True
