@@ -130,7 +130,7 @@ func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 	switch {
 	case errors.Is(context.Cause(runCtx), errShellMemory):
 		res.Outcome, res.ReturnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-		note = fmt.Sprintf("[codeport: the shell's variables grew past %s and the command was stopped]", bytesize.Format(4*a.cfg.Limits().MemoryBytes))
+		note = fmt.Sprintf("[codeport: the shell's memory (variables, pipelines, nesting) grew past %s and the command was stopped]", bytesize.Format(4*a.cfg.Limits().MemoryBytes))
 	case errors.Is(context.Cause(runCtx), context.DeadlineExceeded) && ctx.Err() == nil:
 		res.Outcome, res.ReturnCode = port.OutcomeTimedOut, port.ReturnCodeTimedOut
 		note = fmt.Sprintf("[codeport: the command timed out after %s and was stopped]", timeout)
@@ -159,12 +159,19 @@ var errShellMemory = errors.New("shell memory budget exceeded")
 // by more than budget during it. The shell interpreter checks its context
 // before every statement, so it stops within one statement of that.
 // The measure is the whole process's heap, a coarse bound: the budget is
-// generous so that other sessions' work does not trip it.
+// generous so that other sessions' work does not trip it. Goroutine stacks
+// count too: they come from the same heap, and a script can grow them
+// without any variable, by starting goroutines ("f() { f | f; }; f" starts
+// one per pipeline) or by recursion (which the shell's own stack guard
+// bounds per goroutine).
 func watchHeap(ctx context.Context, stop context.CancelCauseFunc, budget int64) {
-	sample := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	sample := []runtimemetrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/stacks:bytes"},
+	}
 	heap := func() int64 {
 		runtimemetrics.Read(sample)
-		return int64(sample[0].Value.Uint64())
+		return int64(sample[0].Value.Uint64() + sample[1].Value.Uint64())
 	}
 	base := heap()
 	t := time.NewTicker(5 * time.Millisecond)

@@ -166,10 +166,18 @@ func (c *call) dispatch() int {
 	return c.run()
 }
 
-// errorf prints "name: message" on stderr.
+// errorf prints "name: message" on stderr; nothing once the call is
+// stopped (a walk cut short by its deadline fails on every step left).
 func (c *call) errorf(format string, args ...any) {
+	if c.stopped() {
+		return
+	}
 	fmt.Fprintf(c.stderr, c.name+": "+format+"\n", args...)
 }
+
+// stopped reports whether the call's context is done: the command is to
+// stop at its next step, whatever it was doing.
+func (c *call) stopped() bool { return c.ctx.Err() != nil }
 
 // fail prints "name: arg: message" for err and returns status.
 func (c *call) fail(status int, arg string, err error) int {
@@ -221,7 +229,7 @@ func (c *call) openInput(p string) (io.Reader, func(), error) {
 	case devNull, devStdout, devStderr:
 		return strings.NewReader(""), func() {}, nil
 	}
-	f, err := c.sh.fs.open(t.rel)
+	f, err := c.sh.fs.open(c.ctx, t.rel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -401,5 +409,5 @@ func (c *call) lstat(t target) (fs.FileInfo, error) {
 	if t.dev != "" {
 		return devInfo{name: t.dev}, nil
 	}
-	return c.sh.fs.lstat(t.rel)
+	return c.sh.fs.lstat(c.ctx, t.rel)
 }

@@ -7,10 +7,20 @@
 // directory. Every path, from a command argument, a redirection, a glob or
 // test, is resolved against the shell's current directory and must lead
 // inside /workspace (or be /dev/null, /dev/stdin, /dev/stdout or
-// /dev/stderr); anything else fails with "outside the workspace". File
-// contents are read and written through the *workspace.Workspace (which
-// refuses symbolic links and charges the session quota); directory
-// operations resolve the path through it first.
+// /dev/stderr); anything else fails with "outside the workspace". Paths
+// are walked one directory at a time from the workspace root, refusing
+// symbolic links; files are written and removed through the
+// *workspace.Workspace, which charges the session quota.
+//
+// The shell runs in the gateway's process, so no input may end or starve
+// that process. Every command stops at its next step once the context of
+// Run ends, however deep or wide the tree it walks. A stack guard refuses
+// to nest functions, eval, source, $(...) and child shells (or parse text)
+// deeper than a limit far below Go's 1 GB stack limit, which would end the
+// process: the whole script then ends with status 1 and bash's "maximum
+// function nesting level exceeded". chmod never changes the workspace
+// root, nor makes anything group- or world-writable, setuid, setgid or
+// sticky. $$ and $PPID are 1 and 0, not the gateway's process IDs.
 //
 // The commands are echo, printf, pwd, cd, cat, ls, mkdir, rm, rmdir, cp, mv,
 // touch, chmod, head, tail, wc, grep, sort, uniq, tee, find, seq, basename,

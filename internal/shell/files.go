@@ -50,6 +50,9 @@ func cmdCat(c *call) int {
 	num := 0
 	prevBlank := false
 	for _, f := range files {
+		if c.stopped() {
+			break
+		}
 		r, done, err := c.openInput(f)
 		if err != nil {
 			status = c.fail(1, f, err)
@@ -121,11 +124,14 @@ func cmdLs(c *call) int {
 	status := 0
 	var files, dirs []lsEntry
 	for _, op := range operands {
+		if c.stopped() {
+			break
+		}
 		t, err := c.target(op)
 		var info fs.FileInfo
 		switch {
 		case err == nil && strings.HasSuffix(op, "/") && t.dev == "":
-			info, err = c.sh.fs.stat(t.rel) // "link/" would follow the link
+			info, err = c.sh.fs.stat(c.ctx, t.rel) // "link/" would follow the link
 		case err == nil:
 			info, err = c.lstat(t)
 		}
@@ -171,7 +177,7 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 	if header {
 		fmt.Fprintf(l.w, "%s:\n", d.name)
 	}
-	infos, err := l.c.sh.fs.readDir(d.rel)
+	infos, err := l.c.sh.fs.readDir(l.c.ctx, d.rel)
 	if err != nil {
 		l.c.errorf("cannot open directory '%s': %s", d.name, errText(err))
 		return 2
@@ -181,7 +187,7 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 		entries = append(entries, lsEntry{name: ".", rel: d.rel, info: d.info})
 		parent := d.info
 		if d.rel != "." {
-			if fi, err := l.c.sh.fs.lstat(path.Dir(d.rel)); err == nil {
+			if fi, err := l.c.sh.fs.lstat(l.c.ctx, path.Dir(d.rel)); err == nil {
 				parent = fi
 			}
 		}
@@ -205,6 +211,9 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 	status := 0
 	if l.o.has('R') {
 		for _, e := range entries {
+			if l.c.stopped() {
+				break
+			}
 			if e.name == "." || e.name == ".." || !e.info.IsDir() {
 				continue
 			}
@@ -278,7 +287,7 @@ func (l *lister) print(entries []lsEntry) {
 		}
 		name := e.name + l.suffix(e)
 		if e.info.Mode()&fs.ModeSymlink != 0 && e.rel != "" {
-			if dest, err := l.c.sh.fs.readlink(e.rel); err == nil {
+			if dest, err := l.c.sh.fs.readlink(l.c.ctx, e.rel); err == nil {
 				name += " -> " + dest
 			}
 		}
@@ -374,6 +383,9 @@ func cmdMkdir(c *call) int {
 	}
 	status := 0
 	for _, d := range dirs {
+		if c.stopped() {
+			break
+		}
 		t, err := c.target(d)
 		if err == nil && t.dev != "" {
 			err = fs.ErrExist
@@ -385,7 +397,7 @@ func cmdMkdir(c *call) int {
 			err = fs.ErrExist
 		}
 		if err == nil {
-			err = c.sh.fs.mkdir(t.rel, o.has('p'))
+			err = c.sh.fs.mkdir(c.ctx, t.rel, o.has('p'))
 		}
 		if err != nil {
 			c.errorf("cannot create directory '%s': %s", d, errText(err))
@@ -414,6 +426,9 @@ func cmdRm(c *call) int {
 	}
 	status := 0
 	for _, p := range paths {
+		if c.stopped() {
+			break
+		}
 		if base := path.Base(p); base == "." || base == ".." {
 			c.errorf("refusing to remove '.' or '..' directory: skipping '%s'", p)
 			status = 1
@@ -430,16 +445,16 @@ func cmdRm(c *call) int {
 		}
 		var info fs.FileInfo
 		if err == nil {
-			info, err = c.sh.fs.lstat(t.rel)
+			info, err = c.sh.fs.lstat(c.ctx, t.rel)
 		}
 		if err == nil && info.IsDir() && !recursive && !o.has('d') {
 			err = port.ErrIsDirectory
 		}
 		if err == nil {
 			if info.IsDir() && recursive {
-				err = c.sh.fs.removeAll(t.rel)
+				err = c.sh.fs.removeAll(c.ctx, t.rel)
 			} else {
-				err = c.sh.fs.remove(t.rel)
+				err = c.sh.fs.remove(c.ctx, t.rel)
 			}
 		}
 		if err != nil {
@@ -468,19 +483,22 @@ func cmdRmdir(c *call) int {
 	}
 	status := 0
 	for _, d := range dirs {
+		if c.stopped() {
+			break
+		}
 		t, err := c.target(d)
 		var info fs.FileInfo
 		if err == nil && (t.root || t.dev != "") {
 			err = fs.ErrPermission
 		}
 		if err == nil {
-			info, err = c.sh.fs.lstat(t.rel)
+			info, err = c.sh.fs.lstat(c.ctx, t.rel)
 		}
 		if err == nil && !info.IsDir() {
 			err = syscall.ENOTDIR
 		}
 		if err == nil {
-			err = c.sh.fs.remove(t.rel)
+			err = c.sh.fs.remove(c.ctx, t.rel)
 		}
 		if err != nil {
 			c.errorf("failed to remove '%s': %s", d, errText(err))
@@ -510,7 +528,7 @@ func (c *call) destination(operands []string) (srcs []string, dst target, intoDi
 		c.errorf("cannot write to '%s': %s", last, errText(err))
 		return nil, dst, false, 1
 	}
-	info, err := c.sh.fs.stat(dst.rel)
+	info, err := c.sh.fs.stat(c.ctx, dst.rel)
 	switch {
 	case err == nil && info.IsDir():
 		intoDir = true
@@ -548,9 +566,9 @@ func (c *call) place(s string, dst target, intoDir, move bool) (target, fs.FileI
 	}
 	var info fs.FileInfo
 	if err == nil && move {
-		info, err = c.sh.fs.lstat(st.rel)
+		info, err = c.sh.fs.lstat(c.ctx, st.rel)
 	} else if err == nil {
-		info, err = c.sh.fs.stat(st.rel)
+		info, err = c.sh.fs.stat(c.ctx, st.rel)
 	}
 	if err != nil {
 		c.errorf("cannot stat '%s': %s", s, errText(err))
@@ -574,6 +592,9 @@ func cmdCp(c *call) int {
 		return status
 	}
 	for _, s := range srcs {
+		if c.stopped() {
+			break
+		}
 		st, info, to, ok := c.place(s, dst, intoDir, false)
 		if !ok {
 			status = 1
@@ -594,7 +615,7 @@ func cmdCp(c *call) int {
 			continue
 		}
 		if o.has('n') {
-			if _, err := c.sh.fs.lstat(to); err == nil {
+			if _, err := c.sh.fs.lstat(c.ctx, to); err == nil {
 				continue
 			}
 		}
@@ -602,7 +623,7 @@ func cmdCp(c *call) int {
 			if st := c.copyTree(st.rel, to); st != 0 {
 				status = st
 			}
-		} else if err := c.sh.fs.copyFile(st.rel, to); err != nil {
+		} else if err := c.sh.fs.copyFile(c.ctx, st.rel, to); err != nil {
 			c.errorf("cannot copy '%s': %s", s, errText(err))
 			status = 1
 		}
@@ -616,16 +637,16 @@ func cmdCp(c *call) int {
 // copyTree copies the directory src to dst, which it creates if needed.
 // Symbolic links are not followed: they are reported and skipped.
 func (c *call) copyTree(src, dst string) int {
-	if info, err := c.sh.fs.lstat(dst); err == nil && !info.IsDir() {
+	if info, err := c.sh.fs.lstat(c.ctx, dst); err == nil && !info.IsDir() {
 		c.errorf("cannot overwrite non-directory '%s' with directory", path.Join(guestRoot, dst))
 		return 1
 	} else if err != nil {
-		if err := c.sh.fs.mkdir(dst, false); err != nil {
+		if err := c.sh.fs.mkdir(c.ctx, dst, false); err != nil {
 			c.errorf("cannot create directory '%s': %s", path.Join(guestRoot, dst), errText(err))
 			return 1
 		}
 	}
-	infos, err := c.sh.fs.readDir(src)
+	infos, err := c.sh.fs.readDir(c.ctx, src)
 	if err != nil {
 		c.errorf("cannot access '%s': %s", path.Join(guestRoot, src), errText(err))
 		return 1
@@ -642,7 +663,7 @@ func (c *call) copyTree(src, dst string) int {
 				status = st
 			}
 		case info.Mode().IsRegular():
-			if err := c.sh.fs.copyFile(from, to); err != nil {
+			if err := c.sh.fs.copyFile(c.ctx, from, to); err != nil {
 				c.errorf("cannot copy '%s': %s", path.Join(guestRoot, from), errText(err))
 				status = 1
 			}
@@ -664,6 +685,9 @@ func cmdMv(c *call) int {
 		return status
 	}
 	for _, s := range srcs {
+		if c.stopped() {
+			break
+		}
 		st, info, to, ok := c.place(s, dst, intoDir, true)
 		if !ok {
 			status = 1
@@ -680,11 +704,11 @@ func cmdMv(c *call) int {
 			continue
 		}
 		if o.has('n') {
-			if _, err := c.sh.fs.lstat(to); err == nil {
+			if _, err := c.sh.fs.lstat(c.ctx, to); err == nil {
 				continue
 			}
 		}
-		if err := c.sh.fs.rename(st.rel, to); err != nil {
+		if err := c.sh.fs.rename(c.ctx, st.rel, to); err != nil {
 			c.errorf("cannot move '%s' to '%s': %s", s, path.Join(guestRoot, to), errText(err))
 			status = 1
 			continue
@@ -708,15 +732,18 @@ func cmdTouch(c *call) int {
 	status := 0
 	now := time.Now()
 	for _, f := range files {
+		if c.stopped() {
+			break
+		}
 		t, err := c.target(f)
 		if err == nil && t.dev != "" {
 			continue
 		}
 		if err == nil {
-			_, err = c.sh.fs.stat(t.rel)
+			_, err = c.sh.fs.stat(c.ctx, t.rel)
 			switch {
 			case err == nil:
-				err = c.sh.fs.touch(t.rel, now)
+				err = c.sh.fs.touch(c.ctx, t.rel, now)
 			case errors.Is(err, fs.ErrNotExist) && o.has('c'):
 				err = nil
 			case errors.Is(err, fs.ErrNotExist):
@@ -733,7 +760,7 @@ func cmdTouch(c *call) int {
 
 // createEmpty creates the empty file t; its directory must exist.
 func (c *call) createEmpty(t target) error {
-	info, err := c.sh.fs.stat(path.Dir(t.rel))
+	info, err := c.sh.fs.stat(c.ctx, path.Dir(t.rel))
 	if err != nil {
 		return err
 	}
@@ -743,18 +770,36 @@ func (c *call) createEmpty(t target) error {
 	return c.sh.fs.ws.WriteFile(t.rel, nil, c.sh.fs.max)
 }
 
+// chmod changes modes on the host's file system, where the workspace is a
+// directory of the gateway's: what a script may set is limited to what
+// cannot affect the host or the gateway.
+//
+//   - The workspace root keeps its mode: a chmod of it is refused
+//     ("Operation not permitted", status 1), as for a file one does not
+//     own; with -R, what is below it is still changed.
+//   - Nothing becomes group- or world-writable, setuid, setgid or sticky:
+//     those bits are left off (group and other get r and x as asked).
+//   - A directory keeps rwx for its owner, the gateway, which must be able
+//     to list it and remove it with the session.
+//
+// When bits asked for are left off, chmod says so once and succeeds, as on
+// a file system that does not store them.
+const (
+	hostForbidden = 0o022 // group and other write
+	dirOwnerBits  = 0o700
+)
+
 func cmdChmod(c *call) int {
-	var recursive bool
+	var recursive, quiet bool
 	args := c.args
-	for len(args) > 0 && (args[0] == "-R" || args[0] == "-f" || args[0] == "-v" || args[0] == "--") {
-		if args[0] == "-R" {
-			recursive = true
-		}
+	// Options are -R, -f, -v, -c, grouped or not; "-w" or "-x" is a mode.
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "Rfvc") == "" {
+		recursive = recursive || strings.Contains(args[0], "R")
+		quiet = quiet || strings.Contains(args[0], "f")
 		args = args[1:]
-		if len(args) > 0 && args[0] == "--" {
-			args = args[1:]
-			break
-		}
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
 	}
 	if len(args) < 2 {
 		c.errorf("missing operand")
@@ -766,21 +811,40 @@ func cmdChmod(c *call) int {
 		return 1
 	}
 	status := 0
-	var apply func(rel, name string)
-	apply = func(rel, name string) {
-		info, err := c.sh.fs.stat(rel)
-		if err == nil {
-			var mode fs.FileMode
-			mode, _ = applyMode(spec, info.Mode().Perm(), info.IsDir())
-			err = c.sh.fs.chmod(rel, mode)
+	limited := false
+	var apply func(rel, name string, root bool)
+	apply = func(rel, name string, root bool) {
+		if c.stopped() {
+			return
+		}
+		info, err := c.sh.fs.stat(c.ctx, rel)
+		switch {
+		case err != nil:
+		case root:
+			if !quiet {
+				c.errorf("changing permissions of '%s': Operation not permitted (the workspace root's permissions are fixed)", name)
+			}
+			status = 1
+		default:
+			asked, _ := applyMode(spec, info.Mode().Perm(), info.IsDir())
+			mode := asked.Perm() &^ hostForbidden
+			if info.IsDir() {
+				mode |= dirOwnerBits
+			}
+			if mode != asked {
+				limited = true
+			}
+			err = c.sh.fs.chmod(c.ctx, rel, mode)
 		}
 		if err != nil {
-			c.errorf("cannot access '%s': %s", name, errText(err))
+			if !quiet {
+				c.errorf("cannot access '%s': %s", name, errText(err))
+			}
 			status = 1
 			return
 		}
 		if recursive && info.IsDir() {
-			infos, err := c.sh.fs.readDir(rel)
+			infos, err := c.sh.fs.readDir(c.ctx, rel)
 			if err != nil {
 				c.errorf("cannot read directory '%s': %s", name, errText(err))
 				status = 1
@@ -788,35 +852,51 @@ func cmdChmod(c *call) int {
 			}
 			for _, sub := range infos {
 				if sub.Mode()&fs.ModeSymlink == 0 {
-					apply(joinRel(rel, sub.Name()), strings.TrimSuffix(name, "/")+"/"+sub.Name())
+					apply(joinRel(rel, sub.Name()), strings.TrimSuffix(name, "/")+"/"+sub.Name(), false)
 				}
 			}
 		}
 	}
 	for _, f := range files {
+		if c.stopped() {
+			break
+		}
 		t, err := c.target(f)
 		if err == nil && t.dev != "" {
 			err = fs.ErrPermission
 		}
 		if err != nil {
-			c.errorf("cannot access '%s': %s", f, errText(err))
+			if !quiet {
+				c.errorf("cannot access '%s': %s", f, errText(err))
+			}
 			status = 1
 			continue
 		}
-		apply(t.rel, f)
+		apply(t.rel, f, t.root)
+	}
+	if limited && !quiet {
+		c.errorf("note: in the workspace nothing is group- or world-writable, setuid, setgid or sticky, and directories stay rwx for their owner; those bits were left as they are")
 	}
 	return status
 }
 
 // applyMode applies a chmod mode (octal, or symbolic like "u+x,go-w") to
-// the permission bits perm.
+// the permission bits perm. The result has fs.ModeSetuid, fs.ModeSetgid
+// and fs.ModeSticky set when the mode asks for them.
 func applyMode(spec string, perm fs.FileMode, isDir bool) (fs.FileMode, error) {
 	if n, err := strconv.ParseUint(spec, 8, 32); err == nil {
 		if n > 0o7777 {
 			return 0, errors.New("bad mode")
 		}
-		return fs.FileMode(n) & fs.ModePerm, nil
+		mode := fs.FileMode(n) & fs.ModePerm
+		for bit, m := range map[uint64]fs.FileMode{0o4000: fs.ModeSetuid, 0o2000: fs.ModeSetgid, 0o1000: fs.ModeSticky} {
+			if n&bit != 0 {
+				mode |= m
+			}
+		}
+		return mode, nil
 	}
+	var special fs.FileMode
 	for clause := range strings.SplitSeq(spec, ",") {
 		i := strings.IndexAny(clause, "+-=")
 		if i < 0 {
@@ -854,6 +934,17 @@ func applyMode(spec string, perm fs.FileMode, isDir bool) (fs.FileMode, error) {
 				if isDir || perm&0o111 != 0 {
 					bits |= 0o111
 				}
+			case 's':
+				if op != '-' && who&0o700 != 0 {
+					special |= fs.ModeSetuid
+				}
+				if op != '-' && who&0o070 != 0 {
+					special |= fs.ModeSetgid
+				}
+			case 't':
+				if op != '-' {
+					special |= fs.ModeSticky
+				}
 			default:
 				return 0, errors.New("bad mode")
 			}
@@ -868,7 +959,7 @@ func applyMode(spec string, perm fs.FileMode, isDir bool) (fs.FileMode, error) {
 			perm = perm&^who | bits
 		}
 	}
-	return perm, nil
+	return perm | special, nil
 }
 
 func cmdTee(c *call) int {
@@ -880,6 +971,9 @@ func cmdTee(c *call) int {
 	writers := []io.Writer{c.stdout}
 	var opened []*fileWriter
 	for _, f := range files {
+		if c.stopped() {
+			break
+		}
 		t, err := c.target(f)
 		if err == nil {
 			switch t.dev {
@@ -897,7 +991,7 @@ func cmdTee(c *call) int {
 		}
 		var fw *fileWriter
 		if err == nil {
-			fw, err = c.sh.createFile(t, o.has('a'), nil)
+			fw, err = c.sh.createFile(c.ctx, t, o.has('a'), nil)
 		}
 		if err != nil {
 			c.errorf("%s: %s", f, errText(err))
@@ -943,7 +1037,7 @@ func cmdFind(c *call) int {
 			err = fs.ErrPermission
 		}
 		if err == nil {
-			info, err = c.sh.fs.lstat(t.rel)
+			info, err = c.sh.fs.lstat(c.ctx, t.rel)
 		}
 		if err != nil {
 			c.errorf("'%s': %s", r, errText(err))
@@ -1076,13 +1170,16 @@ func (f *finder) walk(shown, rel string, info fs.FileInfo, depth int) {
 	if !info.IsDir() || (f.maxDepth >= 0 && depth >= f.maxDepth) {
 		return
 	}
-	infos, err := f.c.sh.fs.readDir(rel)
+	infos, err := f.c.sh.fs.readDir(f.c.ctx, rel)
 	if err != nil {
 		f.c.errorf("'%s': %s", shown, errText(err))
 		f.status = 1
 		return
 	}
 	for _, sub := range infos {
+		if f.c.stopped() {
+			break
+		}
 		f.walk(strings.TrimSuffix(shown, "/")+"/"+sub.Name(), joinRel(rel, sub.Name()), sub, depth+1)
 	}
 }

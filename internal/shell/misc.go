@@ -26,6 +26,10 @@ var builtinOnly = map[string]bool{"cd": true, "command": true, "type": true}
 
 // run runs the command c names, after dispatch set up its streams.
 func (c *call) run() int {
+	if c.name == tooManyTestArgs {
+		fmt.Fprintf(c.stderr, "bash: %s: too many arguments\n", c.args[0])
+		return 2
+	}
 	if strings.Contains(c.name, "/") {
 		return c.runFile()
 	}
@@ -126,7 +130,7 @@ func cmdPrintf(c *call) int {
 	format, args := args[0], args[1:]
 	w := c.out()
 	status := 0
-	for {
+	for !c.stopped() {
 		s, n, errs, stop := printfOnce(format, args)
 		for _, e := range errs {
 			c.errorf("%s", e)
@@ -160,7 +164,7 @@ func cmdPwd(c *call) int {
 // cmdCd runs only for a cd the call handler found to be refused: it
 // explains why. (cd itself is the interpreter's builtin.)
 func cmdCd(c *call) int {
-	_, msg := c.sh.cdTarget(c.dir, c.env, c.args)
+	_, msg := c.sh.cdTarget(c.ctx, c.dir, c.env, c.args)
 	if msg == "" {
 		msg = "cannot change directory here"
 	}
@@ -263,7 +267,7 @@ func cmdWhich(c *call) int {
 		}
 		if strings.Contains(name, "/") {
 			if t, err := c.target(name); err == nil && t.dev == "" {
-				if info, err := c.sh.fs.stat(t.rel); err == nil && info.Mode().IsRegular() && info.Mode()&0o100 != 0 {
+				if info, err := c.sh.fs.stat(c.ctx, t.rel); err == nil && info.Mode().IsRegular() && info.Mode()&0o100 != 0 {
 					fmt.Fprintln(c.stdout, name)
 					continue
 				}
@@ -332,6 +336,11 @@ loop:
 	if _, ok := commands[sub.name]; !ok && !strings.Contains(sub.name, "/") {
 		c.errorf("'%s': No such file or directory", sub.name)
 		return 127
+	}
+	// "env env env ... cmd" recurses once per word.
+	if c.sh.guard.tooDeep() {
+		c.sh.refuse(c.name)
+		return 1
 	}
 	return sub.run()
 }
@@ -485,11 +494,16 @@ func cmdBash(c *call) int {
 // runShell runs src in a new interpreter: a child shell, which starts with
 // the current directory and the exported variables.
 func (c *call) runShell(src, name string, opts, params []string) int {
-	file, code := parse(src, name, c.stderr)
+	file, code, nested := c.sh.parse(src, name, c.stderr)
+	if nested {
+		// As deep as a function call could go: the whole run ends.
+		c.sh.refuse(c.name)
+		return 1
+	}
 	if file == nil {
 		return code
 	}
-	r, err := c.sh.newRunner(c.dir, exportedEnv(c.env), c.rawIn, c.stdout, c.stderr)
+	r, err := c.sh.newRunner(c.name, c.dir, exportedEnv(c.env), c.rawIn, c.stdout, c.stderr)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "bash: %v\n", err)
 		return 1
@@ -511,7 +525,7 @@ func (c *call) runFile() int {
 	}
 	var info fs.FileInfo
 	if err == nil {
-		info, err = c.sh.fs.stat(t.rel)
+		info, err = c.sh.fs.stat(c.ctx, t.rel)
 	}
 	switch {
 	case err != nil:
@@ -527,7 +541,7 @@ func (c *call) runFile() int {
 		fmt.Fprintf(c.stderr, "bash: %s: Permission denied\n", c.name)
 		return 126
 	}
-	f, err := c.sh.fs.open(t.rel)
+	f, err := c.sh.fs.open(c.ctx, t.rel)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "bash: %s: %s\n", c.name, errText(err))
 		return 126

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/codeport/codeport/internal/workspace"
@@ -87,6 +88,17 @@ type Shell struct {
 	filesMu sync.Mutex
 	files   map[*fileWriter]struct{}
 	kept    []*os.File // standard inputs kept by exec
+
+	// guard keeps scripts from nesting deep enough to overflow the Go
+	// stack (see guard.go); active is the Run in progress, which a refusal
+	// ends.
+	guard  stackGuard
+	active atomic.Pointer[runState]
+
+	// sources holds sourced scripts rewritten for $$ (see rewriteSource),
+	// by the path the source builtin is given instead.
+	sourcesMu sync.Mutex
+	sources   map[string]string
 }
 
 // New returns the shell of a session. Its current directory is /workspace.
@@ -101,7 +113,7 @@ func New(opts Options) *Shell {
 		s.initErr = fmt.Errorf("shell: no workspace: %w", port.ErrInvalidRequest)
 		return s
 	}
-	s.runner, s.initErr = s.newRunner(guestRoot, initialEnv(), nil, nil, nil)
+	s.runner, s.initErr = s.newRunner("bash", guestRoot, initialEnv(), nil, nil, nil)
 	return s
 }
 
@@ -121,7 +133,8 @@ func initialEnv() []string {
 // It returns the script's exit status: a failed command is a status, not an
 // error. The error is non-nil only when ctx ended before the script did
 // (status 124 for a deadline, 130 for a cancellation) or when the shell
-// could not be set up.
+// could not be set up. A script that nests too deep (see guard.go) ends
+// with status 1 and one line on stderr.
 //
 // When Run returns, nothing writes to stdout or stderr any more: background
 // jobs have been stopped and waited for, files opened for writing are
@@ -144,28 +157,50 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 		stderr = io.Discard
 	}
 	var wmu sync.Mutex
-	out := &lockedWriter{mu: &wmu, w: stdout}
-	errw := &lockedWriter{mu: &wmu, w: stderr}
+	// A refusal of the stack guard stops the whole run through runCtx.
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	st := &runState{stop: stop}
+	out := &lockedWriter{mu: &wmu, w: stdout, run: st}
+	errw := &lockedWriter{mu: &wmu, w: stderr, run: st}
 
-	file, code := parse(command, "bash", errw)
+	file, code, nested := s.parse(command, "bash", errw)
+	if nested {
+		// The stack is shallow here: the text itself nests too deep.
+		fmt.Fprintf(errw, "bash: %v\n", errParseNesting)
+	}
 	if file == nil {
 		return code, nil
 	}
 	defer s.closeFiles()
+	defer s.forgetSources()
 	if err := interp.StdIO(nil, out, errw)(s.runner); err != nil {
 		return 1, err
 	}
-	code, err = s.runFile(ctx, s.runner, file, errw)
+	s.active.Store(st)
+	defer s.active.Store(nil)
+	code, err = s.runFile(runCtx, s.runner, file, errw)
+	if name := st.refused.Load(); name != nil && ctx.Err() == nil {
+		errw.mu.Lock()
+		io.WriteString(errw.w, nestingMessage(*name))
+		errw.mu.Unlock()
+		code, err = 1, nil
+	}
 	s.settle(s.runner, code)
 	return code, err
 }
 
 // parse parses a script, printing a syntax error as bash does (status 2).
-func parse(src, name string, stderr io.Writer) (*syntax.File, int) {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), name)
+// nested reports a parse the stack guard stopped (and prints nothing): the
+// text nests too deep, or the parse started too deep already.
+func (s *Shell) parse(src, name string, stderr io.Writer) (file *syntax.File, code int, nested bool) {
+	file, err := s.parseGuarded(src, name)
+	if errors.Is(err, errParseNesting) {
+		return nil, 2, true
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err) // "name:line:col: message"
-		return nil, 2
+		return nil, 2, false
 	}
 	var procSubst bool
 	syntax.Walk(file, func(n syntax.Node) bool {
@@ -176,10 +211,13 @@ func parse(src, name string, stderr io.Writer) (*syntax.File, int) {
 	})
 	if procSubst {
 		fmt.Fprintln(stderr, "bash: process substitution <(...) and >(...) is not supported here; use a pipe or a file")
-		return nil, 2
+		return nil, 2, false
 	}
 	quoteUserTildes(file)
-	return file, 0
+	if mentionsPID(src) {
+		hidePIDs(file)
+	}
+	return file, 0, false
 }
 
 // quoteUserTildes makes "~name" literal, as for a user that does not exist:
@@ -273,8 +311,8 @@ func ctxStatus(err error) int {
 
 // newRunner returns an interpreter whose every file access and command goes
 // through this shell, in the guest directory dir with the exported
-// variables env.
-func (s *Shell) newRunner(dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, error) {
+// variables env. name is the command that starts it (bash, sh, ./script).
+func (s *Shell) newRunner(name, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, error) {
 	var userTmp *string
 	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
@@ -308,11 +346,18 @@ func (s *Shell) newRunner(dir string, env []string, stdin io.Reader, stdout, std
 			restore = "export TMPDIR=" + q
 		}
 	}
-	if err := r.Run(context.Background(), mustParse(restore)); err != nil {
+	// The setup runs a command, where the stack guard may find a child
+	// shell nested too deep: it refuses the shell by its name.
+	ctx := context.WithValue(context.Background(), childShellKey{}, name)
+	if err := r.Run(ctx, mustParse(restore)); err != nil {
 		return nil, fmt.Errorf("shell: setting up the environment: %w", err)
 	}
 	return r, nil
 }
+
+// childShellKey marks the context of the setup of a child shell, with its
+// name.
+type childShellKey struct{}
 
 // guestDir sets the interpreter's directory to a guest path, which does not
 // exist on the host (interp.Dir would check that it does).
@@ -325,13 +370,20 @@ func guestDir(dir string) interp.RunnerOption {
 
 // lockedWriter serialises the writes of the goroutines of one Run (pipeline
 // stages, background jobs) to the caller's writers; stdout and stderr share
-// the mutex as they may be the same writer.
+// the mutex as they may be the same writer. Once the stack guard has
+// refused a command, writes are dropped: the levels of the recursion print
+// the interpreter's error one by one as they unwind, and Run explains the
+// refusal once at the end.
 type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+	mu  *sync.Mutex
+	w   io.Writer
+	run *runState
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.run.refused.Load() != nil {
+		return len(p), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -347,9 +399,22 @@ const internalPrefix = "\x00"
 // look at the host's file system.
 var overridden = map[string]bool{"echo": true, "printf": true, "pwd": true, "type": true}
 
-// callHandler runs before every simple command, builtins included.
+// callHandler runs before every simple command, builtins included: every
+// function call, eval, source and child shell passes here, so it is where
+// the stack guard stops a recursion (see guard.go).
 func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error) {
 	name := args[0]
+	if s.guard.tooDeep() {
+		if shell, ok := ctx.Value(childShellKey{}).(string); ok {
+			name = shell
+		}
+		s.refuse(name)
+		return nil, errNesting
+	}
+	args, err := s.checkNested(ctx, args)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case overridden[name]:
 		return divert(args), nil
@@ -359,7 +424,7 @@ func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error
 		// The builtin checks the directory through the stat handler; check
 		// it first to explain a refusal.
 		hc := interp.HandlerCtx(ctx)
-		if _, msg := s.cdTarget(hc.Dir, hc.Env, args[1:]); msg != "" {
+		if _, msg := s.cdTarget(ctx, hc.Dir, hc.Env, args[1:]); msg != "" {
 			return divert(args), nil
 		}
 	case name == "exec" && len(args) == 1:
@@ -370,14 +435,122 @@ func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error
 			s.kept = append(s.kept, f)
 			s.filesMu.Unlock()
 		}
-	case (name == "source" || name == ".") && len(args) > 1 && args[1] != "":
-		// The builtin looks the script up in $PATH on the host first.
-		hc := interp.HandlerCtx(ctx)
-		args = slices.Clone(args)
-		args[1] = guestAbs(hc.Dir, args[1])
 	}
 	return args, nil
 }
+
+// builtinTarget returns the index in args of the command that runs:
+// "builtin" and "command" run their argument as a builtin without calling
+// this handler again.
+func builtinTarget(args []string) int {
+	i := 0
+	for i+1 < len(args) {
+		switch args[i] {
+		case "builtin":
+			i++
+			continue
+		case "command":
+			if args[i+1] == "-p" && i+2 < len(args) {
+				i += 2
+			} else {
+				i++
+			}
+			continue
+		}
+		break
+	}
+	return i
+}
+
+// checkNested looks at the commands that make the interpreter parse text at
+// run time (eval, source, trap, alias, unset 'a[expr]') or parse their
+// arguments recursively (test and [): a parse of theirs nests as deep as
+// the text does, without the call handler in between, so the text is
+// parsed here first under the stack guard and refused if it nests too
+// deep. It also hides $$ and $PPID in eval, source and trap (see pid.go),
+// and makes the path of source a guest one (the builtin looks the script
+// up in $PATH on the host first).
+func (s *Shell) checkNested(ctx context.Context, args []string) ([]string, error) {
+	i := builtinTarget(args)
+	if i > maxBuiltinChain {
+		// The interpreter recurses once per "builtin" or "command" word,
+		// with a large frame each time.
+		s.refuse(args[0])
+		return nil, errNesting
+	}
+	name, rest := args[i], args[i+1:]
+	nested := false
+	switch name {
+	case "eval":
+		if len(rest) == 0 {
+			break
+		}
+		var src string
+		src, nested = s.rewriteSource(strings.Join(rest, " "))
+		if src != "" {
+			args = append(slices.Clone(args[:i+1]), src)
+		}
+	case "source", ".":
+		if len(rest) == 0 || rest[0] == "" {
+			break
+		}
+		hc := interp.HandlerCtx(ctx)
+		args = slices.Clone(args)
+		args[i+1] = guestAbs(hc.Dir, rest[0])
+		var replaced string
+		replaced, nested = s.rewriteSourced(ctx, args[i+1])
+		if replaced != "" {
+			args[i+1] = replaced
+		}
+	case "trap":
+		if len(rest) > 0 && rest[0] == "--" {
+			i, rest = i+1, rest[1:]
+		}
+		if len(rest) < 2 || strings.HasPrefix(rest[0], "-") && rest[0] != "-" {
+			break
+		}
+		var src string
+		src, nested = s.rewriteSource(rest[0])
+		if src != "" {
+			args = slices.Clone(args)
+			args[i+1] = src
+		}
+	case "alias":
+		for _, a := range rest {
+			if _, v, ok := strings.Cut(a, "="); ok && !nested {
+				for _, err := range syntax.NewParser().WordsSeq(guardedReader{strings.NewReader(v), &s.guard}) {
+					if errors.Is(err, errParseNesting) {
+						nested = true
+					}
+				}
+			}
+		}
+	case "unset":
+		for _, a := range rest {
+			if l := strings.IndexByte(a, '['); l > 0 && strings.HasSuffix(a, "]") && !nested {
+				_, err := syntax.NewParser().Arithmetic(guardedReader{strings.NewReader(a[l+1 : len(a)-1]), &s.guard})
+				nested = errors.Is(err, errParseNesting)
+			}
+		}
+	case "test", "[":
+		if len(rest) > maxTestArgs {
+			return []string{internalPrefix + tooManyTestArgs, name}, nil
+		}
+	}
+	if nested {
+		s.refuse(name)
+		return nil, errNesting
+	}
+	return args, nil
+}
+
+// maxBuiltinChain bounds "builtin builtin ... command command ... name".
+const maxBuiltinChain = 64
+
+// tooManyTestArgs is the internal command a test or [ with more than
+// maxTestArgs arguments is diverted to, with the name as typed. (It starts
+// with a NUL byte after the prefix too, so no user command has its name.)
+const tooManyTestArgs = "\x00test"
 
 func divert(args []string) []string {
 	args = slices.Clone(args)
@@ -387,7 +560,7 @@ func divert(args []string) []string {
 
 // cdTarget returns the directory cd would change to, or the message of its
 // refusal.
-func (s *Shell) cdTarget(dir string, env expand.Environ, args []string) (string, string) {
+func (s *Shell) cdTarget(ctx context.Context, dir string, env expand.Environ, args []string) (string, string) {
 	var p string
 	switch {
 	case len(args) == 0:
@@ -406,7 +579,7 @@ func (s *Shell) cdTarget(dir string, env expand.Environ, args []string) (string,
 	}
 	if err == nil {
 		var fi fs.FileInfo
-		fi, err = s.fs.stat(t.rel)
+		fi, err = s.fs.stat(ctx, t.rel)
 		if err == nil && !fi.IsDir() {
 			err = syscall.ENOTDIR
 		}
@@ -425,6 +598,11 @@ func (s *Shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFu
 
 // openHandler opens the files of redirections (< > >>) and of source.
 func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMode) (io.ReadWriteCloser, error) {
+	if strings.HasPrefix(p, sourcePrefix) {
+		if src, ok := s.takeSource(p); ok {
+			return sourceFile{strings.NewReader(src)}, nil
+		}
+	}
 	hc := interp.HandlerCtx(ctx)
 	t, err := resolve(hc.Dir, p)
 	if err != nil {
@@ -455,7 +633,7 @@ func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMo
 		return emptyFile()
 	}
 	if !write {
-		f, err := s.fs.open(t.rel)
+		f, err := s.fs.open(ctx, t.rel)
 		if err != nil {
 			return nil, pathError(p, err)
 		}
@@ -464,30 +642,30 @@ func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMo
 	if flag&os.O_RDWR != 0 {
 		return nil, pathError(p, errors.New("opening a file for reading and writing is not supported"))
 	}
-	return s.createFile(t, flag&os.O_APPEND != 0, hc.Stderr)
+	return s.createFile(ctx, t, flag&os.O_APPEND != 0, hc.Stderr)
 }
 
 // createFile opens the workspace file t for writing, as a redirection does:
 // the directory must exist, the file is created or (unless appending)
 // emptied.
-func (s *Shell) createFile(t target, appending bool, report io.Writer) (*fileWriter, error) {
+func (s *Shell) createFile(ctx context.Context, t target, appending bool, report io.Writer) (*fileWriter, error) {
 	if t.root {
 		return nil, pathError(t.arg, port.ErrIsDirectory)
 	}
-	if fi, err := s.fs.stat(path.Dir(t.rel)); err != nil {
+	if fi, err := s.fs.stat(ctx, path.Dir(t.rel)); err != nil {
 		return nil, pathError(t.arg, err)
 	} else if !fi.IsDir() {
 		return nil, pathError(t.arg, syscall.ENOTDIR)
 	}
 	var prefix io.ReadCloser
-	fi, err := s.fs.stat(t.rel)
+	fi, err := s.fs.stat(ctx, t.rel)
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, pathError(t.arg, port.ErrIsDirectory)
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, pathError(t.arg, errors.New("not a regular file"))
 	case err == nil && appending:
-		f, err := s.fs.open(t.rel)
+		f, err := s.fs.open(ctx, t.rel)
 		if err != nil {
 			return nil, pathError(t.arg, err)
 		}
@@ -508,7 +686,7 @@ func (s *Shell) readDirHandler(ctx context.Context, p string) ([]fs.DirEntry, er
 	if err != nil || t.dev != "" {
 		return nil, nil
 	}
-	infos, err := s.fs.readDir(t.rel)
+	infos, err := s.fs.readDir(ctx, t.rel)
 	switch {
 	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrNotExist):
 		return nil, &fs.PathError{Op: "readdir", Path: p, Err: err}
@@ -535,9 +713,9 @@ func (s *Shell) statHandler(ctx context.Context, p string, followSymlinks bool) 
 	}
 	var fi fs.FileInfo
 	if followSymlinks {
-		fi, err = s.fs.stat(t.rel)
+		fi, err = s.fs.stat(ctx, t.rel)
 	} else {
-		fi, err = s.fs.lstat(t.rel)
+		fi, err = s.fs.lstat(ctx, t.rel)
 	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}

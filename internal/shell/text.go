@@ -106,6 +106,9 @@ func (c *call) headTail(tail bool) int {
 	w := c.out()
 	status := 0
 	for i, f := range files {
+		if c.stopped() {
+			break
+		}
 		r, done, err := c.openInput(f)
 		if err != nil {
 			if tail {
@@ -309,6 +312,9 @@ func cmdWc(c *call) int {
 	status := 0
 	anyStream := false
 	for _, f := range files {
+		if c.stopped() {
+			break
+		}
 		r, done, err := c.openInput(f)
 		if err != nil {
 			c.fail(1, f, err)
@@ -626,7 +632,7 @@ func (g *grep) operand(f string, implicit bool) {
 		return
 	}
 	if err == nil {
-		info, serr := c.sh.fs.stat(t.rel)
+		info, serr := c.sh.fs.stat(c.ctx, t.rel)
 		switch {
 		case serr != nil:
 			err = serr
@@ -655,7 +661,7 @@ func (g *grep) operand(f string, implicit bool) {
 }
 
 func (g *grep) walk(rel, shown string) {
-	infos, err := g.c.sh.fs.readDir(rel)
+	infos, err := g.c.sh.fs.readDir(g.c.ctx, rel)
 	if err != nil {
 		if !g.o.has('s') {
 			g.c.fail(2, shown, err)
@@ -701,7 +707,7 @@ func (g *grep) file(rel, shown string) {
 	if globAny(g.o.vals[grepExclude], base) {
 		return
 	}
-	f, err := g.c.sh.fs.open(rel)
+	f, err := g.c.sh.fs.open(g.c.ctx, rel)
 	if err != nil {
 		if !g.o.has('s') {
 			g.c.fail(2, shown, err)
@@ -875,6 +881,9 @@ func cmdSort(c *call) int {
 	}
 	var data []byte
 	for _, f := range files {
+		if c.stopped() {
+			break
+		}
 		r, done, err := c.openInput(f)
 		if err != nil {
 			return c.fail(2, f, err)
@@ -943,7 +952,7 @@ func cmdSort(c *call) int {
 			if t.dev != "" {
 				err = errors.New("not a regular file")
 			} else {
-				fw, err = c.sh.createFile(t, false, nil)
+				fw, err = c.sh.createFile(c.ctx, t, false, nil)
 			}
 		}
 		if err != nil {
@@ -1136,7 +1145,7 @@ func cmdUniq(c *call) int {
 			if t.dev != "" {
 				err = errors.New("not a regular file")
 			} else {
-				fw, err = c.sh.createFile(t, false, nil)
+				fw, err = c.sh.createFile(c.ctx, t, false, nil)
 			}
 		}
 		if err != nil {

@@ -1,0 +1,157 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/port"
+)
+
+// The bash tool runs in the gateway's own process: a script that recursed
+// until Go's 1 GB stack limit ended the process ("fatal error: stack
+// overflow"), and with it every session. Without the shell's stack guard
+// this test does not fail, the test binary dies. The call ends with a
+// typed result, and the same adapter goes on serving.
+func TestHostileBashRecursionDoesNotEndTheGateway(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	run(t, a, id, "kept = 42")
+	const timeout = 3 * time.Minute // the race detector slows the interpreter several times
+	for _, cmd := range []string{
+		`f() { eval 'eval "eval \"eval \\\"eval f\\\"\""'; }; f`,
+		`f() { f; }; f`,
+	} {
+		start := time.Now()
+		res := bash(t, a, id, cmd, timeout)
+		took := time.Since(start)
+		switch {
+		case res.Outcome == port.OutcomeProgramError && res.ReturnCode == 1 && strings.Contains(res.Stderr, "maximum function nesting level exceeded"):
+		case res.Outcome == port.OutcomeMemoryLimit:
+		default:
+			t.Errorf("%s: outcome %s rc %d stderr %.300q; want program_error (nesting) or memory_limit", cmd, res.Outcome, res.ReturnCode, res.Stderr)
+		}
+		if took > timeout {
+			t.Errorf("%s: took %v, over its %v timeout", cmd, took, timeout)
+		}
+		t.Logf("%s: %s after %v", cmd, res.Outcome, took)
+	}
+	// The session, its Python state, and other sessions all go on.
+	if res := bash(t, a, id, "echo still here; python -c 'print(kept)'", 0); res.Stdout != "still here\n42\n" {
+		t.Fatalf("same session after: %+v", res)
+	}
+	other := newSession(t, a)
+	if res := bash(t, a, other, "f() { echo in f; }; f", 0); res.Stdout != "in f\n" || res.Outcome != port.OutcomeCompleted {
+		t.Fatalf("other session: %+v", res)
+	}
+	expect(t, run(t, a, other, "print(6 * 7)"), "42\n", 0, port.OutcomeCompleted)
+}
+
+// buildDeepTree makes, from Python in the session, a chain of directories
+// "d/d/..." as deep as the host's 4 KB paths allow (about 2000), with a file
+// every 100 levels, and halfway down a directory of n files, whose path it
+// returns.
+func buildDeepTree(t *testing.T, a *testAdapter, id string, n int) string {
+	t.Helper()
+	code := fmt.Sprintf(`import os
+depth = 0
+try:
+    while True:
+        os.mkdir("d/" * (depth + 1))
+        depth += 1
+except OSError:
+    pass
+for i in range(0, depth, 100):
+    open("d/" * i + "x.txt", "w").write("x\n")
+wide = "d/" * (depth // 2) + "w"
+os.mkdir(wide)
+for i in range(%d):
+    open(wide + "/" + str(i), "w").close()
+print(depth, wide)`, n)
+	res := runTimeout(t, a, id, code, 5*time.Minute)
+	var depth int
+	var wide string
+	if _, err := fmt.Sscan(res.Stdout, &depth, &wide); err != nil || res.Outcome != port.OutcomeCompleted || depth < 1500 {
+		t.Fatalf("building the tree: %+v", res)
+	}
+	return wide
+}
+
+// Bash file commands stop at the call's deadline however much work is
+// left: on deep trees they used to run for many minutes past it (an rm -rf
+// with a 2 s timeout returned after 42 s; ls -R on a 2015-deep tree ran
+// for over 10 minutes), and DestroySession and Close waited for them.
+func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	wide := buildDeepTree(t, a, id, 3000)
+	const timeout = 2 * time.Second
+	const grace = 5 * time.Second // generous: a loaded machine must not fail it
+	for _, cmd := range []string{
+		"ls -R | wc -l; find . -type d | wc -l",
+		"ls -laR d > /dev/null",
+		"grep -r nothing .",
+		"cp -r d copy",
+		"chmod -R 755 d",
+		"wc -l " + wide + "/* | tail -1",
+		"cat " + wide + "/* | sort | uniq -c",
+		"for f in " + wide + "/*; do [ -s $f ] && echo $f; done | wc -l",
+		"rm -rf d",
+	} {
+		start := time.Now()
+		res := bash(t, a, id, cmd, timeout)
+		took := time.Since(start)
+		if res.Outcome != port.OutcomeTimedOut || res.ReturnCode != port.ReturnCodeTimedOut {
+			t.Errorf("%.50s: outcome %s rc %d stderr %.200q; want timed_out", cmd, res.Outcome, res.ReturnCode, res.Stderr)
+		}
+		if took > timeout+grace {
+			t.Errorf("%.50s: took %v with a %v timeout", cmd, took, timeout)
+		}
+	}
+
+	// DestroySession stops a call in progress and returns promptly.
+	done := make(chan port.Result, 1)
+	go func() {
+		res, _ := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "ls -R | wc -l", Timeout: 5 * time.Minute})
+		done <- res
+	}()
+	time.Sleep(time.Second)
+	start := time.Now()
+	if err := a.DestroySession(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > grace {
+		t.Errorf("DestroySession took %v during a deep walk", took)
+	}
+	select {
+	case res := <-done:
+		if res.Outcome != port.OutcomeCancelled {
+			t.Errorf("the walk in the destroyed session: %s", res.Outcome)
+		}
+	case <-time.After(grace):
+		t.Fatal("the walk in the destroyed session did not return")
+	}
+
+	// Close stops the calls of every session and returns promptly.
+	id = newSession(t, a)
+	wide = buildDeepTree(t, a, id, 1000)
+	go func() {
+		res, _ := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "cat " + wide + "/* | wc -l; ls -R | wc -l", Timeout: 5 * time.Minute})
+		done <- res
+	}()
+	time.Sleep(time.Second)
+	start = time.Now()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > grace {
+		t.Errorf("Close took %v during a deep walk", took)
+	}
+	select {
+	case <-done:
+	case <-time.After(grace):
+		t.Fatal("the walk did not return after Close")
+	}
+}

@@ -1,0 +1,277 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runFor runs command under a timeout, returning what Run returned and how
+// long it took.
+func (e *env) runFor(command string, timeout time.Duration) (stdout, stderr string, code int, took time.Duration, err error) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var o, er bytes.Buffer
+	start := time.Now()
+	code, err = e.sh.Run(ctx, command, &o, &er)
+	return o.String(), er.String(), code, time.Since(start), err
+}
+
+// Unbounded recursion through functions, eval, source, $(...) and child
+// shells grows the goroutine's Go stack; past 1 GB Go kills the process
+// ("fatal error: stack overflow"), which no recover catches. Without the
+// stack guard this test does not fail: the test binary dies.
+func TestStackGuardRefusesUnboundedRecursion(t *testing.T) {
+	e := newEnv(t, 0, 0, echoPython)
+	e.put(map[string]string{
+		"self.sh": ". ./self.sh\n",
+		"run.sh":  "bash run.sh\n",
+	})
+	for _, tt := range []struct{ cmd, name string }{
+		{`f() { f; }; f; echo not reached`, "f"},
+		{`f() { eval 'eval "eval \"eval \\\"eval f\\\"\""'; }; f`, "eval"},
+		{`x='eval "$x"'; eval "$x"`, "eval"},
+		{`f() { x=$(f); }; f; echo not reached`, "f"},
+		{`. ./self.sh`, "."},
+		{`bash run.sh; echo not reached`, "bash"},
+		// These recurse once per word, without a function.
+		{`env $(printf 'env %.0s' $(seq 2000000)) true; echo not reached`, "env"},
+		{`builtin $(printf 'builtin %.0s' $(seq 300000)) true; echo not reached`, "builtin"},
+	} {
+		before := runtime.NumGoroutine()
+		stdout, stderr, code, took, err := e.runFor(tt.cmd, 2*time.Minute)
+		if err != nil || code != 1 {
+			t.Errorf("%s: code %d, err %v; want 1 and no error (stderr %.200q)", tt.cmd, code, err, stderr)
+		}
+		want := "bash: " + tt.name + ": maximum function nesting level exceeded"
+		if !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: stderr %.300q, want one line starting %q", tt.cmd, stderr, want)
+		}
+		if stdout != "" {
+			t.Errorf("%s: stdout %.100q", tt.cmd, stdout)
+		}
+		t.Logf("%s: refused after %v", tt.cmd, took)
+		waitGoroutines(t, tt.cmd, before)
+		// The shell is still usable, its stack guard included.
+		if out, _, code := e.run("echo alive; g() { echo in g; }; g"); out != "alive\nin g\n" || code != 0 {
+			t.Errorf("after %s: %q %d", tt.cmd, out, code)
+		}
+	}
+}
+
+// The guard stops far below Go's limit but far above what scripts use: a
+// thousand levels of recursion through each construct still run.
+func TestStackGuardAllowsDeepScripts(t *testing.T) {
+	e := newEnv(t, 0, 0, echoPython)
+	e.put(map[string]string{"count.sh": "if [ $1 -lt 1000 ]; then . ./count.sh $(( $1 + 1 )); else echo $1; fi\n"})
+	for _, cmd := range []string{
+		`f() { if [ $1 -lt 1000 ]; then f $(( $1 + 1 )); else echo $1; fi; }; f 0`,
+		`f() { if [ $1 -lt 1000 ]; then eval "f $(( $1 + 1 ))"; else echo $1; fi; }; f 0`,
+		`f() { if [ $1 -lt 1000 ]; then echo "$(f $(( $1 + 1 )))"; else echo $1; fi; }; f 0`,
+		`f() { if [ $1 -lt 1000 ]; then x=$(eval "f $(( $1 + 1 ))"); echo "$x"; else echo $1; fi; }; f 0`,
+		`. ./count.sh 0`,
+		`eval "$(printf 'echo $(%.0s' $(seq 500)) echo 1000 $(printf ')%.0s' $(seq 500))"`,
+	} {
+		if out, stderr, code := e.run(cmd); out != "1000\n" || code != 0 {
+			t.Errorf("%.60s: %q %d %.200q", cmd, out, code, stderr)
+		}
+	}
+}
+
+// The parser recurses once per level of nesting in the text it parses:
+// "$($($(..." costs 2 to 4 KB of stack per level, so a command of a few
+// hundred KB (or a string given to eval, alias or trap, a script run or
+// sourced, an array subscript given to unset) overflows the stack before
+// anything runs. Without the guard each of these kills the test binary.
+func TestParserNestingIsBounded(t *testing.T) {
+	e := newEnv(t, 0, 0, echoPython)
+	deep := strings.Repeat("$(", 600000) + "echo" + strings.Repeat(")", 600000)
+	e.put(map[string]string{"deep.sh": deep + "\n"})
+
+	_, stderr, code, _, err := e.runFor(deep, time.Minute)
+	if code != 2 || err != nil || stderr != "bash: maximum nesting level exceeded while parsing\n" {
+		t.Errorf("command: %d %v %.200q", code, err, stderr)
+	}
+	for _, cmd := range []string{
+		`bash deep.sh; echo not reached`,
+		`eval "$(cat deep.sh)"; echo not reached`,
+		`. ./deep.sh; echo not reached`,
+		`trap "$(cat deep.sh)" EXIT; echo not reached`,
+		`a=(1 2); unset "a[$(printf '(%.0s' $(seq 200000))1$(printf ')%.0s' $(seq 200000))]"; echo not reached`,
+		`alias a="$(cat deep.sh)"; echo not reached`,
+	} {
+		stdout, stderr, code, _, err := e.runFor(cmd, time.Minute)
+		if stdout != "" || code != 1 || err != nil || !strings.Contains(stderr, "maximum function nesting level exceeded") {
+			t.Errorf("%.40s: %q %d %v %.200q", cmd, stdout, code, err, stderr)
+		}
+	}
+	// test and [ parse their arguments recursively.
+	stdout, stderr, code, _, err := e.runFor(`[ $(printf '! %.0s' $(seq 2000000)) x ]; echo $?`, time.Minute)
+	if stdout != "2\n" || code != 0 || err != nil || stderr != "bash: [: too many arguments\n" {
+		t.Errorf("[ with 2000001 arguments: %q %d %v %.200q", stdout, code, err, stderr)
+	}
+	if stdout, _, code := e.run(`[ ! ! x ] && test ! -e nothing && echo ok`); stdout != "ok\n" || code != 0 {
+		t.Errorf("ordinary tests: %q %d", stdout, code)
+	}
+}
+
+// deepTree makes a chain of depth directories "d/d/...", with a file every
+// 50 levels, and at depth wideAt a directory "w" of n files.
+func deepTree(t *testing.T, root string, depth, wideAt, n int) (wide string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, strings.Repeat("d/", depth)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= depth; i += 50 {
+		if err := os.WriteFile(filepath.Join(root, strings.Repeat("d/", i), "x.txt"), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wide = strings.Repeat("d/", wideAt) + "w"
+	if err := os.Mkdir(filepath.Join(root, wide), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(root, wide, strconv.Itoa(i)), []byte("y\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return wide
+}
+
+// Every command that walks a tree or loops over files stops at the
+// deadline. On a 2000-deep tree one path lookup used to cost O(depth²)
+// system calls (13 s at the bottom), and the walks checked the deadline
+// nowhere or only between whole subtrees: ls -R ran for hours. Each
+// command here has far more than the deadline's worth of work on any
+// machine (thousands of lookups 1000 directories deep).
+func TestFileCommandsStopAtTheDeadline(t *testing.T) {
+	e := newEnv(t, 0, 0, echoPython)
+	wide := deepTree(t, e.root, 2000, 1000, 5000)
+	// A path at the bottom resolves.
+	if stdout, _, code := e.run("cd " + strings.Repeat("d/", 2000) + " && pwd | wc -c; cd /workspace"); code != 0 || stdout != fmt.Sprintf("%d\n", len("/workspace/")+2000*2) {
+		t.Errorf("cd to the bottom: %q %d", stdout, code)
+	}
+	const timeout = 500 * time.Millisecond
+	for _, cmd := range []string{
+		"ls -R | wc -l",
+		"ls -laR d > /dev/null",
+		"find . -type d | wc -l",
+		"find d -name nothing",
+		"grep -r nothing .",
+		"cp -r d copy",
+		"chmod -R 700 d",
+		"wc -l " + wide + "/* | tail -1",
+		"cat " + wide + "/* | wc -l",
+		"head -q -n1 " + wide + "/* | wc -l",
+		"grep -c y " + wide + "/* | wc -l",
+		"sort " + wide + "/* | uniq -c",
+		"for f in " + wide + "/*; do [ -s $f ] || echo empty; done",
+		"rm -rf d",
+	} {
+		before := runtime.NumGoroutine()
+		_, _, code, took, err := e.runFor(cmd, timeout)
+		if code != 124 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%.40s: code %d, err %v; want 124 and the deadline", cmd, code, err)
+		}
+		// Generous: the bound is the deadline plus one step of a walk,
+		// which is milliseconds, not a machine's speed.
+		if took > timeout+5*time.Second {
+			t.Errorf("%.40s: returned %v after its %v deadline", cmd, took-timeout, timeout)
+		}
+		waitGoroutines(t, cmd, before)
+	}
+}
+
+// chmod cannot touch the workspace root, nor make anything group- or
+// world-writable, setuid, setgid or sticky on the host, nor take a
+// directory away from its owner (the gateway, which removes it with the
+// session).
+func TestChmodCannotLoosenTheHost(t *testing.T) {
+	e := newEnv(t, 0, 0, echoPython)
+	e.put(map[string]string{"f": "x", "g": "y", "d/": "", "d/in": "z"})
+	mode := func(rel string) fs.FileMode {
+		t.Helper()
+		fi, err := os.Lstat(filepath.Join(e.root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode()
+	}
+	rootMode := mode(".")
+	steps := []struct {
+		cmd    string
+		code   int
+		stderr string // substring
+		rel    string
+		want   fs.FileMode
+	}{
+		{"chmod 777 .", 1, "changing permissions of '.': Operation not permitted", ".", rootMode},
+		{"chmod 000 /workspace", 1, "Operation not permitted", ".", rootMode},
+		{"chmod 777 f", 0, "note: in the workspace nothing is group- or world-writable", "f", 0o755},
+		{"chmod 4755 f", 0, "note:", "f", 0o755},
+		{"chmod u+s,g+s,+t g", 0, "note:", "g", 0o644},
+		{"chmod 600 g", 0, "", "g", 0o600},
+		{"chmod a+w g", 0, "note:", "g", 0o600},
+		{"chmod 000 d", 0, "note:", "d", fs.ModeDir | 0o700},
+		{"chmod -R 777 .", 1, "Operation not permitted", "d/in", 0o755},
+		{"chmod -Rf 777 .", 1, "", "d", fs.ModeDir | 0o755},
+	}
+	for _, s := range steps {
+		_, stderr, code := e.run(s.cmd)
+		if code != s.code {
+			t.Errorf("%s: code %d, want %d (stderr %q)", s.cmd, code, s.code, stderr)
+		}
+		if s.stderr == "" && stderr != "" || !strings.Contains(stderr, s.stderr) {
+			t.Errorf("%s: stderr %q, want %q", s.cmd, stderr, s.stderr)
+		}
+		if got := mode(s.rel); got != s.want {
+			t.Errorf("%s: %s has mode %v, want %v", s.cmd, s.rel, got, s.want)
+		}
+		if got := mode("."); got != rootMode {
+			t.Errorf("%s: the workspace root's mode changed to %v", s.cmd, got)
+		}
+	}
+	if stdout, _, _ := e.run("chmod 700 f && ./f; ls -l f"); !strings.HasPrefix(stdout, "-rwx------ ") {
+		t.Errorf("owner bits: %q", stdout)
+	}
+	e.checkOutside()
+}
+
+// $$ and $PPID are fixed, whatever route the script takes to read them: the
+// gateway's process IDs are none of its business.
+func TestProcessIDsAreHidden(t *testing.T) {
+	e := newEnv(t, 0, 0, echoPython)
+	e.put(map[string]string{"ids.sh": "echo $$ $PPID\n"})
+	pid, ppid := strconv.Itoa(os.Getpid()), strconv.Itoa(os.Getppid())
+	for _, tt := range []struct{ cmd, want string }{
+		{`echo $$ "$$" ${$} "${PPID}" $PPID`, "1 1 1 0 0\n"},
+		{`echo $(( $$ + PPID )) $(( PPID )); (( PPID == 0 )) && echo zero`, "1 0\nzero\n"},
+		{`eval 'echo $$ $PPID'`, "1 0\n"},
+		{`bash -c 'echo $$ $PPID'`, "1 0\n"},
+		{`bash ids.sh; . ./ids.sh; source ids.sh a b`, "1 0\n1 0\n1 0\n"},
+		{`trap 'echo $$' EXIT; echo x`, "x\n1\n"},
+		{`x=$(echo $$); echo "$x"`, "1\n"},
+		{`echo "${#$}${PPID:+set}"`, "0\n"},
+	} {
+		stdout, stderr, code := e.run(tt.cmd)
+		if stdout != tt.want || code != 0 {
+			t.Errorf("%s: %q %d (stderr %q), want %q", tt.cmd, stdout, code, stderr, tt.want)
+		}
+		for _, real := range []string{pid, ppid} {
+			if real != "0" && real != "1" && strings.Contains(stdout, real) {
+				t.Errorf("%s: the output %q holds the real ID %s", tt.cmd, stdout, real)
+			}
+		}
+	}
+}
