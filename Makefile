@@ -34,7 +34,8 @@ test: check
 ## commit it, and it stays a regression test.
 FUZZTIME      ?= 1m
 FUZZTIME_TEST ?= 10s
-FUZZ_TARGETS  := ./contract:FuzzDecodeRequest ./contract/server:FuzzHandler ./contract/server:FuzzUpload
+FUZZ_TARGETS  := ./contract:FuzzDecodeRequest ./contract/server:FuzzHandler ./contract/server:FuzzUpload \
+                 ./internal/workspace:FuzzResolve ./adapters/wasm/internal/wasmpatch:FuzzPatch
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \

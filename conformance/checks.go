@@ -19,7 +19,7 @@ import (
 // creates the sessions it needs and destroys them when it ends, so checks
 // can run in any order or alone.
 func Checks() []Check {
-	return []Check{
+	return append([]Check{
 		{"session/state-persists", check(statePersists)},
 		{"session/fresh", check(sessionsAreFresh)},
 		{"session/destroy", check(destroy)},
@@ -48,7 +48,7 @@ func Checks() []Check {
 		{"timeout/session-survives", check(timeoutSessionSurvives)},
 		{"timeout/c-loops", check(timeoutCLoops)},
 		{"sandbox/forged-completion", check(forgedCompletion)},
-	}
+	}, hostileChecks()...)
 }
 
 // statePersists: globals, imports, functions and files live on between the

@@ -30,6 +30,11 @@ type Target struct {
 	// is offered, and with Stall and the editor where it is not; without
 	// either it is skipped. (*porttest.Driver).Stall is one.
 	Stall func(sessionID string) (started <-chan struct{}, release func())
+	// CPUTime, when set, reports the CPU time the backend has used so far
+	// (its process, or its processes), so that the hostile checks can
+	// assert a stopped call's CPU is released. Without it they check the
+	// rest.
+	CPUTime func() time.Duration
 }
 
 // Check is one behaviour of contract v1, runnable on any Target.

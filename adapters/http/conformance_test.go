@@ -4,11 +4,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
 	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -33,7 +35,9 @@ func TestConformance(t *testing.T) {
 	srv := httptest.NewServer(server.NewHandler(backend, server.WithBearerToken(token)))
 	t.Cleanup(srv.Close)
 	a := conformanceClient(t, srv.URL, token)
-	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, MaxSessions: 4} })
+	// The backend runs in this process.
+	cpu := func() time.Duration { return measure.CPU(os.Getpid()) }
+	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, MaxSessions: 4, CPUTime: cpu} })
 }
 
 // TestConformanceExternal runs the suite against the backend at

@@ -18,6 +18,7 @@ import (
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
 	"github.com/codeport/codeport/internal/logtest"
+	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -31,7 +32,9 @@ func TestConformance(t *testing.T) {
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		return c.WithWorkers(1, 4)
 	})
-	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, MaxSessions: 4} })
+	// The workers' CPU: a stopped call must not keep one busy.
+	cpu := func() time.Duration { return measure.CPU(subprocess.WorkerPIDs(a)...) }
+	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, MaxSessions: 4, CPUTime: cpu} })
 }
 
 func newSession(t *testing.T, a port.CodeExecutionPort) string {

@@ -1,10 +1,13 @@
 package wasm_test
 
 import (
+	"os"
 	"testing"
+	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
+	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
 )
 
@@ -13,5 +16,6 @@ import (
 // from Describe.
 func TestConformance(t *testing.T) {
 	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
-	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a} })
+	cpu := func() time.Duration { return measure.CPU(os.Getpid()) }
+	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, CPUTime: cpu} })
 }

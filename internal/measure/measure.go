@@ -1,6 +1,6 @@
 // Package measure reports benchmark samples as medians and 95th
 // percentiles, which say more than testing.B's mean on a shared, noisy
-// machine, and reads the process's resident memory.
+// machine, and reads the resident memory and CPU time of processes.
 package measure
 
 import (
@@ -48,4 +48,39 @@ func RSS() int64 {
 		}
 	}
 	return 0
+}
+
+// clockTicks is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100
+// on every Linux architecture Go runs on).
+const clockTicks = 100
+
+// CPU returns the CPU time (user and system) the processes pids have used
+// so far, from /proc/<pid>/stat; a process that is gone counts nothing.
+func CPU(pids ...int) time.Duration {
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name (field 2) may hold spaces; fields count from
+		// the last ')'.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		// After ')': state is field 3, so utime (14) and stime (15) are
+		// at 11 and 12.
+		if len(f) < 13 {
+			continue
+		}
+		u, err1 := strconv.ParseInt(f[11], 10, 64)
+		st, err2 := strconv.ParseInt(f[12], 10, 64)
+		if err1 == nil && err2 == nil {
+			ticks += u + st
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
 }
