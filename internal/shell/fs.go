@@ -290,47 +290,18 @@ func checkRegular(fi fs.FileInfo) error {
 
 // mkdir creates the directory rel, and its parents if parents is set (an
 // existing directory is then not an error).
+//
+// Directories are made through the workspace, which charges each to the
+// session's entry and byte quota as Python's are: made directly, they
+// escaped both.
 func (f *fsys) mkdir(ctx context.Context, rel string, parents bool) error {
-	if parents {
-		return f.mkdirAll(ctx, rel)
-	}
-	return f.at(ctx, rel, func(dir *os.Root, name string) error {
-		return dir.Mkdir(name, 0o755)
-	})
-}
-
-// mkdirIn makes (if missing) and opens the directory name in dir.
-func mkdirIn(ctx context.Context, f *fsys, dir *os.Root, rel, name string, i int) (*os.Root, error) {
-	if err := dir.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	return f.descend(ctx, dir, rel, name, i)
-}
-
-// mkdirAll is mkdir -p: it walks rel, making the directories missing on
-// the way.
-func (f *fsys) mkdirAll(ctx context.Context, rel string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rel, err := workspace.CleanPath(rel)
-	if err != nil || rel == "." {
-		return err
+	if parents {
+		return f.ws.MkdirAll(rel)
 	}
-	dir, err := os.OpenRoot(f.ws.Root())
-	if err != nil {
-		return err
-	}
-	defer func() { dir.Close() }()
-	for i, name := range strings.Split(rel, "/") {
-		sub, err := mkdirIn(ctx, f, dir, rel, name, i)
-		if err != nil {
-			return err
-		}
-		dir.Close()
-		dir = sub
-	}
-	return nil
+	return f.ws.Mkdir(rel)
 }
 
 // remove removes the file, symbolic link or empty directory rel. The bytes
@@ -340,8 +311,12 @@ func (f *fsys) remove(ctx context.Context, rel string) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode().IsRegular() {
+	switch {
+	case fi.Mode().IsRegular():
 		return f.ws.Remove(rel)
+	case fi.IsDir():
+		// Through the workspace, which gives the entry back.
+		return f.ws.RemoveDir(rel)
 	}
 	return f.at(ctx, rel, func(dir *os.Root, name string) error { return dir.Remove(name) })
 }
@@ -384,7 +359,11 @@ func (f *fsys) rename(ctx context.Context, src, dst string) error {
 			return fmt.Errorf("cannot overwrite directory with non-directory: %w", port.ErrIsDirectory)
 		case !dfi.IsDir() && sfi.IsDir():
 			return errNotDirOverwrite
-		case !dfi.IsDir():
+		default:
+			// A file, or an empty directory, that the move replaces:
+			// removed through the workspace, so that its bytes or entry
+			// go back to the quota (a directory that is not empty is
+			// refused here as rename(2) would refuse it).
 			if err := f.remove(ctx, dst); err != nil {
 				return err
 			}
@@ -455,6 +434,7 @@ func joinRel(dir, name string) string {
 // for that.
 func errText(err error) string {
 	var qe *workspace.QuotaError
+	var le *workspace.EntryLimitError
 	var tooLong *workspace.PathTooLongError
 	var pe *fs.PathError
 	var errno syscall.Errno
@@ -465,6 +445,8 @@ func errText(err error) string {
 		return errOutside.Error()
 	case errors.As(err, &qe):
 		return fmt.Sprintf("No space left on device (workspace quota of %d bytes)", qe.Limit)
+	case errors.As(err, &le):
+		return fmt.Sprintf("No space left on device (workspace limit of %d files and directories)", le.Limit)
 	case errors.Is(err, port.ErrFileTooLarge):
 		return "File too large"
 	case errors.Is(err, port.ErrPathEscapesWorkspace):

@@ -1,0 +1,53 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/internal/workspace"
+)
+
+// The shell's mkdir, rmdir, rm -r and mv make and remove directories
+// through the workspace, so they count against the session's entry limit
+// as Python's do: made directly, they escaped it.
+func TestShellDirectoriesCountAgainstTheEntryLimit(t *testing.T) {
+	q := workspace.NewQuota(1 << 20).WithEntryLimit(3)
+	ws, err := workspace.New(filepath.Join(t.TempDir(), "ws"), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := New(Options{Workspace: ws, MaxFileBytes: 1 << 20})
+	run := func(cmd string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var out, errb bytes.Buffer
+		code, err := sh.Run(ctx, cmd, &out, &errb)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return out.String() + errb.String(), code
+	}
+	if out, code := run("mkdir a b c"); code != 0 {
+		t.Fatalf("three directories within the limit: %d %s", code, out)
+	}
+	if out, code := run("mkdir d"); code == 0 || !strings.Contains(out, "No space left on device (workspace limit of 3 files and directories)") {
+		t.Fatalf("a fourth directory over the limit of 3: %d %q", code, out)
+	}
+	if out, code := run("mkdir -p e/f"); code == 0 {
+		t.Fatalf("mkdir -p over the limit: %d %q", code, out)
+	}
+	if got := q.Entries(); got != 3 {
+		t.Fatalf("%d entries counted, want 3", got)
+	}
+	if out, code := run("rmdir a && mv b c/b && rm -r c && mkdir x y"); code != 0 {
+		t.Fatalf("removing gives entries back: %d %s", code, out)
+	}
+	if got := q.Entries(); got != 2 {
+		t.Fatalf("%d entries counted after the removals, want 2", got)
+	}
+}
