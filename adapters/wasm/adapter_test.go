@@ -421,19 +421,36 @@ func TestCapacityDestroyAndReclaim(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, port.ErrAtCapacity) || ce.RetryAfter != 3*time.Second {
 		t.Fatalf("third session: %v", err)
 	}
-	// The idle session is reclaimed, which frees its slot.
-	deadline := time.Now().Add(10 * time.Second)
+	// The idle session is reclaimed, which frees its slot. It is watched
+	// through the driver: a call would touch it and keep it alive.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := a.Execute(ctx, s2.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"})
-		if errors.Is(err, port.ErrSessionNotFound) {
+		if _, err := a.d.lookup(s2.ID); errors.Is(err, port.ErrSessionNotFound) {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("idle session never reclaimed")
 		}
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
-	s3 := newSession(t, a)
+	if _, err := a.Execute(ctx, s2.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"}); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Fatalf("a reclaimed session answers: %v", err)
+	}
+	// Its slot is freed once its interpreter has stopped, moments after
+	// it left the map: wait for that event rather than for a time.
+	var s3 string
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+		if err == nil {
+			s3 = s.ID
+			break
+		}
+		if !errors.Is(err, port.ErrAtCapacity) || time.Now().After(deadline) {
+			t.Fatalf("a session after the reclaim: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	// Destroy is idempotent, and a destroyed session is gone.
 	for range 2 {
 		if err := a.DestroySession(ctx, s1); err != nil {
@@ -449,7 +466,18 @@ func TestCapacityDestroyAndReclaim(t *testing.T) {
 		res, _ := a.Execute(ctx, s3, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "while True: pass", Timeout: time.Minute})
 		done <- res
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Destroy once the call runs (an event, not a time: a busy machine may
+	// take long to start it).
+	sess3, err := a.d.lookup(s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !sess3.busy.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := a.DestroySession(ctx, s3); err != nil {
 		t.Fatal(err)
 	}
