@@ -152,6 +152,13 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	}
 	level := slog.LevelInfo
 	switch {
+	case status == http.StatusServiceUnavailable:
+		// Not ready yet, at capacity or shutting down: states the server
+		// reports on purpose, not failures.
+		level = slog.LevelWarn
+		if r.Pattern == "GET /healthz" {
+			level = slog.LevelInfo
+		}
 	case status >= 500:
 		level = slog.LevelError
 	case rec.err != nil && status < 400:

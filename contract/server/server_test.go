@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -1296,4 +1297,35 @@ func TestNewHandlerNilPort(t *testing.T) {
 		}
 	}()
 	server.NewHandler(nil)
+}
+
+// A 503 the server answers on purpose is not logged as an error: /healthz
+// while the backend warms up is routine (INFO), a refusal at capacity is
+// worth a look (WARN); a failure of the backend stays an ERROR.
+func TestLogLevelsOfUnavailability(t *testing.T) {
+	var buf logtest.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var ready atomic.Bool
+	fp := newFakePort()
+	h := newHarness(t, fp, server.WithLogger(logger), server.WithReady(ready.Load))
+	h.serve(httptest.NewRequest("GET", "/healthz", nil))
+	fp.err = &port.CapacityError{Resource: "sessions", Limit: 1, RetryAfter: time.Second}
+	h.serve(httptest.NewRequest("POST", "/sessions", nil))
+	fp.err = fmt.Errorf("worker crashed: %w", port.ErrRuntimeFailure)
+	h.serve(httptest.NewRequest("POST", "/sessions", nil))
+	var levels []string
+	for line := range strings.Lines(buf.String()) {
+		var rec struct {
+			Level  string `json:"level"`
+			Status int    `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		levels = append(levels, fmt.Sprintf("%d %s", rec.Status, rec.Level))
+	}
+	want := []string{"503 INFO", "503 WARN", "500 ERROR"}
+	if !slices.Equal(levels, want) {
+		t.Fatalf("levels %q, want %q", levels, want)
+	}
 }
