@@ -109,7 +109,7 @@ func ExecRequestToPort(r ExecRequest) (port.ExecuteRequest, error) {
 	// request built in Go has not been, and the input's fields are decoded
 	// below, where a duplicate would be resolved silently. (Input that is
 	// not JSON is refused below, with the position of the error.)
-	if json.Valid(input) {
+	if !r.keysChecked && json.Valid(input) {
 		if err := checkDuplicateKeys("input", input); err != nil {
 			return port.ExecuteRequest{}, err
 		}

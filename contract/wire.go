@@ -73,6 +73,11 @@ type ExecRequest struct {
 	TimeoutSeconds *int `json:"timeout_seconds,omitempty"`
 	// ToolUseID is empty when absent or null.
 	ToolUseID string `json:"tool_use_id,omitempty"`
+
+	// keysChecked records that UnmarshalJSON has refused duplicate keys
+	// in the whole body, Input included, so that ExecRequestToPort does
+	// not walk the program's text a second time.
+	keysChecked bool
 }
 
 // UnmarshalJSON reads tool_use_id null as absent and accepts a whole-valued
@@ -100,7 +105,7 @@ func (r *ExecRequest) UnmarshalJSON(b []byte) error {
 	if err := checkDuplicateKeys("", b); err != nil {
 		return err
 	}
-	*r = ExecRequest{Input: raw.Input, TimeoutSeconds: raw.TimeoutSeconds.ptr()}
+	*r = ExecRequest{Input: raw.Input, TimeoutSeconds: raw.TimeoutSeconds.ptr(), keysChecked: true}
 	if raw.Tool != nil {
 		r.Tool = *raw.Tool
 	}

@@ -320,9 +320,6 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 // conversion. An unknown tool kind, which that conversion refuses, is
 // converted as the known kind its fields fit and sent under its own name.
 func execRequest(req port.ExecuteRequest) (contract.ExecRequest, error) {
-	if req.Tool == "" {
-		return contract.ExecRequest{}, fmt.Errorf("%w: no tool kind", port.ErrUnsupportedTool)
-	}
 	if req.Tool.Known() {
 		return contract.ExecRequestFromPort(req)
 	}

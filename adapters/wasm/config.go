@@ -304,9 +304,6 @@ func (c Config) WithWarmPool(size int, modules []string) Config {
 	return c
 }
 
-// WarmPoolSize is the number of interpreters kept booted ahead of demand.
-func (c Config) WarmPoolSize() int { return c.WarmPool }
-
 // WithWarmPoolRefill sets how many interpreters the pool boots at once when
 // it refills (default 1, so a burst of sessions does not take every core).
 // 0 fills the pool once and never refills it: for a host that will only

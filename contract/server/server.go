@@ -200,10 +200,6 @@ func (s *server) authorized(r *http.Request) bool {
 }
 
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
-	if err := requireJSON(r); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var body contract.CreateSessionRequest
 	if err := s.decodeJSON(w, r, &body, true); err != nil {
 		s.writeError(w, r, err)
@@ -238,10 +234,6 @@ func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) execute(w http.ResponseWriter, r *http.Request) {
-	if err := requireJSON(r); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var body contract.ExecRequest
 	if err := s.decodeJSON(w, r, &body, false); err != nil {
 		s.writeError(w, r, err)
@@ -549,9 +541,13 @@ func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, healthStatus{Status: "ok"})
 }
 
-// decodeJSON decodes a body that must hold exactly one JSON value. An empty
-// body is allowed only when allowEmpty is set, and leaves v untouched.
+// decodeJSON decodes a body that must be declared as JSON (requireJSON)
+// and hold exactly one JSON value. An empty body is allowed only when
+// allowEmpty is set, and leaves v untouched.
 func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	if err := requireJSON(r); err != nil {
+		return err
+	}
 	limit := s.cfg.maxRequestBytes
 	if r.ContentLength > limit {
 		return &http.MaxBytesError{Limit: limit}
