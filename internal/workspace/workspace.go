@@ -103,15 +103,11 @@ func (w *Workspace) Quota() *Quota { return w.q }
 // port.ErrInvalidRequest for invalid UTF-8 (with ErrNotUTF8) and paths over
 // MaxPathBytes (a *PathTooLongError).
 func (w *Workspace) Resolve(p string) (hostPath, rel string, err error) {
-	root, err := w.openRoot()
+	root, rel, _, err := w.openAt(p)
 	if err != nil {
 		return "", "", err
 	}
 	defer root.Close()
-	rel, _, err = w.resolveIn(root, p)
-	if err != nil {
-		return "", "", err
-	}
 	return w.hostPath(rel), rel, nil
 }
 
@@ -121,15 +117,11 @@ func (w *Workspace) Resolve(p string) (hostPath, rel string, err error) {
 // are left out. A missing dir is port.ErrFileNotFound, a file is
 // port.ErrInvalidRequest with ErrNotDirectory.
 func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
-	root, err := w.openRoot()
+	root, rel, fi, err := w.openAt(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	rel, fi, err := w.resolveIn(root, dir)
-	if err != nil {
-		return nil, err
-	}
 	if fi == nil {
 		return nil, fmt.Errorf("workspace: list %s: %w", rel, port.ErrFileNotFound)
 	}
@@ -251,15 +243,11 @@ func (w *Workspace) WriteFile(p string, data []byte, maxBytes int64) error {
 // guest handle holds that file open. p naming a directory is
 // port.ErrIsDirectory.
 func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo, error) {
-	root, err := w.openRoot()
+	root, rel, fi, err := w.openAt(p)
 	if err != nil {
 		return port.FileInfo{}, err
 	}
 	defer root.Close()
-	rel, fi, err := w.resolveIn(root, p)
-	if err != nil {
-		return port.FileInfo{}, err
-	}
 	if rel == "." || (fi != nil && fi.IsDir()) {
 		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory)
 	}
@@ -387,15 +375,11 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 // Remove removes the regular file p and releases its bytes. A missing file
 // is port.ErrFileNotFound, a directory port.ErrIsDirectory.
 func (w *Workspace) Remove(p string) error {
-	root, err := w.openRoot()
+	root, rel, fi, err := w.openAt(p)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	rel, fi, err := w.resolveIn(root, p)
-	if err != nil {
-		return err
-	}
 	if err := checkRegular("remove", rel, fi); err != nil {
 		return err
 	}
@@ -414,15 +398,11 @@ func (w *Workspace) Remove(p string) error {
 // directory the quota has no room for an *EntryLimitError or a
 // *QuotaError (both port.ErrFileTooLarge).
 func (w *Workspace) Mkdir(p string) error {
-	root, err := w.openRoot()
+	root, rel, fi, err := w.openAt(p)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	rel, fi, err := w.resolveIn(root, p)
-	if err != nil {
-		return err
-	}
 	if rel == "." || fi != nil {
 		return fmt.Errorf("workspace: mkdir %s: %w", rel, fs.ErrExist)
 	}
@@ -443,15 +423,11 @@ func (w *Workspace) Mkdir(p string) error {
 // one it makes as Mkdir does. An existing directory is not an error;
 // anything else in the way is port.ErrInvalidRequest with ErrNotDirectory.
 func (w *Workspace) MkdirAll(p string) error {
-	root, err := w.openRoot()
+	root, rel, _, err := w.openAt(p)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	rel, _, err := w.resolveIn(root, p)
-	if err != nil {
-		return err
-	}
 	if rel == "." {
 		return nil
 	}
@@ -463,15 +439,12 @@ func (w *Workspace) MkdirAll(p string) error {
 // ErrNotDirectory, the root port.ErrInvalidRequest, and a directory that
 // is not empty an error wrapping syscall.ENOTEMPTY.
 func (w *Workspace) RemoveDir(p string) error {
-	root, err := w.openRoot()
+	root, rel, fi, err := w.openAt(p)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	rel, fi, err := w.resolveIn(root, p)
 	switch {
-	case err != nil:
-		return err
 	case rel == ".":
 		return fmt.Errorf("workspace: rmdir: the workspace root cannot be removed: %w", port.ErrInvalidRequest)
 	case fi == nil:
@@ -559,15 +532,11 @@ func (w *Workspace) Exists(p string) (bool, error) {
 // Stat describes the file or directory p. A missing one is
 // port.ErrFileNotFound.
 func (w *Workspace) Stat(p string) (port.FileInfo, error) {
-	root, err := w.openRoot()
+	root, rel, fi, err := w.openAt(p)
 	if err != nil {
 		return port.FileInfo{}, err
 	}
 	defer root.Close()
-	rel, fi, err := w.resolveIn(root, p)
-	if err != nil {
-		return port.FileInfo{}, err
-	}
 	if fi == nil {
 		return port.FileInfo{}, fmt.Errorf("workspace: stat %s: %w", rel, port.ErrFileNotFound)
 	}
@@ -620,6 +589,21 @@ func (w *Workspace) hostPath(rel string) string {
 		return w.root
 	}
 	return filepath.Join(w.root, filepath.FromSlash(rel))
+}
+
+// openAt opens the root and resolves p in it (resolveIn); the caller
+// closes root, which is nil when err is set.
+func (w *Workspace) openAt(p string) (root *os.Root, rel string, fi fs.FileInfo, err error) {
+	root, err = w.openRoot()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	rel, fi, err = w.resolveIn(root, p)
+	if err != nil {
+		root.Close()
+		return nil, "", nil, err
+	}
+	return root, rel, fi, nil
 }
 
 // resolveIn cleans p (see CleanPath) and Lstats each existing component in
