@@ -11,6 +11,7 @@ import (
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/internal/workspace/claimtest"
 )
 
 // Issue #13: kill -9 of the server leaves its workers' directories (they
@@ -22,21 +23,9 @@ func TestSessionsDirOfDeadServerIsSwept(t *testing.T) {
 		t.Fatal("no worker binary: see TestMain's output")
 	}
 	parent := t.TempDir()
-	// What a killed server leaves: its claim, whose lock nobody holds.
-	dead := filepath.Join(parent, "codeport-999999-0123456789abcdef")
-	userFile := filepath.Join(dead, workspace.ClaimSessions, "worker-1", "codeport-1000000-fedcba9876543210",
-		workspace.ClaimSessions, "s", "workspace", "user-data.csv")
-	if err := os.MkdirAll(filepath.Dir(userFile), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for p, data := range map[string]string{
-		userFile: "private",
-		filepath.Join(dead, workspace.ClaimLockFile): workspace.ClaimMarker,
-	} {
-		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// What a killed server leaves: its claim, whose lock nobody holds,
+	// with a worker's claim and a session's file in it.
+	dead := claimtest.Dead(t, parent, "worker-1/codeport-1000000-fedcba9876543210/"+workspace.ClaimSessions+"/s/workspace/user-data.csv")
 	// Another server's, alive: its lock is held (by this process).
 	live, err := workspace.ClaimDir(parent)
 	if err != nil {

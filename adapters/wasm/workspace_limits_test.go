@@ -1,19 +1,17 @@
 package wasm
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/internal/workspace/claimtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -204,67 +202,21 @@ open('k' * 255, 'w').write('fits')`)
 	}
 }
 
-// sweepHelperEnv makes the test binary, run again by killedServer, claim
-// a directory under the named sessions directory as a server does, put a
-// session's files in it, print it and wait to be killed.
-const sweepHelperEnv = "CODEPORT_TEST_SWEEP_PARENT"
-
-func TestSweepHelperProcess(t *testing.T) {
-	parent := os.Getenv(sweepHelperEnv)
-	if parent == "" {
-		t.Skip("run by TestSessionsDirOfKilledServerIsSwept as a process to kill")
-	}
-	c, err := workspace.ClaimDir(parent)
-	if err != nil {
-		os.Exit(2)
-	}
-	ws := filepath.Join(c.Dir(), "session", "workspace")
-	if os.MkdirAll(ws, 0o700) != nil || os.WriteFile(filepath.Join(ws, "user-data.csv"), []byte("private"), 0o600) != nil {
-		os.Exit(2)
-	}
-	os.Stdout.WriteString(c.Dir() + "\n")
-	time.Sleep(time.Hour) // until SIGKILL
-}
-
-// killedServer runs a process that claims part of the sessions directory
-// parent, and kills it with SIGKILL once it has: what kill -9 of a server
-// leaves. It returns the directory left.
-func killedServer(t *testing.T, parent string) string {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepHelperProcess$")
-	cmd.Env = append(os.Environ(), sweepHelperEnv+"="+parent)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	if err != nil {
-		t.Fatalf("the server to kill said nothing: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
-
 // Issue #13: kill -9 of the server left its session directories, with
 // users' files, for good. A server starting over the same sessions
 // directory removes them, and only them: not another live server's, not
 // what codeport did not make.
 func TestSessionsDirOfKilledServerIsSwept(t *testing.T) {
 	parent := t.TempDir()
-	dead := killedServer(t, parent)
-	if _, err := os.Stat(filepath.Join(dead, "session", "workspace", "user-data.csv")); err != nil {
-		t.Fatalf("the killed server left nothing: %v", err)
-	}
 	live, err := workspace.ClaimDir(parent) // another server, alive
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Release()
-	dead = killedServer(t, parent)                                  // after live's sweep
+	dead := claimtest.Dead(t, parent, "session/workspace/user-data.csv") // a killed server's
+	if _, err := os.Stat(filepath.Join(dead, workspace.ClaimSessions, "session", "workspace", "user-data.csv")); err != nil {
+		t.Fatalf("the killed server left nothing: %v", err)
+	}
 	foreign := filepath.Join(parent, "codeport-7-0123456789abcdef") // the name, but no lock file
 	if err := os.MkdirAll(filepath.Join(foreign, "data"), 0o700); err != nil {
 		t.Fatal(err)
@@ -283,7 +235,7 @@ func TestSessionsDirOfKilledServerIsSwept(t *testing.T) {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
 	}
-	if _, err := os.Stat(filepath.Dir(dead)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the killed server's directory is still there: %v", err)
 	}
 	// The new server's sessions live in its own part, removed at Close.
