@@ -466,12 +466,19 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", port.ErrInvalidRequest, fmt.Sprintf(format, args...))
 }
 
-// jsonError turns a decoding error into an ErrInvalidRequest whose message
-// names the offending field in the contract's terms rather than Go's.
+// DecodeError turns the error of decoding a request body into one wrapping
+// port.ErrInvalidRequest whose message names the offending field in the
+// contract's terms rather than Go's. An error already in those terms (a
+// duplicate key) is returned as it is.
+func DecodeError(err error) error { return jsonError("", err) }
+
+// jsonError is DecodeError for a value at prefix ("input").
 func jsonError(prefix string, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
+	case errors.Is(err, port.ErrInvalidRequest):
+		return err
 	case errors.As(err, &typeErr):
 		field := prefix
 		if typeErr.Field != "" {

@@ -567,7 +567,7 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 			}
 			return invalidf("request body is required")
 		}
-		return jsonError(err)
+		return contract.DecodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var tooLarge *http.MaxBytesError
@@ -718,28 +718,6 @@ func retryAfterSeconds(err error) int {
 // invalidf returns an error wrapping port.ErrInvalidRequest.
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", port.ErrInvalidRequest, fmt.Sprintf(format, args...))
-}
-
-// jsonError turns a body's decoding error into an ErrInvalidRequest whose
-// message names the offending field in the contract's terms rather than
-// Go's. (The contract package does the same for the tool input it decodes.)
-func jsonError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.Is(err, port.ErrInvalidRequest):
-		// Already in the contract's terms (a duplicate key).
-		return err
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			field = "body"
-		}
-		return fmt.Errorf("%w: %s: invalid value (got %s)", port.ErrInvalidRequest, field, typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return fmt.Errorf("%w: malformed JSON at byte %d", port.ErrInvalidRequest, syntaxErr.Offset)
-	}
-	return fmt.Errorf("%w: malformed JSON: %w", port.ErrInvalidRequest, err)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -769,12 +769,14 @@ func fileInfo(rel string, fi fs.FileInfo) port.FileInfo {
 	info := port.FileInfo{Path: rel, IsDir: fi.IsDir(), ModTime: fi.ModTime()}
 	if !info.IsDir {
 		info.Size = fi.Size()
-		info.MimeType = mimeType(rel)
+		info.MimeType = MimeType(rel)
 	}
 	return info
 }
 
-func mimeType(rel string) string {
+// MimeType is the media type a file is served with, from its name's
+// extension; application/octet-stream when there is none to go by.
+func MimeType(rel string) string {
 	if t := mime.TypeByExtension(path.Ext(rel)); t != "" {
 		return t
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"mime"
 	"path"
 	"slices"
 	"strings"
@@ -274,16 +273,9 @@ func (n *node) info(rel string) port.FileInfo {
 	info := port.FileInfo{Path: rel, IsDir: n.dir, ModTime: n.mod}
 	if !n.dir {
 		info.Size = int64(len(n.data))
-		info.MimeType = mimeType(rel)
+		info.MimeType = workspace.MimeType(rel)
 	}
 	return info
-}
-
-func mimeType(rel string) string {
-	if t := mime.TypeByExtension(path.Ext(rel)); t != "" {
-		return t
-	}
-	return "application/octet-stream"
 }
 
 func tooLarge(rel string, size, limit int64) error {
