@@ -157,18 +157,9 @@ func (e *env) writeText(id, name, text string) {
 // cannot change what the file is seen to hold.
 func (e *env) readText(id, name string) string {
 	if !e.python() {
-		rc, _, err := e.p.GetFile(e.ctx, id, name)
-		switch {
-		case errors.Is(err, port.ErrFileNotFound):
+		b, _, ok := e.download(id, name)
+		if !ok {
 			return "<missing>"
-		case err != nil:
-			e.filesUnsupported(err)
-			e.t.Fatalf("GetFile(%q): %v", name, err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			e.t.Fatalf("GetFile(%q): reading: %v", name, err)
 		}
 		return string(b)
 	}
@@ -263,17 +254,30 @@ func (e *env) put(id, name string, data []byte) port.FileInfo {
 
 // get downloads a file that must exist.
 func (e *env) get(id, name string) ([]byte, port.FileInfo) {
+	b, info, ok := e.download(id, name)
+	if !ok {
+		e.t.Fatalf("GetFile(%q): %v", name, port.ErrFileNotFound)
+	}
+	return b, info
+}
+
+// download downloads a file; ok is false when it does not exist. Any other
+// failure ends the check.
+func (e *env) download(id, name string) (b []byte, info port.FileInfo, ok bool) {
 	rc, info, err := e.p.GetFile(e.ctx, id, name)
-	if err != nil {
+	switch {
+	case errors.Is(err, port.ErrFileNotFound):
+		return nil, port.FileInfo{}, false
+	case err != nil:
 		e.filesUnsupported(err)
 		e.t.Fatalf("GetFile(%q): %v", name, err)
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(rc)
+	b, err = io.ReadAll(rc)
 	if err != nil {
 		e.t.Fatalf("GetFile(%q): reading: %v", name, err)
 	}
-	return b, info
+	return b, info, true
 }
 
 // list lists a directory that must exist.
