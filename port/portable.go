@@ -359,24 +359,16 @@ func (p *Port) Ready() bool {
 // WaitReady waits until a session would start without waiting, or
 // reports why it never will (ErrClosed once closed).
 func (p *Port) WaitReady(ctx context.Context) error {
-	r, ok := p.d.(Readier)
-	if !ok {
-		p.mu.Lock()
-		closed := p.closed
-		p.mu.Unlock()
-		if closed {
-			return fmt.Errorf("%s adapter: %w", p.info.Name, ErrClosed)
-		}
-		return nil
-	}
 	k, err := p.begin(ctx, "", "")
 	if err != nil {
 		return err
 	}
-	defer k.stop()
-	defer k.end()
-	defer k.p.inflight.Done()
-	return r.WaitReady(k.ctx)
+	defer k.release()
+	defer p.inflight.Done()
+	if r, ok := p.d.(Readier); ok {
+		return r.WaitReady(k.ctx)
+	}
+	return nil
 }
 
 // Close stops the Port: later calls fail with ErrClosed, the calls in
