@@ -75,4 +75,4 @@ clean:
 ## runtime-rebuild: rebuild the embedded CPython (python.wasm, python313.zip)
 ## from pinned sources and fail if a byte differs from their SHA256SUMS
 runtime-rebuild:
-	adapters/wasm/internal/cpython/build.sh --check
+	adapters/wasm/internal/cpython/runtime/build.sh --check

@@ -18,7 +18,7 @@ import (
 )
 
 // RuntimeVersion is the CPython release of the embedded runtime (see
-// internal/cpython: built by its build.sh, committed, embedded).
+// internal/cpython: built by its runtime/build.sh, committed, embedded).
 const RuntimeVersion = cpython.Version
 
 // Settings are the adapter's settings: the one place they are defined.

@@ -1,7 +1,7 @@
 // Package wasm is the in-process CodeExecutionPort: CPython 3.13 compiled
 // to WASI, run by wazero inside the gateway's own process. No container, no
 // service, no child process, and nothing to install: the runtime (built by
-// internal/cpython/build.sh, committed) is embedded in the binary.
+// internal/cpython/runtime/build.sh, committed) is embedded in the binary.
 //
 // The interpreter is compiled once per process (and cached on disk across
 // restarts). At start the adapter boots CPython once, in a template

@@ -1,7 +1,5 @@
-//go:build ignore
-
-// (The line above keeps the Go tool from treating this package as cgo:
-// this file is compiled by build.sh for WebAssembly, not by go build.)
+// Compiled by build.sh, beside it, for WebAssembly; not by go build (this
+// directory holds no Go package).
 
 /*
  * codeport's entry points into CPython, linked into a WASI reactor module.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build.sh: builds codeport's CPython for WASI from upstream sources.
 #
-# Output, written into runtime/ beside this script (the project keeps every
-# committed build artifact in a runtime/ folder):
+# Output, written beside this script (the project keeps every committed
+# build artifact in a runtime/ folder, with the script that reproduces it):
 #   python.wasm    CPython 3.13 as a WASI *reactor* module: no _start; the
 #                  host calls _initialize and then entry.c's codeport_*
 #                  exports (after wasmpatch has rewritten it, see below)
@@ -101,9 +101,10 @@ esac
 
 START_TIME=$(date +%s)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# Where the committed artifacts live (embedded by cpython.go from there).
-ARTIFACTS=$HERE/runtime
-REPO=$(cd "$HERE/../../../.." && pwd)
+# The committed artifacts live beside this script (embedded by cpython.go
+# from there).
+ARTIFACTS=$HERE
+REPO=$(cd "$HERE/../../../../.." && pwd)
 B=${CODEPORT_BUILD_DIR:-/var/tmp/codeport-cpython-build}
 JOBS=${CODEPORT_JOBS:-$(nproc)}
 
