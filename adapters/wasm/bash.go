@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/internal/bytesize"
-	"github.com/codeport/codeport/internal/shell"
+	"github.com/codeport/codeport/adapters/wasm/internal/shell"
 	"github.com/codeport/codeport/port"
 )
 

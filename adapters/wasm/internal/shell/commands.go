@@ -21,48 +21,48 @@ import (
 // status; it stops early, with any status, once c.ctx is done.
 type command func(c *call) int
 
-// commands maps names to implementations. It is filled in init (the
-// commands refer to it through env, which, etc.).
-var commands map[string]command
+// commands maps names to implementations. Each file that defines
+// commands adds them from an init function of its own (the commands refer to
+// the map through env, which, etc., so it cannot be filled where it is
+// declared).
+var commands = make(map[string]command)
 
 func init() {
-	commands = map[string]command{
-		"basename": cmdBasename,
-		"bash":     cmdBash,
-		"cat":      cmdCat,
-		"cd":       cmdCd,
-		"chmod":    cmdChmod,
-		"command":  cmdCommandV,
-		"cp":       cmdCp,
-		"dirname":  cmdDirname,
-		"echo":     cmdEcho,
-		"env":      cmdEnv,
-		"false":    func(*call) int { return 1 },
-		"find":     cmdFind,
-		"grep":     cmdGrep,
-		"head":     cmdHead,
-		"ls":       cmdLs,
-		"mkdir":    cmdMkdir,
-		"mv":       cmdMv,
-		"printf":   cmdPrintf,
-		"pwd":      cmdPwd,
-		"python":   cmdPython,
-		"python3":  cmdPython,
-		"rm":       cmdRm,
-		"rmdir":    cmdRmdir,
-		"seq":      cmdSeq,
-		"sh":       cmdBash,
-		"sleep":    cmdSleep,
-		"sort":     cmdSort,
-		"tail":     cmdTail,
-		"tee":      cmdTee,
-		"touch":    cmdTouch,
-		"true":     func(*call) int { return 0 },
-		"type":     cmdType,
-		"uniq":     cmdUniq,
-		"wc":       cmdWc,
-		"which":    cmdWhich,
-	}
+	commands["basename"] = cmdBasename
+	commands["bash"] = cmdBash
+	commands["cat"] = cmdCat
+	commands["cd"] = cmdCd
+	commands["chmod"] = cmdChmod
+	commands["command"] = cmdCommandV
+	commands["cp"] = cmdCp
+	commands["dirname"] = cmdDirname
+	commands["echo"] = cmdEcho
+	commands["env"] = cmdEnv
+	commands["false"] = func(*call) int { return 1 }
+	commands["find"] = cmdFind
+	commands["grep"] = cmdGrep
+	commands["head"] = cmdHead
+	commands["ls"] = cmdLs
+	commands["mkdir"] = cmdMkdir
+	commands["mv"] = cmdMv
+	commands["printf"] = cmdPrintf
+	commands["pwd"] = cmdPwd
+	commands["python"] = cmdPython
+	commands["python3"] = cmdPython
+	commands["rm"] = cmdRm
+	commands["rmdir"] = cmdRmdir
+	commands["seq"] = cmdSeq
+	commands["sh"] = cmdBash
+	commands["sleep"] = cmdSleep
+	commands["sort"] = cmdSort
+	commands["tail"] = cmdTail
+	commands["tee"] = cmdTee
+	commands["touch"] = cmdTouch
+	commands["true"] = func(*call) int { return 0 }
+	commands["type"] = cmdType
+	commands["uniq"] = cmdUniq
+	commands["wc"] = cmdWc
+	commands["which"] = cmdWhich
 }
 
 // call is one run of a command.
