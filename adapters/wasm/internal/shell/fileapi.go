@@ -1,0 +1,69 @@
+package shell
+
+import (
+	"io"
+	"io/fs"
+	"syscall"
+)
+
+// The file operations a command needs beyond reading its operands
+// (openInput) and describing them (target, lstat). Paths are as the user
+// wrote them, relative to the command's directory; errors print with
+// errText.
+
+// writeFile replaces (or creates) the regular file p with what r yields, at
+// most MaxFileBytes and within the workspace quota. A refused write leaves
+// what was there.
+func (c *call) writeFile(p string, r io.Reader) error {
+	t, err := c.target(p)
+	if err != nil {
+		return err
+	}
+	if t.dev != "" || t.root {
+		return fs.ErrPermission
+	}
+	_, err = c.sh.fs.ws.Write(t.rel, &ctxReader{ctx: c.ctx, r: r}, c.sh.fs.max)
+	return err
+}
+
+// mkdirAll makes the directory p and its parents; an existing directory is
+// not an error.
+func (c *call) mkdirAll(p string) error {
+	t, err := c.target(p)
+	if err != nil {
+		return err
+	}
+	if t.root {
+		return nil
+	}
+	if t.dev != "" {
+		return fs.ErrExist
+	}
+	return c.sh.fs.mkdir(c.ctx, t.rel, true)
+}
+
+// readDir lists the directory p, sorted by name, entries described as
+// lstat does.
+func (c *call) readDir(p string) ([]fs.FileInfo, error) {
+	t, err := c.target(p)
+	if err != nil {
+		return nil, err
+	}
+	if t.dev != "" {
+		return nil, syscall.ENOTDIR
+	}
+	return c.sh.fs.readDir(c.ctx, t.rel)
+}
+
+// stat describes p, following nothing (symbolic links are refused).
+func (c *call) stat(p string) (fs.FileInfo, error) {
+	t, err := c.target(p)
+	if err != nil {
+		return nil, err
+	}
+	return c.lstat(t)
+}
+
+// maxBytes is MaxFileBytes: the cap on a file written and on the input a
+// command holds in memory; <= 0 means none.
+func (c *call) maxBytes() int64 { return c.sh.fs.max }
