@@ -79,9 +79,17 @@ func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 			before, truncating = st, true
 		}
 	}
+	// Only regular files and directories are opened: opening a FIFO or a
+	// device (which no guest can make, but the host's side of a mount
+	// could hold) blocks or acts on the host, in a call no deadline can
+	// interrupt.
+	st, lerr := s.FS.Lstat(path)
+	if lerr == 0 && !st.Mode.IsRegular() && !st.Mode.IsDir() {
+		return nil, experimentalsys.EPERM
+	}
 	creating := false
 	if flag&experimentalsys.O_CREAT != 0 {
-		if _, errno := s.FS.Lstat(path); errno == experimentalsys.ENOENT {
+		if errno := lerr; errno == experimentalsys.ENOENT {
 			if errno := s.reserveEntry(path, false); errno != 0 {
 				return nil, errno
 			}
@@ -95,7 +103,7 @@ func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 		}
 		return nil, errno
 	}
-	st, errno := f.Stat()
+	st, errno = f.Stat()
 	if errno != 0 {
 		_ = f.Close()
 		return nil, errno
