@@ -286,6 +286,7 @@ type Capabilities struct {
 	Packages           []Package `json:"packages"`
 	UnavailableModules []string  `json:"unavailable_modules"`
 	Limitations        []string  `json:"limitations,omitempty"`
+	ShellCommands      []string  `json:"shell_commands,omitempty"`
 	Partial            bool      `json:"partial,omitempty"`
 	Network            bool      `json:"network"`
 	WorkingDirectory   string    `json:"working_directory"`

@@ -367,6 +367,7 @@ func TestCapabilitiesRoundTrip(t *testing.T) {
 		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution},
 		Packages:           []port.Package{{Name: "numpy", Version: "2.1.0"}},
 		UnavailableModules: []string{"ssl", "sqlite3"},
+		ShellCommands:      []string{"awk", "grep"},
 		Network:            false,
 		WorkingDirectory:   "/workspace",
 		Limits: port.Limits{

@@ -23,6 +23,10 @@ type Capabilities struct {
 	// Limitations are other things a program cannot do here, in a
 	// sentence each ("threads cannot be started").
 	Limitations []string
+	// ShellCommands lists the commands the bash tool provides besides the
+	// shell's builtins, sorted; empty when the backend does not say (or
+	// offers no bash tool).
+	ShellCommands []string
 	// Network reports whether programs can open network connections.
 	Network bool
 	// WorkingDirectory is where files live, as the program sees it.

@@ -458,6 +458,7 @@ func cloneCaps(c port.Capabilities) port.Capabilities {
 	c.Packages = slices.Clone(c.Packages)
 	c.UnavailableModules = slices.Clone(c.UnavailableModules)
 	c.Limitations = slices.Clone(c.Limitations)
+	c.ShellCommands = slices.Clone(c.ShellCommands)
 	return c
 }
 

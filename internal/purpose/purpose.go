@@ -7,6 +7,7 @@ package purpose
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ func Hint(c port.Capabilities, opts Options) string {
 			b.WriteString(".")
 		}
 		b.WriteString(" ")
+	}
+	if slices.Contains(c.Tools, port.ToolBashCodeExecution) && len(c.ShellCommands) > 0 {
+		fmt.Fprintf(&b, "The bash tool is a POSIX shell (bash syntax) in the same sandbox, over the same files: it starts no host processes and has no network, and its commands are its builtins and %s. Its python3 runs each command line as a separate program, not in the session's interpreter. ", strings.Join(c.ShellCommands, ", "))
 	}
 	switch {
 	case c.Partial && !c.Network:
