@@ -3,6 +3,8 @@ module github.com/codeport/codeport
 go 1.26.0
 
 require (
+	github.com/benhoyt/goawk v1.29.1
+	github.com/dlclark/regexp2 v1.11.5
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3

@@ -212,7 +212,6 @@ func (a *adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 		ctx:      sctx, cancel: cancel,
 	}
 	s.lastActive.Store(now.UnixNano())
-	s.shell = a.newShell(s)
 	return s, nil
 }
 
@@ -398,6 +397,7 @@ func Capabilities(s Settings) port.Capabilities {
 		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution},
 		UnavailableModules: modules,
 		Limitations:        append(lims, s.workspaceLimitation()),
+		ShellCommands:      slices.Clone(shellCommands),
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
 		Limits:             s.Limits(),

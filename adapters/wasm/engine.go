@@ -23,6 +23,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -41,6 +42,7 @@ type engine struct {
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
 	image    *image
+	shells   *wasmshell.Engine
 }
 
 func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
@@ -78,11 +80,19 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	e := &engine{runtime: rt, compiled: compiled}
+	// The bash tool's shell, a guest of its own runtime (see
+	// internal/shell/wasmshell), shares the cache and the memory limit.
+	shells, err := wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache})
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("compile the shell: %w", err)
+	}
+	e := &engine{runtime: rt, compiled: compiled, shells: shells}
 	t := time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
 		_ = rt.Close(ctx)
+		_ = shells.Close(ctx)
 		return nil, err
 	}
 	if notShared != nil {
@@ -94,7 +104,7 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 }
 
 func (e *engine) close(ctx context.Context) error {
-	err := e.runtime.Close(ctx)
+	err := errors.Join(e.runtime.Close(ctx), e.shells.Close(ctx))
 	e.image.shared.close()
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
 	"github.com/codeport/codeport/internal/editor"
 	"github.com/codeport/codeport/port"
 )
@@ -33,7 +34,7 @@ type session struct {
 	// one is refused rather than queued.
 	mu     sync.Mutex
 	editor *editor.Editor
-	shell  *sessionShell
+	shell  *wasmshell.Shell // nil until the first bash call
 	gone   bool
 }
 
@@ -67,6 +68,9 @@ func (s *session) destroy() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = true
+	if s.shell != nil {
+		s.shell.Close()
+	}
 	s.discard()
 	s.interp = nil
 }

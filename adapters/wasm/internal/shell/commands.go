@@ -94,6 +94,7 @@ func (s *Shell) exec(ctx context.Context, args []string) (err error) {
 			err = interp.ExitStatus(1)
 		}
 	}()
+	ctx = s.polled(ctx)
 	c := &call{
 		ctx:    ctx,
 		sh:     s,
@@ -158,7 +159,7 @@ func (c *call) dispatch() int {
 		in = strings.NewReader("")
 	}
 	c.stdin = &ctxReader{ctx: c.ctx, r: in}
-	if f, ok := c.rawIn.(*os.File); ok {
+	if f, ok := c.rawIn.(interface{ SetReadDeadline(time.Time) error }); ok {
 		// Unblock a read from a pipe when ctx ends.
 		stop := context.AfterFunc(c.ctx, func() { f.SetReadDeadline(deadlinePassed) })
 		defer stop()
@@ -179,6 +180,20 @@ func (c *call) errorf(format string, args ...any) {
 // stop at its next step, whatever it was doing.
 func (c *call) stopped() bool { return c.ctx.Err() != nil }
 
+// pollContext is a command's context in the guest: asking it whether it is
+// done first asks the host (Options.Poll), which cancels the call's context
+// if the host wants it stopped. Every check a command makes, in its loops
+// and in the file walks, is then a check of the host's stop.
+type pollContext struct {
+	context.Context
+	poll func()
+}
+
+func (c pollContext) Err() error {
+	c.poll()
+	return c.Context.Err()
+}
+
 // fail prints "name: arg: message" for err and returns status.
 func (c *call) fail(status int, arg string, err error) int {
 	c.errorf("%s: %s", arg, errText(err))
@@ -188,7 +203,7 @@ func (c *call) fail(status int, arg string, err error) int {
 // writeFailed reports a failed write of the output and returns the status:
 // a closed pipe ends the command quietly (as SIGPIPE would).
 func (c *call) writeFailed(err error) int {
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
 		return 141
 	}
 	if c.ctx.Err() != nil {

@@ -1,41 +1,45 @@
 // Package shell implements the contract's bash_code_execution tool for the
 // in-process backend: a POSIX shell (mvdan.cc/sh, bash dialect) whose
-// commands are implemented in Go and whose file access is confined to the
-// session's workspace. No host process is ever started.
+// commands are implemented in Go.
 //
-// The guest sees the workspace as /workspace, its initial and home
-// directory. Every path, from a command argument, a redirection, a glob or
-// test, is resolved against the shell's current directory and must lead
-// inside /workspace (or be /dev/null, /dev/stdin, /dev/stdout or
-// /dev/stderr); anything else fails with "outside the workspace". Paths
-// are walked one directory at a time from the workspace root, refusing
-// symbolic links; files are written and removed through the
-// *workspace.Workspace, which charges the session quota.
+// It runs only inside the sandbox: package guest builds it into a WASI
+// program, and package wasmshell runs that program under wazero, one
+// instance per session, over the session's mounts (/workspace and /tmp, the
+// same as the session's Python) and within the session's memory limit.
+// Every file this package opens is a guest path that the mounts resolve
+// and confine; the shell has no host path to name. Untrusted input (the
+// script, and what its commands parse: regular expressions, sed and awk
+// programs, archives) is parsed in the guest's memory, never in the
+// gateway's.
 //
-// The shell runs in the gateway's process, so no input may end or starve
-// that process. Every command stops at its next step once the context of
-// Run ends, however deep or wide the tree it walks. A stack guard refuses
-// to nest functions, eval, source, $(...) and child shells (or parse text)
-// deeper than a limit far below Go's 1 GB stack limit, which would end the
-// process: the whole script then ends with status 1 and bash's "maximum
-// function nesting level exceeded". chmod never changes the workspace
-// root, nor makes anything group- or world-writable, setuid, setgid or
-// sticky. $$ and $PPID are 1 and 0, not the gateway's process IDs.
+// Every path, from a command argument, a redirection, a glob or test, is
+// resolved against the shell's current directory and must lead inside
+// /workspace or /tmp (or be /dev/null, /dev/stdin, /dev/stdout or
+// /dev/stderr); anything else fails with "outside the workspace". A command
+// stops at its next step once the context of Run ends, and the host polls
+// (Options.Poll) reach the commands' loops: the guest has no preemption.
+// chmod never changes a mount's root, nor makes anything group- or
+// world-writable, setuid, setgid or sticky. $$ and $PPID are 1 and 0.
 //
 // The commands are echo, printf, pwd, cd, cat, ls, mkdir, rm, rmdir, cp, mv,
-// touch, chmod, head, tail, wc, grep, sort, uniq, tee, find, seq, basename,
-// dirname, env, which, type, sleep, true, false, test/[ and the
-// interpreter's other builtins, bash/sh (a child shell in the same
-// interpreter), ./script (a shell or Python script, by its #! line), and
-// python/python3, which Options.Python runs. Anything else is "command not
-// found", status 127.
+// touch, chmod, ln (which refuses: the mounts have no links), head, tail,
+// wc, grep, sed, awk, cut, tr, paste, sort, uniq, tee, find, xargs, diff,
+// cmp, comm, join, tac, rev, nl, fold, column, expand, unexpand, split, od,
+// expr, printenv, cksum, seq, yes, bc, date, sleep, timeout, basename,
+// dirname, readlink,
+// realpath, stat, du, df, tree, file, tar, gzip, gunzip, zcat, zip, unzip,
+// base32, base64, md5sum, sha1sum, sha224sum, sha256sum, sha384sum,
+// sha512sum, env, which, type, command, uname, whoami, id, hostname, nproc,
+// true, false, test/[ and the interpreter's other builtins, bash/sh (a
+// child shell in the same interpreter), ./script (a shell or Python
+// script, by its #! line), and python/python3, which Options.Python runs
+// as a program of its own. Anything else is "command not found", status
+// 127.
 //
-// Usage:
+// Usage (in the guest):
 //
-//	sh := shell.New(shell.Options{Workspace: ws, Python: runPython, MaxFileBytes: 10 << 20})
-//	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-//	defer cancel()
-//	code, err := sh.Run(ctx, "mkdir -p out && ls -l | tee out/list.txt", &stdout, &stderr)
+//	sh := shell.New(shell.Options{Python: runPython, MaxFileBytes: 10 << 20, Poll: poll})
+//	code, err := sh.Run(ctx, "mkdir -p out && ls -l | tee out/list.txt", os.Stdout, os.Stderr)
 //	if err != nil {
 //		// ctx ended: code is 124 (deadline) or 130 (cancelled)
 //	}

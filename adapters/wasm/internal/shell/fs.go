@@ -13,13 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
-
-// guestRoot is the workspace as the shell sees it: the initial and home
-// directory.
-const guestRoot = workspace.GuestRoot
 
 // The device files the shell knows. Nothing else outside the workspace is
 // reachable.
@@ -76,6 +71,10 @@ func resolve(dir, p string) (target, error) {
 		t.rel, t.root = ".", true
 		return t, nil
 	}
+	if t.abs == tmpRoot || strings.HasPrefix(t.abs, tmpRoot+"/") {
+		t.rel = t.abs // /tmp and below: rel paths there are absolute
+		return t, nil
+	}
 	rel, ok := strings.CutPrefix(t.abs, guestRoot+"/")
 	if !ok {
 		return t, errOutside
@@ -84,21 +83,18 @@ func resolve(dir, p string) (target, error) {
 	return t, nil
 }
 
-// fsys performs file operations inside one workspace. Reads of file
-// contents and every directory operation walk the path one component at a
-// time from the workspace root, through an os.Root opened on each directory
-// in turn, refusing any symbolic link on the way, and act on the last
-// component in the directory so reached: no path can leave the workspace,
-// and a path of depth d costs O(d) system calls. (Looking each prefix up
-// from the root instead, as this shell did, costs O(d²): 13 s for one stat
-// at depth 2000, the deepest a 4 KB path allows, which no deadline could
-// interrupt.) The walk checks the context every 64 levels.
-//
-// Writes and removals of regular files go through the workspace (Write,
-// Remove), which charges and credits the session quota.
+// fsys performs file operations on the guest's mounts (see mounts.go).
+// Reads of file contents and every directory operation walk the path one
+// component at a time from the mount, through an os.Root opened on each
+// directory in turn, and act on the last component in the directory so
+// reached: a path of depth d costs O(d) calls, and the walk checks the
+// context every 64 levels. Symbolic links cannot exist in the mounts; a
+// walk refuses one anyway.
 type fsys struct {
-	ws  *workspace.Workspace
-	max int64 // MaxFileBytes; <= 0 means no cap
+	ws      mounts
+	max     int64 // MaxFileBytes; <= 0 means no cap
+	chmodFn func(guestPath string, mode fs.FileMode) error
+	modeFn  func(guestPath string) (fs.FileMode, bool)
 }
 
 // errSymlink is the refusal of a path through a symbolic link, the
@@ -115,11 +111,12 @@ func (f *fsys) at(ctx context.Context, rel string, fn func(dir *os.Root, name st
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rel, err := workspace.CleanPath(rel)
+	mount, rel := locate(rel)
+	rel, err := cleanSub(rel)
 	if err != nil {
 		return err
 	}
-	dir, err := os.OpenRoot(f.ws.Root())
+	dir, err := os.OpenRoot(mount)
 	if err != nil {
 		return err
 	}
@@ -178,8 +175,29 @@ func (f *fsys) stat(ctx context.Context, rel string) (fi fs.FileInfo, err error)
 		fi, err = lstatIn(dir, rel, name, false)
 		return err
 	})
-	return fi, err
+	return f.withMode(rel, fi), err
 }
+
+// withMode gives fi, which describes rel, its real permission bits: WASI
+// reports none, and Go makes up 0600 (0700 for a directory).
+func (f *fsys) withMode(rel string, fi fs.FileInfo) fs.FileInfo {
+	if fi == nil || f.modeFn == nil {
+		return fi
+	}
+	perm, ok := f.modeFn(guestPath(rel))
+	if !ok {
+		return fi
+	}
+	return modeInfo{FileInfo: fi, mode: fi.Mode()&^fs.ModePerm | perm&fs.ModePerm}
+}
+
+// modeInfo is a FileInfo with its permission bits corrected.
+type modeInfo struct {
+	fs.FileInfo
+	mode fs.FileMode
+}
+
+func (m modeInfo) Mode() fs.FileMode { return m.mode }
 
 // lstat describes rel without following it if it is a symbolic link; its
 // parents must be plain directories.
@@ -188,7 +206,7 @@ func (f *fsys) lstat(ctx context.Context, rel string) (fi fs.FileInfo, err error
 		fi, err = lstatIn(dir, rel, name, true)
 		return err
 	})
-	return fi, err
+	return f.withMode(rel, fi), err
 }
 
 // check makes sure no existing component of rel is a symbolic link; a
@@ -235,7 +253,7 @@ func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 					}
 					return err
 				}
-				infos = append(infos, info)
+				infos = append(infos, f.withMode(joinRel(rel, info.Name()), info))
 			}
 			if errors.Is(err, io.EOF) || err == nil && len(entries) == 0 {
 				return nil
@@ -250,7 +268,7 @@ func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 }
 
 // open opens the regular file rel for reading. A directory is
-// port.ErrIsDirectory, any other kind of file workspace.ErrNotRegular, as
+// port.ErrIsDirectory, any other kind of file errNotRegular, as
 // for the workspace's Open.
 func (f *fsys) open(ctx context.Context, rel string) (file *os.File, err error) {
 	err = f.at(ctx, rel, func(dir *os.Root, name string) error {
@@ -283,7 +301,7 @@ func checkRegular(fi fs.FileInfo) error {
 	case fi.IsDir():
 		return port.ErrIsDirectory
 	case !fi.Mode().IsRegular():
-		return workspace.ErrNotRegular
+		return errNotRegular
 	}
 	return nil
 }
@@ -298,10 +316,34 @@ func (f *fsys) mkdir(ctx context.Context, rel string, parents bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if parents {
-		return f.ws.MkdirAll(rel)
+	// Through the walk of at, which refuses a link on the way: WASI's
+	// mkdir would follow one the host's side of the mount held.
+	mk := func(rel string) error {
+		return f.at(ctx, rel, func(dir *os.Root, name string) error { return dir.Mkdir(name, 0o755) })
 	}
-	return f.ws.Mkdir(rel)
+	if !parents {
+		return mk(rel)
+	}
+	mount, sub := locate(rel)
+	prefix := ""
+	if mount == tmpRoot {
+		prefix = tmpRoot + "/"
+	}
+	parts := strings.Split(sub, "/")
+	for i := range parts {
+		p := prefix + strings.Join(parts[:i+1], "/")
+		err := mk(p)
+		if err == nil || errors.Is(err, fs.ErrExist) {
+			if fi, serr := f.stat(ctx, p); serr != nil {
+				return serr
+			} else if !fi.IsDir() {
+				return syscall.ENOTDIR
+			}
+			continue
+		}
+		return err
+	}
+	return nil
 }
 
 // remove removes the file, symbolic link or empty directory rel. The bytes
@@ -369,12 +411,18 @@ func (f *fsys) rename(ctx context.Context, src, dst string) error {
 			}
 		}
 	}
-	root, err := os.OpenRoot(f.ws.Root())
-	if err != nil {
-		return err
+	if m1, _ := locate(src); m1 != func() string { m2, _ := locate(dst); return m2 }() {
+		// The mounts are two file systems: a file crosses by a copy, a
+		// directory (as between two devices without mv's copying) not.
+		if !sfi.Mode().IsRegular() {
+			return fmt.Errorf("moving a directory between /tmp and /workspace: %w", syscall.EXDEV)
+		}
+		if err := f.copyFile(ctx, src, dst); err != nil {
+			return err
+		}
+		return f.remove(ctx, src)
 	}
-	defer root.Close()
-	return root.Rename(src, dst)
+	return os.Rename(guestPath(src), guestPath(dst))
 }
 
 var errNotDirOverwrite = errors.New("cannot overwrite non-directory with directory")
@@ -385,7 +433,10 @@ func (f *fsys) chmod(ctx context.Context, rel string, mode fs.FileMode) error {
 		if _, err := lstatIn(dir, rel, name, false); err != nil {
 			return err
 		}
-		return dir.Chmod(name, mode)
+		if f.chmodFn == nil {
+			return errors.ErrUnsupported
+		}
+		return f.chmodFn(guestPath(rel), mode)
 	})
 }
 
@@ -429,13 +480,8 @@ func joinRel(dir, name string) string {
 
 // errText is the message of err as a command prints it after the path:
 // "No such file or directory", "outside the workspace", ... Every kind is
-// told by errors.Is or errors.As, never by an error's text: the
-// workspace's refusals carry typed reasons (workspace.ErrNotRegular, ...)
-// for that.
+// told by errors.Is or errors.As, never by an error's text.
 func errText(err error) string {
-	var qe *workspace.QuotaError
-	var le *workspace.EntryLimitError
-	var tooLong *workspace.PathTooLongError
 	var pe *fs.PathError
 	var errno syscall.Errno
 	switch {
@@ -443,17 +489,15 @@ func errText(err error) string {
 		return ""
 	case errors.Is(err, errOutside):
 		return errOutside.Error()
-	case errors.As(err, &qe):
-		return fmt.Sprintf("No space left on device (workspace quota of %d bytes)", qe.Limit)
-	case errors.As(err, &le):
-		return fmt.Sprintf("No space left on device (workspace limit of %d files and directories)", le.Limit)
-	case errors.Is(err, port.ErrFileTooLarge):
+	case errors.Is(err, syscall.ENOSPC):
+		return "No space left on device (the workspace's byte or file quota)"
+	case errors.Is(err, errFileTooLarge), errors.Is(err, port.ErrFileTooLarge), errors.Is(err, syscall.EFBIG):
 		return "File too large"
 	case errors.Is(err, port.ErrPathEscapesWorkspace):
 		return "symbolic links are not followed in the workspace"
 	case errors.Is(err, errNotDirOverwrite):
 		return errNotDirOverwrite.Error()
-	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, workspace.ErrNotDirectory):
+	case errors.Is(err, syscall.ENOTDIR):
 		return "Not a directory"
 	case errors.Is(err, port.ErrFileNotFound), errors.Is(err, fs.ErrNotExist):
 		return "No such file or directory"
@@ -467,21 +511,26 @@ func errText(err error) string {
 		return "Permission denied"
 	case errors.Is(err, syscall.EPIPE):
 		return "Broken pipe"
-	case errors.Is(err, workspace.ErrNotRegular):
-		return workspace.ErrNotRegular.Error()
-	case errors.As(err, &tooLong), errors.Is(err, syscall.ENAMETOOLONG):
+	case errors.Is(err, syscall.EXDEV):
+		return "Invalid cross-device link"
+	case errors.Is(err, errNotRegular):
+		return errNotRegular.Error()
+	case errors.Is(err, syscall.ENAMETOOLONG):
 		return "File name too long"
-	case errors.Is(err, workspace.ErrNotUTF8):
+	case errors.Is(err, syscall.EILSEQ):
 		return "file name is not valid UTF-8"
 	case errors.As(err, &pe):
 		return pe.Err.Error()
 	case errors.As(err, &errno):
-		// What the operating system said, without the operation and the
-		// path before it.
+		// What the system said, without the operation and the path
+		// before it.
 		return errno.Error()
 	}
 	return err.Error()
 }
+
+// errNotRegular is a file that is neither a regular file nor a directory.
+var errNotRegular = errors.New("not a regular file")
 
 // pathError is the error an interpreter handler returns for a path: the
 // interpreter prints it as "bash: PATH: message" and fails the command with
@@ -500,17 +549,8 @@ func (d devInfo) ModTime() time.Time { return time.Time{} }
 func (d devInfo) IsDir() bool        { return false }
 func (d devInfo) Sys() any           { return devSys() }
 
-// emptyFile returns a file that reads as empty: the read end of a pipe whose
-// write end is closed. The interpreter then uses it as standard input
-// directly, without a copying goroutine.
-func emptyFile() (*os.File, error) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	pw.Close()
-	return pr, nil
-}
+// emptyFile returns a file that reads as empty (and discards writes).
+func emptyFile() (io.ReadWriteCloser, error) { return nopWriteCloser{io.Discard}, nil }
 
 // nopWriteCloser discards what is written to it (for /dev/null), or
 // forwards it to a writer it must not close (for /dev/stdout).

@@ -31,7 +31,10 @@ import (
 // function recursion, 2,500 of eval or $(...), 900 of a function whose
 // body is five nested evals (bash has no default limit, and scripts that
 // recurse more than a few hundred levels are rare).
-const maxStackFrames = 1 << 15
+//
+// In the WASI guest (guard_wasip1.go) the limit is lower: each Go frame is
+// also a frame of wazero's native stack, which grows for the instance's
+// whole life, and deep recursions one after the other overflowed it.
 
 // Counting a goroutine's frames (runtime.Callers) costs up to 1 µs a frame
 // on the interpreter's stacks (their many distinct functions defeat the

@@ -404,8 +404,19 @@ func cmdPython(c *call) int {
 		return 127
 	}
 	argv := append([]string{c.name}, c.args...)
+	// The program runs while the shell waits for it, so its input is
+	// read first, whole (a pipeline of two python commands cannot
+	// deadlock on it).
+	stdin, err := c.readAll(c.stdin)
+	if err != nil {
+		if c.stopped() {
+			return 1
+		}
+		fmt.Fprintf(c.stderr, "%s: standard input: %s\n", c.name, errText(err))
+		return 1
+	}
 	ctx := context.WithValue(c.ctx, invocationKey{}, Invocation{Dir: c.dir, Env: exportedEnv(c.env)})
-	code, err := py(ctx, argv, c.stdin, c.stdout, c.stderr)
+	code, err := py(ctx, argv, stdin, c.stdout, c.stderr)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return 1
@@ -581,6 +592,7 @@ func (c *call) runFile() int {
 
 func cmdSeq(c *call) int {
 	sep, width := "\n", false
+	userFormat, hasFormat := "", false
 	var nums []string
 	args := c.args
 	for i := 0; i < len(args); i++ {
@@ -591,8 +603,20 @@ func cmdSeq(c *call) int {
 			sep = args[i]
 		case strings.HasPrefix(a, "-s") && len(a) > 2 && !isNumber(a):
 			sep = a[2:]
-		case a == "-w":
+		case a == "-w" || a == "--equal-width":
 			width = true
+		case (a == "-f" || a == "--format") && i+1 < len(args):
+			i++
+			userFormat, hasFormat = args[i], true
+		case strings.HasPrefix(a, "-f") && len(a) > 2:
+			userFormat, hasFormat = a[2:], true
+		case strings.HasPrefix(a, "--format="):
+			userFormat, hasFormat = a[len("--format="):], true
+		case strings.HasPrefix(a, "--separator="):
+			sep = a[len("--separator="):]
+		case a == "--separator" && i+1 < len(args):
+			i++
+			sep = args[i]
 		case a == "--":
 		default:
 			if !isNumber(a) {
@@ -627,6 +651,18 @@ func cmdSeq(c *call) int {
 		return 1
 	}
 	format := func(v float64) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+	if hasFormat {
+		if width {
+			c.errorf("format string may not be specified when printing equal width strings")
+			return 1
+		}
+		goFormat, err := seqFormat(userFormat)
+		if err != nil {
+			c.errorf("%s", err)
+			return 1
+		}
+		format = func(v float64) string { return fmt.Sprintf(goFormat, v) }
+	}
 	pad := 0
 	if width {
 		pad = max(len(format(f)), len(format(end)))
@@ -662,6 +698,75 @@ func cmdSeq(c *call) int {
 	return c.flush(w, 0)
 }
 
+// seqFormat turns the printf format of seq -f, which must hold exactly one
+// floating-point directive (%e, %f, %g, %E, %F, %G with flags, width and
+// precision) and any number of %%, into a Go format. C's %g without a
+// precision has 6 digits, Go's as many as needed.
+func seqFormat(f string) (string, error) {
+	var b strings.Builder
+	directives := 0
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			b.WriteByte(f[i])
+			continue
+		}
+		if i+1 < len(f) && f[i+1] == '%' {
+			b.WriteString("%%")
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-+ #0'", f[j]) >= 0 {
+			j++
+		}
+		flags := strings.ReplaceAll(f[i+1:j], "'", "")
+		k := j
+		for k < len(f) && f[k] >= '0' && f[k] <= '9' {
+			k++
+		}
+		widthStr := f[j:k]
+		prec := ""
+		if k < len(f) && f[k] == '.' {
+			p := k + 1
+			for p < len(f) && f[p] >= '0' && f[p] <= '9' {
+				p++
+			}
+			prec = "." + f[k+1:p]
+			if prec == "." {
+				prec = ".0"
+			}
+			k = p
+		}
+		for k < len(f) && strings.IndexByte("hlLqjzt", f[k]) >= 0 {
+			k++ // length modifiers: a long double is a double here
+		}
+		if k >= len(f) {
+			return "", fmt.Errorf("format '%s' ends in %%", f)
+		}
+		verb := f[k]
+		switch verb {
+		case 'e', 'f', 'g', 'E', 'F', 'G':
+		default:
+			return "", fmt.Errorf("format '%s' has unknown %%%c directive", f, verb)
+		}
+		if directives++; directives > 1 {
+			return "", fmt.Errorf("format '%s' has too many %% directives", f)
+		}
+		if (verb == 'g' || verb == 'G') && prec == "" {
+			prec = ".6"
+		}
+		if verb == 'F' {
+			verb = 'f'
+		}
+		b.WriteString("%" + flags + widthStr + prec + string(verb))
+		i = k
+	}
+	if directives == 0 {
+		return "", fmt.Errorf("format '%s' has no %% directive", f)
+	}
+	return b.String(), nil
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -674,29 +779,51 @@ func isNumber(s string) bool {
 	return err == nil && !strings.ContainsAny(s, "xXpPnN_")
 }
 
+// basename prints NAME without its directory (and SUFFIX); -a takes
+// several names, -s SUFFIX (which implies -a) strips it from each, -z ends
+// the lines with NUL.
 func cmdBasename(c *call) int {
-	args := c.args
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 || len(args) > 2 {
-		c.errorf("usage: basename NAME [SUFFIX]")
+	o, args, ok := c.getopt(c.args, "az", "s", map[string]byte{"multiple": 'a', "suffix": 's', "zero": 'z'})
+	if !ok {
 		return 1
 	}
-	name := strings.TrimRight(args[0], "/")
-	if name == "" && args[0] != "" {
-		name = "/"
-	} else {
-		name = path.Base(name)
-		if name == "." && args[0] == "" {
-			name = ""
+	if len(args) == 0 {
+		c.errorf("missing operand")
+		return 1
+	}
+	suffix := o.last('s', "")
+	multiple := o.has('a') || len(o.vals['s']) > 0
+	if !multiple {
+		if len(args) > 2 {
+			c.errorf("extra operand '%s'", args[2])
+			return 1
 		}
+		if len(args) == 2 {
+			suffix = args[1]
+		}
+		args = args[:1]
 	}
-	if len(args) == 2 && name != args[1] {
-		name = strings.TrimSuffix(name, args[1])
+	end := "\n"
+	if o.has('z') {
+		end = "\x00"
 	}
-	fmt.Fprintln(c.stdout, name)
-	return 0
+	w := c.out()
+	for _, a := range args {
+		name := strings.TrimRight(a, "/")
+		if name == "" && a != "" {
+			name = "/"
+		} else {
+			name = path.Base(name)
+			if name == "." && a == "" {
+				name = ""
+			}
+		}
+		if suffix != "" && name != suffix {
+			name = strings.TrimSuffix(name, suffix)
+		}
+		w.WriteString(name + end)
+	}
+	return c.flush(w, 0)
 }
 
 func cmdDirname(c *call) int {

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // printfOnce formats args with format once, as bash's printf does in each
@@ -126,11 +125,7 @@ func printfOnce(format string, args []string) (out string, used int, errs []stri
 				return b.String(), used, errs, true
 			}
 		case 'q':
-			q, err := syntax.Quote(arg, syntax.LangBash)
-			if err != nil {
-				q = strconv.Quote(arg)
-			}
-			fmt.Fprintf(&b, "%"+flags+width+"s", q)
+			fmt.Fprintf(&b, "%"+flags+width+"s", bashQuote(arg))
 		default:
 			errs = append(errs, "`"+string(verb)+"': invalid format character")
 			return b.String(), used, errs, true
@@ -261,4 +256,61 @@ func parseFloat(s string, errs *[]string) float64 {
 		return 0
 	}
 	return f
+}
+
+// bashQuote quotes s as bash's printf %q does: a pair of single quotes
+// when empty, $'...' with C escapes when s holds a character that does not
+// print, and otherwise a backslash before each character the shell would
+// read specially.
+func bashQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	ansic := false
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || !unicode.IsGraphic(r) {
+			ansic = true
+			break
+		}
+		i += n
+	}
+	var b strings.Builder
+	if ansic {
+		b.WriteString("$'")
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && n == 1 || !unicode.IsGraphic(r) && r >= utf8.RuneSelf:
+				for _, c := range []byte(s[i : i+n]) {
+					fmt.Fprintf(&b, "\\%03o", c)
+				}
+			case r >= utf8.RuneSelf:
+				b.WriteString(s[i : i+n])
+			default:
+				if e := strings.IndexByte("\a\b\x1b\f\n\r\t\v\\'", byte(r)); e >= 0 {
+					b.WriteByte('\\')
+					b.WriteByte("abEfnrtv\\'"[e])
+				} else if r < 0x20 || r == 0x7f {
+					fmt.Fprintf(&b, "\\%03o", r)
+				} else {
+					b.WriteRune(r)
+				}
+			}
+			i += n
+		}
+		b.WriteByte('\'')
+		return b.String()
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case strings.IndexByte(" \t\n'\"\\|&;()<>!{}*[?]^$`,", c) >= 0,
+			c == '~' && (i == 0 || s[i-1] == '=' || s[i-1] == ':'),
+			c == '#' && i == 0:
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

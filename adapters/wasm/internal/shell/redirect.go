@@ -34,21 +34,20 @@ type fileWriter struct {
 	onDone func(*fileWriter) // called once, when closed
 }
 
-// startWrite starts writing the workspace file rel. prefix (the current
-// contents for an append, or nil) comes before the bytes written.
-func (s *Shell) startWrite(name, rel string, prefix io.ReadCloser, report io.Writer) *fileWriter {
+// startWrite starts writing the file rel: replacing it, or appending to it
+// (in place, as bash does: an append never copies the file).
+func (s *Shell) startWrite(name, rel string, appending bool, report io.Writer) *fileWriter {
 	w := &fileWriter{name: name, report: report, finish: make(chan struct{}), onDone: s.forgetFile}
 	w.cond.L = &w.mu
 	s.trackFile(w)
 	var r io.Reader = fileReader{w}
-	if prefix != nil {
-		r = io.MultiReader(prefix, r)
-	}
 	go func() {
 		defer close(w.finish)
-		_, err := s.fs.ws.Write(rel, r, s.fs.max)
-		if prefix != nil {
-			prefix.Close()
+		var err error
+		if appending {
+			_, err = s.fs.ws.Append(rel, r, s.fs.max)
+		} else {
+			_, err = s.fs.ws.Write(rel, r, s.fs.max)
 		}
 		w.mu.Lock()
 		w.done, w.err = true, err

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -15,26 +14,23 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// Python runs python or python3 in the session's interpreter. argv is the
-// command line as typed (argv[0] is "python" or "python3"); relative paths in
-// it are relative to the shell's current directory, which InvocationFrom(ctx)
-// reports together with the exported variables. Python must return promptly
+// Python runs python or python3 as a program of its own (never in the
+// session's code_execution interpreter). argv is the command line as typed
+// (argv[0] is "python" or "python3"); relative paths in it are relative to
+// the shell's current directory, which InvocationFrom(ctx) reports together
+// with the exported variables. stdin is the whole of its standard input. Python must return promptly
 // once ctx is done. A non-nil error means the interpreter could not run the
 // command at all; the shell prints it and the command fails.
-type Python func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error)
+type Python func(ctx context.Context, argv []string, stdin []byte, stdout, stderr io.Writer) (exitCode int, err error)
 
 // Options configures a Shell.
 type Options struct {
-	// Workspace is the session's workspace: the only files the shell can
-	// reach, seen as /workspace. It is required.
-	Workspace *workspace.Workspace
 	// Python runs python and python3; nil makes them fail with
 	// "python: not available" and status 127.
 	Python Python
@@ -43,6 +39,20 @@ type Options struct {
 	// grep, a script) and of what a command writes into a command
 	// substitution $(...); <= 0 means no cap beyond the workspace quota.
 	MaxFileBytes int64
+	// Poll, when set, is called before every command and often by
+	// commands in their loops: a guest without preemption checks the
+	// host's stop there, cancelling the context of Run if it is asked to
+	// stop (a loop that never waits would not otherwise see it).
+	Poll func()
+	// Chmod, when set, sets the permission bits of a file, by its
+	// absolute guest path (WASI has no call for it); nil makes chmod fail.
+	Chmod func(guestPath string, mode fs.FileMode) error
+	// Mode, when set, reports the permission bits of a file by its
+	// absolute guest path (WASI reports none); ok is false when it cannot.
+	Mode func(guestPath string) (perm fs.FileMode, ok bool)
+	// Quota, when set, reports the session's byte quota (0: none) and
+	// what is used of it, for df.
+	Quota func() (limit, used int64)
 }
 
 // Invocation describes where a delegated command (python) runs.
@@ -78,13 +88,6 @@ type Shell struct {
 	runner  *interp.Runner
 	initErr error
 
-	// fifoDir is the interpreter's temporary directory. The interpreter
-	// opens paths of the form <tempdir>/sh-interp-* directly with the
-	// operating system, without the open handler, as it expects them to be
-	// its own FIFOs (process substitution). It is a path below /dev/null,
-	// which can never be opened, with a random part no command can see.
-	fifoDir string
-
 	filesMu sync.Mutex
 	files   map[*fileWriter]struct{}
 	kept    []*os.File // standard inputs kept by exec
@@ -104,14 +107,9 @@ type Shell struct {
 // New returns the shell of a session. Its current directory is /workspace.
 func New(opts Options) *Shell {
 	s := &Shell{
-		opts:    opts,
-		fs:      &fsys{ws: opts.Workspace, max: opts.MaxFileBytes},
-		fifoDir: devNull + "/codeport-" + rand.Text(),
-		files:   make(map[*fileWriter]struct{}),
-	}
-	if opts.Workspace == nil {
-		s.initErr = fmt.Errorf("shell: no workspace: %w", port.ErrInvalidRequest)
-		return s
+		opts:  opts,
+		fs:    &fsys{max: opts.MaxFileBytes, chmodFn: opts.Chmod, modeFn: opts.Mode},
+		files: make(map[*fileWriter]struct{}),
 	}
 	s.runner, s.initErr = s.newRunner("bash", guestRoot, initialEnv(), nil, nil, nil)
 	return s
@@ -125,6 +123,7 @@ func initialEnv() []string {
 		"PWD=" + guestRoot,
 		"PATH=/usr/bin:/bin",
 		"LANG=C.UTF-8",
+		"TMPDIR=" + tmpRoot,
 	}
 }
 
@@ -313,15 +312,6 @@ func ctxStatus(err error) int {
 // through this shell, in the guest directory dir with the exported
 // variables env. name is the command that starts it (bash, sh, ./script).
 func (s *Shell) newRunner(name, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, error) {
-	var userTmp *string
-	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			userTmp = &v
-			return true
-		}
-		return false
-	})
-	env = append(env, "TMPDIR="+s.fifoDir)
 	r, err := interp.New(
 		interp.Env(expand.ListEnviron(env...)),
 		guestDir(dir),
@@ -336,21 +326,11 @@ func (s *Shell) newRunner(name, dir string, env []string, stdin io.Reader, stdou
 	if err != nil {
 		return nil, fmt.Errorf("shell: %w", err)
 	}
-	// Reset reads TMPDIR once; then the variable goes (or gets the user's
-	// value back) before any command can see it.
-	r.Reset()
-	restore := "unset TMPDIR"
-	if userTmp != nil {
-		q, err := syntax.Quote(*userTmp, syntax.LangBash)
-		if err == nil {
-			restore = "export TMPDIR=" + q
-		}
-	}
 	// The setup runs a command, where the stack guard may find a child
 	// shell nested too deep: it refuses the shell by its name.
 	ctx := context.WithValue(context.Background(), childShellKey{}, name)
-	if err := r.Run(ctx, mustParse(restore)); err != nil {
-		return nil, fmt.Errorf("shell: setting up the environment: %w", err)
+	if err := r.Run(ctx, mustParse("builtin :")); err != nil {
+		return nil, fmt.Errorf("shell: setting up: %w", err)
 	}
 	return r, nil
 }
@@ -404,6 +384,18 @@ var overridden = map[string]bool{"echo": true, "printf": true, "pwd": true, "typ
 // the stack guard stops a recursion (see guard.go).
 func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error) {
 	name := args[0]
+	if s.opts.Poll != nil {
+		s.opts.Poll()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if w, ok := interp.HandlerCtx(ctx).Stdout.(interface{ Broken() bool }); ok && w.Broken() {
+		// A write of this pipeline stage found nobody reading: bash's
+		// stage would have died of SIGPIPE there. This stage is a
+		// subshell of the interpreter's, which exit ends alone.
+		return []string{"builtin", "exit", "141"}, nil
+	}
 	if s.guard.tooDeep() {
 		if shell, ok := ctx.Value(childShellKey{}).(string); ok {
 			name = shell
@@ -598,6 +590,7 @@ func (s *Shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFu
 
 // openHandler opens the files of redirections (< > >>) and of source.
 func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMode) (io.ReadWriteCloser, error) {
+	ctx = s.polled(ctx)
 	if strings.HasPrefix(p, sourcePrefix) {
 		if src, ok := s.takeSource(p); ok {
 			return sourceFile{strings.NewReader(src)}, nil
@@ -657,23 +650,16 @@ func (s *Shell) createFile(ctx context.Context, t target, appending bool, report
 	} else if !fi.IsDir() {
 		return nil, pathError(t.arg, syscall.ENOTDIR)
 	}
-	var prefix io.ReadCloser
 	fi, err := s.fs.stat(ctx, t.rel)
 	switch {
 	case err == nil && fi.IsDir():
 		return nil, pathError(t.arg, port.ErrIsDirectory)
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, pathError(t.arg, errors.New("not a regular file"))
-	case err == nil && appending:
-		f, err := s.fs.open(ctx, t.rel)
-		if err != nil {
-			return nil, pathError(t.arg, err)
-		}
-		prefix = f
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, pathError(t.arg, err)
 	}
-	return s.startWrite(t.arg, t.rel, prefix, report), nil
+	return s.startWrite(t.arg, t.rel, appending, report), nil
 }
 
 // readDirHandler lists directories for globbing. A directory it may not
@@ -681,6 +667,7 @@ func (s *Shell) createFile(ctx context.Context, t target, appending bool, report
 // a pattern there matches nothing and stays as typed, for the command to
 // refuse.
 func (s *Shell) readDirHandler(ctx context.Context, p string) ([]fs.DirEntry, error) {
+	ctx = s.polled(ctx)
 	hc := interp.HandlerCtx(ctx)
 	t, err := resolve(hc.Dir, p)
 	if err != nil || t.dev != "" {
@@ -703,6 +690,7 @@ func (s *Shell) readDirHandler(ctx context.Context, p string) ([]fs.DirEntry, er
 // statHandler describes files for test, [ and cd. A symbolic link is
 // described (for test -L) but never followed.
 func (s *Shell) statHandler(ctx context.Context, p string, followSymlinks bool) (fs.FileInfo, error) {
+	ctx = s.polled(ctx)
 	hc := interp.HandlerCtx(ctx)
 	t, err := resolve(hc.Dir, p)
 	if err != nil {
@@ -735,4 +723,17 @@ func (s *Shell) accessHandler(ctx context.Context, p string, mode interp.AccessM
 		return &fs.PathError{Op: "access", Path: p, Err: fs.ErrPermission}
 	}
 	return nil
+}
+
+// polled is ctx with the host's stop checked at every Err (see
+// pollContext): the interpreter's own file work (globs over thousands of
+// entries, tests, redirections) checks it too.
+func (s *Shell) polled(ctx context.Context) context.Context {
+	if s.opts.Poll == nil {
+		return ctx
+	}
+	if _, ok := ctx.(pollContext); ok {
+		return ctx
+	}
+	return pollContext{Context: ctx, poll: s.opts.Poll}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,19 +278,19 @@ func (c *call) tailBytes(w *bufio.Writer, r io.Reader, n count) (werr, rerr erro
 }
 
 // wcCounts are the counts of one input of wc.
-type wcCounts struct{ lines, words, chars, bytes int64 }
+type wcCounts struct{ lines, words, chars, bytes, longest int64 }
 
 func isSpaceByte(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == '\r'
 }
 
 func cmdWc(c *call) int {
-	o, files, ok := c.getopt(c.args, "lwcmL", "", map[string]byte{"lines": 'l', "words": 'w', "bytes": 'c', "chars": 'm'})
+	o, files, ok := c.getopt(c.args, "lwcmL", "", map[string]byte{"lines": 'l', "words": 'w', "bytes": 'c', "chars": 'm', "max-line-length": 'L'})
 	if !ok {
 		return 1
 	}
 	show := []byte{}
-	for _, f := range []byte("lwmc") {
+	for _, f := range []byte("lwmcL") {
 		if o.has(f) {
 			show = append(show, f)
 		}
@@ -325,10 +324,14 @@ func cmdWc(c *call) int {
 			anyStream = true
 		}
 		var n wcCounts
+		var lw lineWidth
 		inWord := false
 		buf := make([]byte, 32<<10)
 		for {
 			k, err := r.Read(buf)
+			if o.has('L') {
+				lw.add(buf[:k])
+			}
 			for _, b := range buf[:k] {
 				n.bytes++
 				if b&0xC0 != 0x80 {
@@ -353,6 +356,8 @@ func cmdWc(c *call) int {
 			}
 		}
 		done()
+		n.longest = int64(lw.longest())
+		total.longest = max(total.longest, n.longest)
 		total.lines += n.lines
 		total.words += n.words
 		total.chars += n.chars
@@ -363,7 +368,9 @@ func cmdWc(c *call) int {
 		}
 		results = append(results, result{name, n})
 	}
-	if len(results) > 1 {
+	if len(files) > 1 {
+		// GNU prints the total of several operands even when some
+		// failed.
 		results = append(results, result{"total", total})
 	}
 	width := 1
@@ -387,6 +394,8 @@ func cmdWc(c *call) int {
 				v = res.n.chars
 			case 'c':
 				v = res.n.bytes
+			case 'L':
+				v = res.n.longest
 			}
 			fields = append(fields, fmt.Sprintf("%*d", width, v))
 		}
@@ -414,7 +423,7 @@ var grepLong = map[string]byte{
 	"word-regexp": 'w', "line-regexp": 'x', "extended-regexp": 'E',
 	"fixed-strings": 'F', "basic-regexp": 'G', "perl-regexp": 'P', "regexp": 'e', "file": 'f',
 	"after-context": 'A', "before-context": 'B', "context": 'C', "max-count": 'm',
-	"text": 'a', "include": grepInclude, "exclude": grepExclude, "exclude-dir": grepExcludeDir,
+	"text": 'a', "null-data": 'z', "include": grepInclude, "exclude": grepExclude, "exclude-dir": grepExcludeDir,
 	"color": 0, "colour": 0, "line-buffered": 0,
 }
 
@@ -422,7 +431,7 @@ var grepLong = map[string]byte{
 type grep struct {
 	c             *call
 	o             opts
-	re            *regexp.Regexp
+	re            *regex
 	w             *bufio.Writer
 	withName      bool
 	before, after int
@@ -434,8 +443,9 @@ type grep struct {
 }
 
 func cmdGrep(c *call) int {
-	o, rest, ok := c.getopt(c.args, "ivnclLhHoqsrRwxEFGPaIZUz", "efABCm\x01\x02\x03", grepLong)
+	o, rest, ok := c.getopt(grepContextShorthand(c.args), "ivynclLhHoqsrRwxEFGPaIZUz", "efABCm\x01\x02\x03", grepLong)
 	if !ok {
+		fmt.Fprintf(c.stderr, "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n")
 		return 2
 	}
 	var patterns []string
@@ -453,19 +463,28 @@ func cmdGrep(c *call) int {
 		if err != nil {
 			return c.fail(2, pf, err)
 		}
-		patterns = append(patterns, strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")...)
+		if len(data) > 0 { // an empty file has no pattern, not an empty one
+			patterns = append(patterns, strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")...)
+		}
 	}
 	if len(o.vals['e']) == 0 && len(o.vals['f']) == 0 {
 		if len(rest) == 0 {
-			c.errorf("usage: grep [OPTION]... PATTERNS [FILE]...")
+			fmt.Fprintf(c.stderr, "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n")
 			return 2
 		}
 		patterns = strings.Split(rest[0], "\n")
 		rest = rest[1:]
 	}
-	re, err := grepRegexp(patterns, o)
+	re, err := compileRegex(patterns, reSyntax{
+		ere:   o.has('E'),
+		fixed: o.has('F'),
+		perl:  o.has('P'),
+		icase: o.has('i') || o.has('y'),
+		word:  o.has('w'),
+		line:  o.has('x'),
+	}, c.reTimeout())
 	if err != nil {
-		c.errorf("invalid regular expression: %v", err)
+		c.errorf("%v", err)
 		return 2
 	}
 	g := &grep{c: c, o: o, re: re, maxCount: -1}
@@ -523,97 +542,21 @@ func cmdGrep(c *call) int {
 	return 1
 }
 
-// grepRegexp compiles the patterns into one Go regexp.
-func grepRegexp(patterns []string, o opts) (*regexp.Regexp, error) {
-	var alts []string
-	for _, p := range patterns {
-		switch {
-		case o.has('F'):
-			p = regexp.QuoteMeta(p)
-		case o.has('E') || o.has('P'):
-			p = convertRegexp(p, false)
-		default:
-			p = convertRegexp(p, true)
+// grepContextShorthand turns GNU's -NUM (context of NUM lines) into -C NUM.
+func grepContextShorthand(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
 		}
-		if o.has('w') {
-			p = `\b(?:` + p + `)\b`
+		valueOf := i > 0 && len(args[i-1]) == 2 && strings.IndexByte("efmABC", args[i-1][1]) >= 0 && args[i-1][0] == '-'
+		if !valueOf && len(a) > 1 && a[0] == '-' && isDigits(a[1:]) {
+			out = append(out, "-C", a[1:])
+			continue
 		}
-		if o.has('x') {
-			p = `^(?:` + p + `)$`
-		}
-		alts = append(alts, "(?:"+p+")")
+		out = append(out, a)
 	}
-	expr := strings.Join(alts, "|")
-	if o.has('i') {
-		expr = "(?i)" + expr
-	}
-	return regexp.Compile(expr)
-}
-
-// convertRegexp turns a POSIX basic (bre) or extended regular expression
-// into Go syntax: in a basic one \( \) \{ \} \| \+ \? are the operators and
-// ( ) { } | + ? are literal; in both \< and \> are word boundaries.
-// Bracket expressions are copied as they are.
-func convertRegexp(p string, bre bool) string {
-	var b strings.Builder
-	start := true // where a "*" is literal: at the start, after ( or |
-	for i := 0; i < len(p); i++ {
-		ch := p[i]
-		wasStart := start
-		start = false
-		switch {
-		case ch == '\\' && i+1 < len(p):
-			i++
-			n := p[i]
-			switch {
-			case n == '<' || n == '>':
-				b.WriteString(`\b`)
-			case bre && strings.IndexByte("(){}|+?", n) >= 0:
-				b.WriteByte(n)
-				start = n == '(' || n == '|'
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(n)
-			}
-		case ch == '*' && wasStart:
-			b.WriteString(`\*`)
-		case ch == '^' && wasStart:
-			b.WriteByte(ch)
-			start = true
-		case !bre && (ch == '(' || ch == '|'):
-			b.WriteByte(ch)
-			start = true
-		case bre && strings.IndexByte("(){}|+?", ch) >= 0:
-			b.WriteByte('\\')
-			b.WriteByte(ch)
-		case ch == '[':
-			j := i + 1
-			if j < len(p) && p[j] == '^' {
-				j++
-			}
-			if j < len(p) && p[j] == ']' {
-				j++
-			}
-			for j < len(p) && p[j] != ']' {
-				if p[j] == '[' && j+1 < len(p) && (p[j+1] == ':' || p[j+1] == '.' || p[j+1] == '=') {
-					if k := strings.Index(p[j+2:], string(p[j+1])+"]"); k >= 0 {
-						j += k + 4
-						continue
-					}
-				}
-				j++
-			}
-			if j >= len(p) { // unterminated: let the compiler complain
-				b.WriteString(p[i:])
-				return b.String()
-			}
-			b.WriteString(p[i : j+1])
-			i = j
-		default:
-			b.WriteByte(ch)
-		}
-	}
-	return b.String()
+	return out
 }
 
 // operand greps a command-line operand (a file, a directory with -r, or -
@@ -647,6 +590,7 @@ func (g *grep) operand(f string, implicit bool) {
 			if !g.o.has('s') {
 				c.errorf("%s: Is a directory", f)
 			}
+			g.failed = true
 			return
 		}
 	}
@@ -725,8 +669,16 @@ func (g *grep) input(r io.Reader, name string) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	br.Peek(1) // the first read: binary data shows in it (as for GNU grep)
 	head, _ := br.Peek(br.Buffered())
-	binary := !o.has('a') && bytes.IndexByte(head, 0) >= 0
+	eol := byte('\n')
+	if o.has('z') {
+		eol = 0
+	}
+	binary := !o.has('a') && !o.has('z') && bytes.IndexByte(head, 0) >= 0
 	lr := &lineReader{r: br, max: g.c.sh.fs.max}
+	next := lr.next
+	if o.has('z') {
+		next = func() ([]byte, bool, error) { return readRecord(br, 0, g.c.sh.fs.max) }
+	}
 	listOnly := o.has('l') || o.has('L')
 	var (
 		selected  int64
@@ -751,7 +703,7 @@ func (g *grep) input(r io.Reader, name string) {
 		}
 		prefix(no, sep)
 		g.w.Write(line)
-		if err := g.w.WriteByte('\n'); err != nil && g.werr == nil {
+		if err := g.w.WriteByte(eol); err != nil && g.werr == nil {
 			g.werr = err
 		}
 		lastOut = no
@@ -763,7 +715,7 @@ func (g *grep) input(r io.Reader, name string) {
 		if g.maxCount >= 0 && selected >= g.maxCount && afterLeft == 0 {
 			break
 		}
-		line, _, err := lr.next()
+		line, _, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -775,7 +727,13 @@ func (g *grep) input(r io.Reader, name string) {
 			return
 		}
 		lineNo++
-		isMatch := g.re.Match(line) != o.has('v')
+		found, err := g.re.match(line)
+		if err != nil {
+			g.c.errorf("%s: %v", name, err)
+			g.failed = true
+			return
+		}
+		isMatch := found != o.has('v')
 		if isMatch && (g.maxCount < 0 || selected < g.maxCount) {
 			selected++
 			g.matched = true
@@ -790,21 +748,35 @@ func (g *grep) input(r io.Reader, name string) {
 				continue
 			}
 			if binary {
-				fmt.Fprintf(g.w, "Binary file %s matches\n", name)
+				// GNU grep 3.5 and later say so on stderr, after what
+				// was printed before.
+				if err := g.w.Flush(); err != nil && g.werr == nil {
+					g.werr = err
+				}
+				fmt.Fprintf(g.c.stderr, "grep: %s: binary file matches\n", name)
 				return
 			}
 			for _, b := range before {
 				emit(b.text, b.no, '-')
 			}
 			before = before[:0]
-			if o.has('o') && !o.has('v') {
-				for _, loc := range g.re.FindAllIndex(line, -1) {
+			switch {
+			case o.has('o') && o.has('v'):
+				// GNU: the selected lines have no matching part to show.
+			case o.has('o'):
+				locs, err := g.re.findAll(line, -1)
+				if err != nil {
+					g.c.errorf("%s: %v", name, err)
+					g.failed = true
+					return
+				}
+				for _, loc := range locs {
 					if loc[0] == loc[1] {
 						continue
 					}
 					emit(line[loc[0]:loc[1]], lineNo, ':')
 				}
-			} else {
+			default:
 				emit(line, lineNo, ':')
 			}
 			afterLeft = g.after
@@ -836,293 +808,65 @@ func (g *grep) input(r io.Reader, name string) {
 	}
 }
 
-// sortKey is a -k key of sort.
-type sortKey struct {
-	start, end                int // fields, 1-based; end 0 means the end of the line
-	numeric, general, reverse bool
-	fold, blanks              bool
-}
-
-func cmdSort(c *call) int {
-	o, files, ok := c.getopt(c.args, "rnugfbsdhcCmMV", "kto", map[string]byte{
-		"reverse": 'r', "numeric-sort": 'n', "unique": 'u', "general-numeric-sort": 'g',
-		"ignore-case": 'f', "ignore-leading-blanks": 'b', "stable": 's', "key": 'k',
-		"field-separator": 't', "output": 'o', "human-numeric-sort": 'h',
-	})
-	if !ok {
-		return 2
-	}
-	global := sortKey{
-		numeric: o.has('n') || o.has('h'), general: o.has('g'), reverse: o.has('r'),
-		fold: o.has('f'), blanks: o.has('b'),
-	}
-	var sep []byte
-	if t := o.last('t', ""); t != "" {
-		if len(t) != 1 && t != `\t` {
-			c.errorf("multi-character tab '%s'", t)
-			return 2
+// readRecord reads a record ended by eol (grep -z reads NUL-ended ones), at
+// most max bytes, as lineReader.next does.
+func readRecord(r *bufio.Reader, eol byte, max int64) (rec []byte, ended bool, err error) {
+	for {
+		chunk, err := r.ReadSlice(eol)
+		rec = append(rec, chunk...)
+		if max > 0 && int64(len(rec)) > max {
+			return nil, false, fmt.Errorf("line over %d bytes: %w", max, errInputTooLarge)
 		}
-		if t == `\t` {
-			t = "\t"
-		}
-		sep = []byte(t)
-	}
-	var keys []sortKey
-	for _, spec := range o.vals['k'] {
-		k, ok := parseSortKey(spec, global)
-		if !ok {
-			c.errorf("invalid key specification '%s'", spec)
-			return 2
-		}
-		keys = append(keys, k)
-	}
-	if len(files) == 0 {
-		files = []string{"-"}
-	}
-	var data []byte
-	for _, f := range files {
-		if c.stopped() {
-			break
-		}
-		r, done, err := c.openInput(f)
-		if err != nil {
-			return c.fail(2, f, err)
-		}
-		d, err := c.readAll(r)
-		done()
-		if err == nil && c.sh.fs.max > 0 && int64(len(data)+len(d)) > c.sh.fs.max {
-			err = fmt.Errorf("input over %d bytes: %w", c.sh.fs.max, errInputTooLarge)
-		}
-		if err != nil {
-			return c.fail(2, f, err)
-		}
-		data = append(data, d...)
-		if len(d) > 0 && d[len(d)-1] != '\n' {
-			data = append(data, '\n')
+		switch {
+		case err == nil:
+			return rec[:len(rec)-1], true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(rec) > 0:
+			return rec, false, nil
+		default:
+			return nil, false, err
 		}
 	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	for i, l := range lines {
-		lines[i] = bytes.TrimSuffix(l, []byte("\n"))
-	}
-	cmpKeys := func(a, b []byte) int {
-		if len(keys) == 0 {
-			return compareKey(a, b, global)
-		}
-		for _, k := range keys {
-			if r := compareKey(fieldRange(a, k, sep), fieldRange(b, k, sep), k); r != 0 {
-				return r
-			}
-		}
-		return 0
-	}
-	cmpLines := func(a, b []byte) int {
-		if r := cmpKeys(a, b); r != 0 || o.has('s') || o.has('u') {
-			return r
-		}
-		r := bytes.Compare(a, b)
-		if global.reverse {
-			r = -r
-		}
-		return r
-	}
-	if o.has('c') || o.has('C') {
-		for i := 1; i < len(lines); i++ {
-			if cmpLines(lines[i-1], lines[i]) > 0 || o.has('u') && cmpKeys(lines[i-1], lines[i]) == 0 {
-				if o.has('c') {
-					c.errorf("%s:%d: disorder: %s", files[0], i+1, lines[i])
-				}
-				return 1
-			}
-		}
-		return 0
-	}
-	slices.SortStableFunc(lines, cmpLines)
-	if o.has('u') {
-		lines = slices.CompactFunc(lines, func(a, b []byte) bool { return cmpKeys(a, b) == 0 })
-	}
-	out := c.stdout
-	var fw *fileWriter
-	if of := o.last('o', ""); of != "" {
-		t, err := c.target(of)
-		if err == nil {
-			if t.dev != "" {
-				err = errors.New("not a regular file")
-			} else {
-				fw, err = c.sh.createFile(c.ctx, t, false, nil)
-			}
-		}
-		if err != nil {
-			return c.fail(2, of, err)
-		}
-		out = fw
-	}
-	w := bufio.NewWriterSize(out, 32<<10)
-	for _, l := range lines {
-		w.Write(l)
-		w.WriteByte('\n')
-	}
-	status := c.flush(w, 0)
-	if fw != nil {
-		if err := fw.Close(); err != nil && status == 0 {
-			return c.fail(2, o.last('o', ""), err)
-		}
-	}
-	return status
-}
-
-func parseSortKey(spec string, global sortKey) (sortKey, bool) {
-	k := global
-	startSpec, endSpec, hasEnd := strings.Cut(spec, ",")
-	var own bool
-	parse := func(s string) (int, bool) {
-		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		n, err := strconv.Atoi(s[:i])
-		if err != nil {
-			return 0, false
-		}
-		rest := s[i:]
-		if strings.HasPrefix(rest, ".") { // a character position: ignored
-			rest = strings.TrimLeft(rest[1:], "0123456789")
-		}
-		for _, m := range rest {
-			if !own {
-				own = true
-				k = sortKey{}
-			}
-			switch m {
-			case 'n', 'h':
-				k.numeric = true
-			case 'g':
-				k.general = true
-			case 'r':
-				k.reverse = true
-			case 'f':
-				k.fold = true
-			case 'b':
-				k.blanks = true
-			default:
-				return 0, false
-			}
-		}
-		return n, true
-	}
-	var ok bool
-	if k.start, ok = parse(startSpec); !ok || k.start < 1 {
-		return k, false
-	}
-	if hasEnd {
-		if k.end, ok = parse(endSpec); !ok || k.end < 1 {
-			return k, false
-		}
-	}
-	return k, true
 }
 
 func isBlank(b byte) bool { return b == ' ' || b == '\t' }
 
-// fieldRange returns the part of line that key k covers: from the start of
-// field k.start to the end of field k.end (or of the line). Without a
-// separator a field starts where blanks do after a non-blank.
-func fieldRange(line []byte, k sortKey, sep []byte) []byte {
-	var starts []int
-	var ends []int
-	if sep != nil {
-		pos := 0
-		for {
-			starts = append(starts, pos)
-			i := bytes.Index(line[pos:], sep)
-			if i < 0 {
-				ends = append(ends, len(line))
-				break
-			}
-			ends = append(ends, pos+i)
-			pos += i + len(sep)
-		}
-	} else {
-		starts = append(starts, 0)
-		for i := 1; i < len(line); i++ {
-			if isBlank(line[i]) && !isBlank(line[i-1]) {
-				ends = append(ends, i)
-				starts = append(starts, i)
-			}
-		}
-		ends = append(ends, len(line))
-	}
-	if k.start > len(starts) {
-		return nil
-	}
-	from := starts[k.start-1]
-	to := len(line)
-	if k.end > 0 && k.end <= len(ends) {
-		to = ends[k.end-1]
-	}
-	if to < from {
-		return nil
-	}
-	return line[from:to]
-}
-
-func compareKey(a, b []byte, k sortKey) int {
-	if k.blanks || k.numeric || k.general {
-		a, b = bytes.TrimLeft(a, " \t"), bytes.TrimLeft(b, " \t")
-	}
-	var r int
-	switch {
-	case k.numeric:
-		r = compareFloat(leadingNumber(a, false), leadingNumber(b, false))
-	case k.general:
-		r = compareFloat(leadingNumber(a, true), leadingNumber(b, true))
-	case k.fold:
-		r = bytes.Compare(bytes.ToUpper(a), bytes.ToUpper(b))
-	default:
-		r = bytes.Compare(a, b)
-	}
-	if k.reverse {
-		r = -r
-	}
-	return r
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-var (
-	numberPrefix  = regexp.MustCompile(`^[-+]?[0-9]*\.?[0-9]*`)
-	generalPrefix = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?`)
-)
-
-// leadingNumber is the number a key starts with, 0 if none.
-func leadingNumber(s []byte, general bool) float64 {
-	re := numberPrefix
-	if general {
-		re = generalPrefix
-	}
-	m := re.Find(s)
-	f, err := strconv.ParseFloat(string(m), 64)
-	if err != nil {
-		return 0
-	}
-	return f
-}
-
 func cmdUniq(c *call) int {
-	o, files, ok := c.getopt(c.args, "cdui", "fs", map[string]byte{"count": 'c', "repeated": 'd', "unique": 'u', "ignore-case": 'i'})
+	o, files, ok := c.getopt(c.args, "cdui", "fsw", map[string]byte{"count": 'c', "repeated": 'd', "unique": 'u', "ignore-case": 'i',
+		"skip-fields": 'f', "skip-chars": 's', "check-chars": 'w'})
 	if !ok {
 		return 1
+	}
+	// -f N skips N fields (blanks then non-blanks), -s N then N bytes;
+	// -w N compares at most N bytes of the rest.
+	var skipFields, skipChars, checkChars int64 = 0, 0, -1
+	for f, dst := range map[byte]*int64{'f': &skipFields, 's': &skipChars, 'w': &checkChars} {
+		if v := o.vals[f]; len(v) > 0 {
+			n, err := strconv.ParseInt(v[len(v)-1], 10, 64)
+			if err != nil || n < 0 {
+				what := map[byte]string{'f': "fields to skip", 's': "bytes to skip", 'w': "bytes to compare"}[f]
+				c.errorf("%s: invalid number of %s", v[len(v)-1], what)
+				return 1
+			}
+			*dst = n
+		}
+	}
+	key := func(line []byte) []byte {
+		i := 0
+		for k := int64(0); k < skipFields && i < len(line); k++ {
+			for i < len(line) && isBlank(line[i]) {
+				i++
+			}
+			for i < len(line) && !isBlank(line[i]) {
+				i++
+			}
+		}
+		line = line[i+int(min(skipChars, int64(len(line)-i))):]
+		if checkChars >= 0 && int64(len(line)) > checkChars {
+			line = line[:checkChars]
+		}
+		return line
 	}
 	if len(files) > 2 {
 		c.errorf("extra operand '%s'", files[2])
@@ -1182,7 +926,7 @@ func cmdUniq(c *call) int {
 			status = 1
 			break
 		}
-		if n > 0 && equal(line, cur) {
+		if n > 0 && equal(key(line), key(cur)) {
 			n++
 			continue
 		}

@@ -1,0 +1,204 @@
+//go:build wasip1
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/shell"
+)
+
+// The host's functions; see package wasmshell.
+
+//go:wasmimport codeport_shell next_request
+func hostNextRequest() uint32
+
+//go:wasmimport codeport_shell read_request
+func hostReadRequest(ptr unsafe.Pointer, size uint32)
+
+//go:wasmimport codeport_shell reply
+func hostReply(status int32)
+
+//go:wasmimport codeport_shell stop_reason
+func hostStopReason() uint32
+
+//go:wasmimport codeport_shell python
+func hostPython(ptr unsafe.Pointer, size uint32) uint32
+
+//go:wasmimport codeport_shell read_python
+func hostReadPython(ptr unsafe.Pointer, size uint32)
+
+//go:wasmimport codeport_shell chmod
+func hostChmod(ptr unsafe.Pointer, size uint32, mode uint32) uint32
+
+//go:wasmimport codeport_shell mode
+func hostMode(ptr unsafe.Pointer, size uint32) int32
+
+//go:wasmimport codeport_shell quota_limit
+func hostQuotaLimit() int64
+
+//go:wasmimport codeport_shell quota_used
+func hostQuotaUsed() int64
+
+// noRequest is next_request's answer when the session ends.
+const noRequest = 0xFFFFFFFF
+
+// Stop reasons.
+const (
+	stopNone = iota
+	stopDeadline
+	stopCancelled
+)
+
+func main() {
+	// Arguments: MaxFileBytes, whether the host runs python.
+	var maxFile int64
+	python := shell.Python(runPython)
+	if len(os.Args) > 2 {
+		maxFile, _ = strconv.ParseInt(os.Args[1], 10, 64)
+		if ok, _ := strconv.ParseBool(os.Args[2]); !ok {
+			python = nil
+		}
+	}
+	var stop stopper
+	sh := shell.New(shell.Options{MaxFileBytes: maxFile, Python: python, Poll: stop.poll, Chmod: chmod, Mode: mode, Quota: quota})
+	for {
+		n := hostNextRequest()
+		if n == noRequest {
+			return
+		}
+		buf := make([]byte, n)
+		if n > 0 {
+			hostReadRequest(unsafe.Pointer(&buf[0]), n)
+		}
+		var req request
+		if err := json.Unmarshal(buf, &req); err != nil || req.Version != protocolVersion {
+			fmt.Fprintf(os.Stderr, "bash: internal error: bad request from the host\n")
+			hostReply(1)
+			continue
+		}
+		hostReply(int32(serve(sh, &stop, req.Command)))
+	}
+}
+
+// stopper turns the host's stop into the cancellation of the current
+// call's context.
+type stopper struct {
+	cancel context.CancelCauseFunc // nil between calls
+}
+
+// poll asks the host whether the call is to stop, and cancels it if so.
+func (s *stopper) poll() {
+	if s.cancel == nil {
+		return
+	}
+	switch hostStopReason() {
+	case stopDeadline:
+		s.cancel(context.DeadlineExceeded)
+	case stopCancelled:
+		s.cancel(context.Canceled)
+	}
+}
+
+// serve runs one call under a context that ends when the host says so:
+// the shell polls before every command and in its commands' loops, and a
+// goroutine of this call polls whenever the others wait. A command busy
+// without polling is stopped by the host instead, which ends this
+// instance.
+func serve(sh *shell.Shell, stop *stopper, command string) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stop.cancel = cancel
+	defer func() { stop.cancel = nil }()
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				stop.poll()
+			}
+		}
+	}()
+	code, _ := sh.Run(ctx, command, os.Stdout, os.Stderr)
+	close(done)
+	<-watched
+	return code
+}
+
+// chmod asks the host to set a file's permission bits.
+func chmod(guestPath string, mode fs.FileMode) error {
+	if guestPath == "" {
+		return syscall.ENOENT
+	}
+	b := []byte(guestPath)
+	switch hostChmod(unsafe.Pointer(&b[0]), uint32(len(b)), uint32(mode.Perm())) {
+	case chmodOK:
+		return nil
+	case chmodNotFound:
+		return syscall.ENOENT
+	case chmodRefused:
+		return syscall.EPERM
+	}
+	return syscall.EIO
+}
+
+// runPython hands a python command line to the host, which runs it while
+// this instance waits.
+func runPython(ctx context.Context, argv []string, stdin []byte, stdout, stderr io.Writer) (int, error) {
+	inv, _ := shell.InvocationFrom(ctx)
+	req, err := json.Marshal(pythonRequest{Argv: argv, Stdin: stdin, Dir: inv.Dir, Env: inv.Env})
+	if err != nil {
+		return 1, err
+	}
+	n := hostPython(unsafe.Pointer(&req[0]), uint32(len(req)))
+	out := make([]byte, n)
+	if n > 0 {
+		hostReadPython(unsafe.Pointer(&out[0]), n)
+	}
+	var res pythonResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return 1, fmt.Errorf("bad answer from the host: %w", err)
+	}
+	if _, err := stdout.Write(res.Stdout); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return 1, err
+	}
+	_, _ = stderr.Write(res.Stderr)
+	if res.Error != "" {
+		return 1, errors.New(res.Error)
+	}
+	return res.Code, nil
+}
+
+// mode asks the host for a file's permission bits.
+func mode(guestPath string) (fs.FileMode, bool) {
+	if guestPath == "" {
+		return 0, false
+	}
+	b := []byte(guestPath)
+	m := hostMode(unsafe.Pointer(&b[0]), uint32(len(b)))
+	if m < 0 {
+		return 0, false
+	}
+	return fs.FileMode(m) & fs.ModePerm, true
+}
+
+// quota asks the host for the session's byte quota and its use.
+func quota() (limit, used int64) { return hostQuotaLimit(), hostQuotaUsed() }

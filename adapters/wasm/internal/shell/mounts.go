@@ -1,0 +1,171 @@
+package shell
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+)
+
+// The shell runs as a WASI guest whose only files are two preopened
+// directories: the session's workspace at /workspace and its temporary
+// directory at /tmp, the same mounts as the session's Python. The host's
+// file system layer behind them confines every path to its directory,
+// refuses links, and charges the session's byte and entry quota as bytes
+// are written (a write over it fails with ENOSPC). Nothing in this package
+// can name a host path: there is none to name.
+
+const (
+	guestRoot = "/workspace"
+	tmpRoot   = "/tmp"
+)
+
+// mounts performs the file operations that change the tree. Paths are
+// "rel" paths as fsys uses them: relative to /workspace, or absolute below
+// /tmp.
+type mounts struct{}
+
+// locate splits a rel path into its mount and the path inside it ("." for
+// the mount itself).
+func locate(rel string) (mount, sub string) {
+	if rest, ok := strings.CutPrefix(rel, tmpRoot); ok && (rest == "" || rest[0] == '/') {
+		sub = strings.TrimPrefix(rest, "/")
+		if sub == "" {
+			sub = "."
+		}
+		return tmpRoot, sub
+	}
+	if rel == "" {
+		rel = "."
+	}
+	return guestRoot, rel
+}
+
+// cleanSub checks a path inside a mount: relative, clean, never above the
+// mount.
+func cleanSub(sub string) (string, error) {
+	c := path.Clean(sub)
+	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {
+		return "", errOutside
+	}
+	return c, nil
+}
+
+// guestPath is the absolute guest path of a rel path.
+func guestPath(rel string) string {
+	mount, sub := locate(rel)
+	return path.Join(mount, sub)
+}
+
+// Write replaces (or creates) the regular file rel with what r yields: the
+// bytes go to a temporary file beside it, renamed over the target once
+// complete, so a refused write (over maxBytes, over the quota) leaves what
+// was there. maxBytes <= 0 means no cap beyond the quota.
+func (mounts) Write(rel string, r io.Reader, maxBytes int64) (int64, error) {
+	target := guestPath(rel)
+	if fi, err := os.Lstat(target); err == nil && fi.IsDir() {
+		return 0, syscall.EISDIR
+	}
+	tmp := path.Join(path.Dir(target), workspaceTmpPrefix+rand.Text())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(capped(f, 0, maxBytes), r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return 0, err
+	}
+	return n, nil
+}
+
+// Append adds what r yields to the end of the regular file rel, which it
+// creates if need be, keeping the file within maxBytes (<= 0: no cap). As
+// in bash, a refused write leaves what was appended before it.
+func (mounts) Append(rel string, r io.Reader, maxBytes int64) (int64, error) {
+	f, err := os.OpenFile(guestPath(rel), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errNotRegular
+	}
+	var n int64
+	if err == nil {
+		n, err = io.Copy(capped(f, fi.Size(), maxBytes), r)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// capped writes to w, which holds size bytes already, refusing (wholly)
+// a write that would take it past maxBytes (<= 0: no cap): the limit is
+// kept while the bytes are produced, and nothing over it is written.
+func capped(w io.Writer, size, maxBytes int64) io.Writer {
+	if maxBytes <= 0 {
+		return w
+	}
+	return &capWriter{w: w, size: size, max: maxBytes}
+}
+
+type capWriter struct {
+	w         io.Writer
+	size, max int64
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if c.size+int64(len(p)) > c.max {
+		return 0, fmt.Errorf("over %d bytes: %w", c.max, errFileTooLarge)
+	}
+	n, err := c.w.Write(p)
+	c.size += int64(n)
+	return n, err
+}
+
+// WriteFile is Write from a byte slice.
+func (m mounts) WriteFile(rel string, data []byte, maxBytes int64) error {
+	_, err := m.Write(rel, strings.NewReader(string(data)), maxBytes)
+	return err
+}
+
+func (mounts) Mkdir(rel string) error { return os.Mkdir(guestPath(rel), 0o755) }
+
+func (mounts) MkdirAll(rel string) error { return os.MkdirAll(guestPath(rel), 0o755) }
+
+// Remove removes a file (never a directory).
+func (mounts) Remove(rel string) error {
+	p := guestPath(rel)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return syscall.EISDIR
+	}
+	return os.Remove(p)
+}
+
+// RemoveDir removes an empty directory (never a mount).
+func (mounts) RemoveDir(rel string) error {
+	if _, sub := locate(rel); sub == "." {
+		return fs.ErrPermission
+	}
+	return syscall.Rmdir(guestPath(rel))
+}
+
+// errFileTooLarge is a write over MaxFileBytes.
+var errFileTooLarge = errors.New("file too large")

@@ -1,0 +1,517 @@
+package wasmshell
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+//go:embed runtime/shell.wasm
+var shellWasm []byte
+
+// protocolVersion is the version of the requests the guest accepts; see
+// ../guest/protocol.go.
+const protocolVersion = 1
+
+// wasmPage is the size of a page of linear memory.
+const wasmPage = 64 << 10
+
+// Config configures an Engine.
+type Config struct {
+	// MemoryBytes caps each shell's linear memory: the guest's heap,
+	// stacks and buffers. Required.
+	MemoryBytes int64
+	// Cache, when set, is where compiled code is kept and found (share the
+	// adapter's, whose directory makes a restart compile nothing).
+	Cache wazero.CompilationCache
+	// Grace is how long a shell may take to stop once its call's context
+	// is done before it is ended by force (its state lost); 0 means 2s.
+	Grace time.Duration
+	// Module replaces the embedded shell.wasm (for tests of a fresh
+	// build of the guest).
+	Module []byte
+}
+
+// Engine is the compiled shell, shared by every session of an adapter.
+type Engine struct {
+	cfg      Config
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+}
+
+// NewEngine compiles the shell (or finds it in cfg.Cache).
+func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.MemoryBytes < 16<<20 {
+		return nil, fmt.Errorf("wasmshell: a shell needs at least 16 MiB of memory, not %d bytes", cfg.MemoryBytes)
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 2 * time.Second
+	}
+	rcfg := wazero.NewRuntimeConfig().
+		WithDebugInfoEnabled(false).
+		// The shell's code is not the hot path Python's is: the check
+		// at every loop back-edge is what lets a guest that never waits
+		// be stopped at all.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(cfg.MemoryBytes / wasmPage))
+	if cfg.Cache != nil {
+		rcfg = rcfg.WithCompilationCache(cfg.Cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rcfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("wasmshell: instantiate WASI: %w", err)
+	}
+	if err := instantiateHost(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	mod := cfg.Module
+	if mod == nil {
+		mod = shellWasm
+	}
+	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), mod)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("wasmshell: compile the shell: %w", err)
+	}
+	return &Engine{cfg: cfg, rt: rt, compiled: compiled}, nil
+}
+
+// Close releases the compiled shell; every Shell must be closed first.
+func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
+
+// PythonCall is a python command line the shell runs.
+type PythonCall struct {
+	Argv  []string // as typed: argv[0] is python or python3
+	Stdin []byte   // the whole of its standard input
+	Dir   string   // the shell's directory, a guest path
+	Env   []string // the exported variables, NAME=value
+}
+
+// PythonResult is how it ended. A non-empty Error means it could not run.
+type PythonResult struct {
+	Stdout, Stderr []byte
+	Code           int
+	Error          string
+}
+
+// Options configures one session's shell.
+type Options struct {
+	// Workspace and Tmp are the guest's /workspace and /tmp: the same
+	// file systems as the session's Python. Required.
+	Workspace, Tmp experimentalsys.FS
+	// MaxFileBytes caps a file a command writes and the input a command
+	// holds in memory; <= 0 means none beyond the quota.
+	MaxFileBytes int64
+	// Quota, when set, reports the session's byte quota (0: none) and its
+	// use, which df shows.
+	Quota func() (limit, used int64)
+	// Python runs python command lines, each as a program of its own;
+	// ctx ends with the bash call's. Nil makes python fail.
+	Python func(ctx context.Context, call PythonCall) PythonResult
+}
+
+// Shell is one session's shell: a guest instance serving the session's
+// bash calls one at a time. Its directory, variables, functions and
+// options persist between calls as in one bash process, until the guest
+// ends (Result.Restarted).
+type Shell struct {
+	eng  *Engine
+	opts Options
+
+	mu   sync.Mutex // held by Run and Close
+	inst *instance  // nil until the first Run and after a loss
+	gone bool       // Close was called
+}
+
+// Start returns a session's shell. The guest instance starts with the
+// first call.
+func (e *Engine) Start(opts Options) (*Shell, error) {
+	if opts.Workspace == nil || opts.Tmp == nil {
+		return nil, errors.New("wasmshell: a shell needs its workspace and temporary directory")
+	}
+	return &Shell{eng: e, opts: opts}, nil
+}
+
+// Stop says why a call ended early.
+type Stop int
+
+const (
+	StopNone      Stop = iota
+	StopDeadline       // its context's deadline passed
+	StopCancelled      // its context was cancelled
+)
+
+// Result is how a call ended.
+type Result struct {
+	// Code is the script's exit status (124 after a deadline, 130 after a
+	// cancellation, as bash's timeout and ^C give).
+	Code int
+	Stop Stop
+	// Lost reports that the guest ended during the call (out of memory, a
+	// crash, or forced to stop): the shell's state is gone, and the next
+	// call starts a fresh shell. OutOfMemory tells the first cause.
+	Lost        bool
+	OutOfMemory bool
+	// TooDeep reports a guest that ended because the script nested too
+	// deep (unbounded recursion) for its call stack.
+	TooDeep bool
+	// Crash is the first line of what ended a lost guest otherwise.
+	Crash string
+}
+
+// ErrClosed is a Run after Close.
+var ErrClosed = errors.New("wasmshell: shell closed")
+
+// Run runs command, writing its output to stdout and stderr as it is
+// produced. When ctx ends, the shell is told to stop and given the
+// engine's grace period; after that the guest is ended by force. Run
+// returns only once nothing of the call runs any more.
+func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Writer) (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return Result{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		// Nothing runs for a call already over.
+		res := Result{Stop: StopCancelled, Code: 130}
+		if errors.Is(err, context.DeadlineExceeded) {
+			res.Stop, res.Code = StopDeadline, 124
+		}
+		return res, nil
+	}
+	if s.inst == nil {
+		inst, err := s.start()
+		if err != nil {
+			return Result{}, err
+		}
+		s.inst = inst
+	}
+	inst := s.inst
+	req, err := json.Marshal(struct {
+		Version int    `json:"version"`
+		Command string `json:"command"`
+	}{protocolVersion, command})
+	if err != nil {
+		return Result{}, err
+	}
+	inst.begin(ctx, stdout, stderr)
+	defer inst.end()
+
+	var res Result
+	select {
+	case inst.requests <- req:
+	case <-inst.exited:
+		return s.lost(res), nil
+	}
+	select {
+	case code := <-inst.replies:
+		res.Code = int(code)
+		return res, nil
+	case <-inst.exited:
+		return s.lost(res), nil
+	case <-ctx.Done():
+	}
+	res.Stop = StopCancelled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		res.Stop = StopDeadline
+	}
+	inst.stop.Store(uint32(res.Stop))
+	grace := time.NewTimer(s.eng.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case <-inst.replies:
+	case <-inst.exited:
+		res = s.lost(res)
+	case <-grace.C:
+		inst.kill()
+		<-inst.exited
+		res = s.lost(res)
+	}
+	// The status is the stop's, whatever the guest saw first.
+	res.Code = 124
+	if res.Stop == StopCancelled {
+		res.Code = 130
+	}
+	return res, nil
+}
+
+// lost records the end of the guest during a call.
+func (s *Shell) lost(res Result) Result {
+	res.Lost = true
+	res.OutOfMemory = s.inst.outOfMemory()
+	if err := s.inst.exitErr; err != nil && !res.OutOfMemory {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		// wazero's trap of a guest whose native call stack overflowed.
+		res.TooDeep = strings.Contains(msg, "stack overflow")
+		res.Crash = msg
+	}
+	if res.Code == 0 {
+		res.Code = 1
+	}
+	s.inst = nil
+	return res
+}
+
+// Close ends the guest, if any, and waits for it. Safe to call more than
+// once; it waits for a call in progress.
+func (s *Shell) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gone = true
+	if s.inst != nil {
+		s.inst.shutdown()
+		s.inst = nil
+	}
+}
+
+// MemoryBytes is the guest's linear memory now (0 before the first call).
+func (s *Shell) MemoryBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inst == nil {
+		return 0
+	}
+	return s.inst.memoryBytes()
+}
+
+// start launches a guest instance: its _start runs on a goroutine the
+// instance owns, serving requests until shutdown, and ends with it.
+func (s *Shell) start() (*instance, error) {
+	inst := &instance{
+		requests:  make(chan []byte),
+		replies:   make(chan int32, 1),
+		exited:    make(chan struct{}),
+		closing:   make(chan struct{}),
+		interrupt: make(chan struct{}),
+		ready:     make(chan struct{}),
+		python:    s.opts.Python,
+		workspace: s.opts.Workspace,
+		quotaFn:   s.opts.Quota,
+		tmp:       s.opts.Tmp,
+	}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), instanceKey{}, inst))
+	inst.cancel = cancel
+	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
+		WithSysFSMount(s.opts.Workspace, "/workspace").(sysfs.FSConfig).
+		WithSysFSMount(s.opts.Tmp, "/tmp")
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs("shell", strconv.FormatInt(s.opts.MaxFileBytes, 10), strconv.FormatBool(s.opts.Python != nil)).
+		// The Go runtime's own settings; the script's environment is
+		// the shell's, never this one.
+		WithEnv("GOTRACEBACK", "none").
+		WithStdin(bytes.NewReader(nil)).
+		WithStdout(&inst.stdout).
+		WithStderr(&inst.stderr).
+		WithFSConfig(fsCfg).
+		WithRandSource(rand.Reader).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(inst.sleep).
+		WithOsyield(func() {})
+	go func() {
+		defer close(inst.exited)
+		defer cancel()
+		mod, err := s.eng.rt.InstantiateModule(ctx, s.eng.compiled, cfg)
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
+		inst.exitErr = err
+	}()
+	select {
+	case <-inst.ready:
+		return inst, nil
+	case <-inst.exited:
+		return nil, fmt.Errorf("wasmshell: the shell did not start: %v", inst.exitErr)
+	}
+}
+
+// instance is one running guest.
+type instance struct {
+	requests chan []byte // the next request, taken by next_request
+	replies  chan int32  // a request's status, from reply
+	exited   chan struct{}
+	exitErr  error // set before exited is closed
+	closing  chan struct{}
+	closeOne sync.Once
+	cancel   context.CancelFunc // ends the guest by force
+	ready    chan struct{}      // closed at the guest's first next_request
+	readyOne sync.Once
+
+	interrupt chan struct{} // closed when the guest is being ended: sleeps return
+	killOnce  sync.Once
+	stop      atomic.Uint32 // the Stop of the call in progress
+	mod       atomic.Pointer[api.Module]
+
+	workspace, tmp experimentalsys.FS // the mounts, for chmod
+	quotaFn        func() (limit, used int64)
+
+	pending []byte // the request next_request announced
+
+	python   func(context.Context, PythonCall) PythonResult
+	pyResult []byte
+	callMu   sync.Mutex
+	callCtx  context.Context // the call in progress's, for python
+	stdout   switchWriter
+	stderr   switchWriter
+}
+
+type instanceKey struct{}
+
+func (inst *instance) begin(ctx context.Context, stdout, stderr io.Writer) {
+	inst.stop.Store(uint32(StopNone))
+	inst.stderr.sawOOM.Store(false)
+	inst.callMu.Lock()
+	inst.callCtx = ctx
+	inst.callMu.Unlock()
+	inst.stdout.set(stdout)
+	inst.stderr.set(stderr)
+}
+
+func (inst *instance) end() {
+	inst.stdout.set(nil)
+	inst.stderr.set(nil)
+	inst.callMu.Lock()
+	inst.callCtx = nil
+	inst.callMu.Unlock()
+}
+
+// kill ends the guest by force: its code traps at its next function call
+// or loop back-edge, and its host calls return.
+func (inst *instance) kill() {
+	inst.killOnce.Do(func() {
+		close(inst.interrupt)
+		inst.cancel()
+	})
+}
+
+// shutdown asks the guest to end between calls and waits for it, ending
+// it by force if it does not within a second.
+func (inst *instance) shutdown() {
+	inst.closeOne.Do(func() { close(inst.closing) })
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-inst.exited:
+	case <-t.C:
+		inst.kill()
+		<-inst.exited
+	}
+}
+
+func (inst *instance) sleep(ns int64) {
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-inst.interrupt:
+	}
+}
+
+func (inst *instance) memoryBytes() int64 {
+	if m := inst.mod.Load(); m != nil {
+		if mem := (*m).Memory(); mem != nil {
+			return int64(mem.Size())
+		}
+	}
+	return 0
+}
+
+// outOfMemory reports whether the guest ended for want of memory: the Go
+// runtime in it says so ("fatal error: out of memory", or a stack that
+// could not grow) when its linear memory cannot grow.
+func (inst *instance) outOfMemory() bool { return inst.stderr.sawOOM.Load() }
+
+// switchWriter is the guest's stdout or stderr: the current call's writer,
+// or nothing between calls. It keeps the last bytes written, where the Go
+// runtime's last words are when the guest dies.
+type switchWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	last   []byte
+	sawOOM atomic.Bool
+}
+
+// The Go runtime's last words when the guest's memory cannot grow.
+var oomMarkers = [][]byte{
+	[]byte("fatal error: out of memory"),
+	[]byte("fatal error: stack overflow"),
+	// What Go on wasm says when memory.grow fails while it maps a new
+	// heap arena.
+	[]byte("fatal error: arena already initialized"),
+}
+
+const tailBytes = 64
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The markers are looked for across writes: the last bytes of the
+	// previous one, then this one.
+	window := append(s.last, p...)
+	for _, m := range oomMarkers {
+		if bytes.Contains(window, m) {
+			s.sawOOM.Store(true)
+		}
+	}
+	s.last = append(s.last[:0], window[max(0, len(window)-tailBytes):]...)
+	if s.w == nil {
+		return len(p), nil
+	}
+	if _, err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// TrimCrashReport cuts, from the standard error of a call whose guest
+// died, the Go runtime's dump of its goroutines after its "fatal error"
+// line: the dump describes the shell's internals, not the script, and the
+// Go runtime prints it for every fatal error whatever GOTRACEBACK says.
+func TrimCrashReport(stderr string) string {
+	i := strings.LastIndex(stderr, "fatal error: ")
+	if i < 0 {
+		return stderr
+	}
+	rest := stderr[i:]
+	for _, dump := range []string{"\n\ngoroutine ", "\n\nruntime stack:"} {
+		if j := strings.Index(rest, dump); j >= 0 {
+			return stderr[:i+j+1]
+		}
+	}
+	return stderr
+}
+
+func (inst *instance) quota() (limit, used int64) {
+	if inst.quotaFn == nil {
+		return 0, 0
+	}
+	return inst.quotaFn()
+}

@@ -1,0 +1,227 @@
+package wasmshell_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
+	"github.com/codeport/codeport/internal/workspace"
+)
+
+// engines holds one engine per memory limit for the package's tests.
+var engines struct {
+	sync.Mutex
+	m map[int64]*wasmshell.Engine
+}
+
+func engine(t *testing.T, memory int64) *wasmshell.Engine {
+	t.Helper()
+	engines.Lock()
+	defer engines.Unlock()
+	if e := engines.m[memory]; e != nil {
+		return e
+	}
+	e, err := wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if engines.m == nil {
+		engines.m = map[int64]*wasmshell.Engine{}
+	}
+	engines.m[memory] = e
+	return e
+}
+
+func newShell(t *testing.T, memory int64) (*wasmshell.Shell, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ws, tmp := filepath.Join(dir, "ws"), filepath.Join(dir, "tmp")
+	for _, d := range []string{ws, tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := workspace.NewQuota(64 << 20)
+	sh, err := engine(t, memory).Start(wasmshell.Options{Workspace: workspace.NewSysFS(ws, q), Tmp: workspace.NewSysFS(tmp, q), MaxFileBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sh.Close)
+	return sh, ws
+}
+
+func run(t *testing.T, sh *wasmshell.Shell, ctx context.Context, cmd string) (string, string, wasmshell.Result) {
+	t.Helper()
+	var out, errb strings.Builder
+	res, err := sh.Run(ctx, cmd, &out, &errb)
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	return out.String(), errb.String(), res
+}
+
+func TestStateFilesAndPipes(t *testing.T) {
+	sh, ws := newShell(t, 128<<20)
+	ctx := context.Background()
+	if out, errOut, res := run(t, sh, ctx, "x=5; f() { echo f$1; }; cd /tmp && echo data > /workspace/f.txt && echo hi | cat"); out != "hi\n" || errOut != "" || res != (wasmshell.Result{}) {
+		t.Fatalf("first call: %q %q %+v", out, errOut, res)
+	}
+	out, errOut, res := run(t, sh, ctx, "echo $x $(f 1) $(pwd) $$; while true; do echo y; done | head -3; ls /workspace")
+	if want := "5 f1 /tmp 1\ny\ny\ny\nf.txt\n"; out != want || errOut != "" || res.Code != 0 {
+		t.Fatalf("second call: %q %q %+v, want %q", out, errOut, res, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "f.txt")); err != nil || string(b) != "data\n" {
+		t.Fatalf("the file the shell wrote: %q %v", b, err)
+	}
+	if _, errOut, res := run(t, sh, ctx, "exit 3"); res.Code != 3 || errOut != "" {
+		t.Fatalf("exit 3: %+v %q", res, errOut)
+	}
+}
+
+func TestDeadlineAndCancellation(t *testing.T) {
+	sh, _ := newShell(t, 128<<20)
+	ctx := context.Background()
+	run(t, sh, ctx, "kept=yes")
+	for _, cmd := range []string{"sleep 60; echo no", "while :; do :; done", "yes > /dev/null", "sleep 60 | cat"} {
+		tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		out, _, res := run(t, sh, tctx, cmd)
+		cancel()
+		if res.Stop != wasmshell.StopDeadline || res.Code != 124 || out != "" {
+			t.Errorf("%s: %+v %q, want the deadline's stop and 124", cmd, res, out)
+		}
+		if res.Lost {
+			t.Errorf("%s: the shell was ended, but it polls the host's stop", cmd)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(100*time.Millisecond, cancel)
+	if _, _, res := run(t, sh, cctx, "sleep 60"); res.Stop != wasmshell.StopCancelled || res.Code != 130 {
+		t.Errorf("cancelled: %+v", res)
+	}
+	if _, _, res := run(t, sh, cctx, "echo x > f"); res.Code != 130 {
+		t.Errorf("an ended context runs nothing: %+v", res)
+	}
+	if out, _, _ := run(t, sh, ctx, "echo $kept; ls"); out != "yes\n" {
+		t.Errorf("after the stops: %q, want the state kept and no file f", out)
+	}
+	// A loop that never runs a command never polls: the host ends the
+	// guest after its grace period, and the next call has a fresh shell.
+	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, _, res := run(t, sh, tctx, "for ((;;)); do x=1; done"); res.Stop != wasmshell.StopDeadline || res.Code != 124 {
+		t.Errorf("busy loop: %+v", res)
+	}
+	if out, _, res := run(t, sh, ctx, "echo alive"); out != "alive\n" || res.Code != 0 {
+		t.Errorf("after the busy loop: %q %+v", out, res)
+	}
+}
+
+// A memory bomb ends its own shell, within the memory limit, while another
+// session's shell in the same engine goes on undisturbed.
+func TestMemoryBombIsConfined(t *testing.T) {
+	bomb, _ := newShell(t, 64<<20)
+	other, _ := newShell(t, 64<<20)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var otherOut string
+	var otherRes wasmshell.Result
+	wg.Go(func() {
+		var out, errb strings.Builder
+		res, err := other.Run(ctx, "n=0; for i in $(seq 20000); do n=$((n+i)); done; echo $n", &out, &errb)
+		if err != nil {
+			t.Error(err)
+		}
+		otherOut, otherRes = out.String(), res
+	})
+	for _, cmd := range []string{`x=a; while true; do x=$x$x; done`, `x=$(yes | head -c 2000000000); echo ${#x}`} {
+		_, errOut, res := run(t, bomb, ctx, cmd)
+		switch {
+		case res.OutOfMemory && res.Lost:
+		case strings.Contains(cmd, "head -c") && res.Code == 0 && strings.Contains(errOut, "command substitution output over"):
+			// MaxFileBytes caps $(...) before memory runs out.
+		default:
+			t.Errorf("%s: %+v %.200q, want out of memory", cmd, res, errOut)
+		}
+		if m := bomb.MemoryBytes(); m > 64<<20 {
+			t.Errorf("%s: memory %d over the limit", cmd, m)
+		}
+	}
+	wg.Wait()
+	if otherOut != "200010000\n" || otherRes.Code != 0 || otherRes.Lost {
+		t.Errorf("the other session: %q %+v", otherOut, otherRes)
+	}
+	if out, _, res := run(t, bomb, ctx, "echo again"); out != "again\n" || res.Code != 0 {
+		t.Errorf("after the bomb: %q %+v", out, res)
+	}
+}
+
+// What would have ended the gateway when the shell ran in its process ends
+// one guest now; the next call gets a fresh shell.
+func TestCrashesAreConfined(t *testing.T) {
+	sh, _ := newShell(t, 64<<20)
+	ctx := context.Background()
+	for _, cmd := range []string{
+		// regexp.MustCompile panics inside the interpreter, in a
+		// pipeline goroutine.
+		`p=$(printf "@(%.0s" $(seq 1100))x$(printf ")%.0s" $(seq 1100)); [[ x == $p ]] | cat`,
+		// A pipeline per level of recursion: goroutines without end.
+		`f() { f | cat; }; f`,
+		`f() { f; }; f`,
+	} {
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		_, errOut, res := run(t, sh, tctx, cmd)
+		cancel()
+		switch {
+		case res.Lost && res.Code != 0:
+		case res.Code == 1 && strings.Contains(errOut, "maximum function nesting level exceeded"):
+			// The shell's stack guard refused first.
+		default:
+			t.Errorf("%.40s: %+v %.200q, want the guest lost or the recursion refused", cmd, res, errOut)
+		}
+		if out, _, res := run(t, sh, ctx, "echo next"); out != "next\n" || res.Code != 0 {
+			t.Errorf("%.40s: the next call: %q %+v", cmd, out, res)
+		}
+	}
+}
+
+func TestTrimCrashReport(t *testing.T) {
+	for in, want := range map[string]string{
+		"mine\nruntime: out of memory: cannot allocate\nfatal error: out of memory\n\ngoroutine 1 [running]:\nx\n": "mine\nruntime: out of memory: cannot allocate\nfatal error: out of memory\n",
+		"fatal error: stack overflow\n\nruntime stack:\nruntime.throw\n":                                           "fatal error: stack overflow\n",
+		"fatal error: mine, no dump\nmore\n":                                                                       "fatal error: mine, no dump\nmore\n",
+		"plain\n":                                                                                                  "plain\n",
+	} {
+		if got := wasmshell.TrimCrashReport(in); got != want {
+			t.Errorf("TrimCrashReport(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestClosedShell(t *testing.T) {
+	sh, _ := newShell(t, 64<<20)
+	run(t, sh, context.Background(), "echo started")
+	sh.Close()
+	sh.Close()
+	if _, err := sh.Run(context.Background(), "echo x", nil, nil); !errors.Is(err, wasmshell.ErrClosed) {
+		t.Fatalf("Run after Close: %v", err)
+	}
+}
+
+// The committed shell.wasm is what build.sh makes from the sources in this
+// tree, byte for byte.
+func TestEmbeddedShellIsUpToDate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: rebuilding the guest takes tens of seconds")
+	}
+	out, err := exec.Command("runtime/build.sh", "--check").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
