@@ -4,7 +4,7 @@ GO          ?= go
 LISTEN      ?= 127.0.0.1:8080
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test fuzz check sdkcheck schemacheck bench soak clean runtime-rebuild
+.PHONY: all build run test fuzz check sdkcheck schemacheck bench soak clean runtime-rebuild shell-rebuild
 
 all: build
 
@@ -34,8 +34,12 @@ test: check
 ## commit it, and it stays a regression test.
 FUZZTIME      ?= 1m
 FUZZTIME_TEST ?= 10s
+SHELL_PKG     := ./adapters/wasm/internal/shell
 FUZZ_TARGETS  := ./contract:FuzzDecodeRequest ./contract/server:FuzzHandler ./contract/server:FuzzUpload \
-                 ./internal/workspace:FuzzResolve ./adapters/wasm/internal/wasmpatch:FuzzPatch
+                 ./internal/workspace:FuzzResolve ./adapters/wasm/internal/wasmpatch:FuzzPatch \
+                 $(SHELL_PKG):FuzzRegexTranslate $(SHELL_PKG):FuzzSortKey $(SHELL_PKG):FuzzBc \
+                 $(SHELL_PKG):FuzzAwkRewrite $(SHELL_PKG):FuzzDiff $(SHELL_PKG):FuzzDateFormat \
+                 $(SHELL_PKG):FuzzXargsParse $(SHELL_PKG):FuzzTarExtract $(SHELL_PKG):FuzzUnzip
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; name=$${t##*:}; \
@@ -71,6 +75,11 @@ soak: build
 
 clean:
 	rm -rf bin
+
+## shell-rebuild: rebuild the bash tool's guest (shell.wasm) from the shell's
+## sources, byte for byte reproducibly; commit it with its SHA256SUMS
+shell-rebuild:
+	adapters/wasm/internal/shell/wasmshell/runtime/build.sh
 
 ## runtime-rebuild: rebuild the embedded CPython (python.wasm, python313.zip)
 ## from pinned sources and fail if a byte differs from their SHA256SUMS
