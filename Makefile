@@ -26,7 +26,7 @@ check:
 ## test: checks, then every test under the race detector against the real runtime,
 ## then each fuzz target for FUZZTIME_TEST
 test: check
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_TEST)
 
 ## fuzz: each fuzz target for FUZZTIME (their seed corpora run with every
