@@ -97,13 +97,23 @@ func newAdapter(cfg Config) (*adapter, error) {
 	a.bg.Add(3)
 	go func() {
 		defer a.bg.Done()
-		defer close(a.ready)
 		t := time.Now()
 		a.eng, a.engErr = newEngine(ctx, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(), cfg.logger)
-		if a.engErr == nil {
-			cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
-		} else {
+		if a.engErr != nil {
 			cfg.logger.Error("wasm runtime failed", "error", a.engErr)
+			close(a.ready)
+			return
+		}
+		cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
+		// Sessions can start now; the shell follows (bash calls wait
+		// for it).
+		close(a.ready)
+		t = time.Now()
+		a.eng.compileShells(ctx)
+		if a.eng.shellsErr != nil {
+			cfg.logger.Error("the shell guest failed to compile", "error", a.eng.shellsErr)
+		} else {
+			cfg.logger.Info("shell guest ready", "compile_seconds", time.Since(t).Seconds())
 		}
 	}()
 	go func() {

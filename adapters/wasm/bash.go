@@ -17,8 +17,12 @@ import (
 // as the session's Python (the same /workspace and /tmp, charged to the
 // same quota), started at its first call. Its python command runs each
 // command line in a fresh interpreter of its own (bashPython).
-func (a *adapter) newShell(s *session) (*wasmshell.Shell, error) {
-	return a.eng.shells.Start(wasmshell.Options{
+func (a *adapter) newShell(ctx context.Context, s *session) (*wasmshell.Shell, error) {
+	shells, err := a.eng.shellEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return shells.Start(wasmshell.Options{
 		Workspace:    workspace.NewSysFS(s.ws.Root(), s.quota),
 		Tmp:          workspace.NewSysFS(s.tmpDir, s.quota),
 		MaxFileBytes: a.cfg.FileLimit,
@@ -63,9 +67,12 @@ func (a *adapter) bashPython(ctx context.Context, s *session, call wasmshell.Pyt
 // under the same timeout and output limits as code_execution.
 func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
 	if s.shell == nil {
-		sh, err := a.newShell(s)
+		// Waits for the shell to be compiled (once per process; from the
+		// cache in seconds' less after the first), outside the command's
+		// timeout.
+		sh, err := a.newShell(ctx, s)
 		if err != nil {
-			return fmt.Errorf("%w: bash: %v", port.ErrRuntimeFailure, err)
+			return fmt.Errorf("bash: %w", err)
 		}
 		s.shell = sh
 	}

@@ -42,7 +42,36 @@ type engine struct {
 	runtime  wazero.Runtime
 	compiled wazero.CompiledModule
 	image    *image
-	shells   *wasmshell.Engine
+	cache       wazero.CompilationCache
+	memoryBytes int64
+
+	// The bash tool's shell, a guest of its own runtime (see
+	// internal/shell/wasmshell) sharing the cache and the memory limit,
+	// compiled after the interpreter (compileShells) so that sessions do
+	// not wait for it: shellsReady is closed once shells or shellsErr is
+	// set.
+	shellsReady chan struct{}
+	shells      *wasmshell.Engine
+	shellsErr   error
+}
+
+// compileShells compiles the shell guest (or finds it in the cache).
+func (e *engine) compileShells(ctx context.Context) {
+	defer close(e.shellsReady)
+	e.shells, e.shellsErr = wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: e.memoryBytes, Cache: e.cache})
+}
+
+// shellEngine waits for the shell guest to be compiled.
+func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
+	select {
+	case <-e.shellsReady:
+		if e.shellsErr != nil {
+			return nil, fmt.Errorf("%w: the shell: %v", port.ErrRuntimeFailure, e.shellsErr)
+		}
+		return e.shells, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
@@ -80,19 +109,11 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	// The bash tool's shell, a guest of its own runtime (see
-	// internal/shell/wasmshell), shares the cache and the memory limit.
-	shells, err := wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache})
-	if err != nil {
-		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("compile the shell: %w", err)
-	}
-	e := &engine{runtime: rt, compiled: compiled, shells: shells}
+	e := &engine{runtime: rt, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shellsReady: make(chan struct{})}
 	t := time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
 		_ = rt.Close(ctx)
-		_ = shells.Close(ctx)
 		return nil, err
 	}
 	if notShared != nil {
@@ -104,7 +125,10 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 }
 
 func (e *engine) close(ctx context.Context) error {
-	err := errors.Join(e.runtime.Close(ctx), e.shells.Close(ctx))
+	err := e.runtime.Close(ctx)
+	if e.shells != nil {
+		err = errors.Join(err, e.shells.Close(ctx))
+	}
 	e.image.shared.close()
 	return err
 }
