@@ -39,9 +39,9 @@ var driverSource string
 // in a committed artifact, and a session costs an instantiation and a
 // memory restore instead of CPython's start-up.
 type engine struct {
-	runtime  wazero.Runtime
-	compiled wazero.CompiledModule
-	image    *image
+	runtime     wazero.Runtime
+	compiled    wazero.CompiledModule
+	image       *image
 	cache       wazero.CompilationCache
 	memoryBytes int64
 
