@@ -105,16 +105,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 			return
 		}
 		cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
-		// Sessions can start now; the shell follows (bash calls wait
-		// for it).
 		close(a.ready)
-		t = time.Now()
-		a.eng.compileShells(ctx)
-		if a.eng.shellsErr != nil {
-			cfg.logger.Error("the shell guest failed to compile", "error", a.eng.shellsErr)
-		} else {
-			cfg.logger.Info("shell guest ready", "compile_seconds", time.Since(t).Seconds())
-		}
 	}()
 	go func() {
 		defer a.bg.Done()

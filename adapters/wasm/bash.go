@@ -67,8 +67,8 @@ func (a *adapter) bashPython(ctx context.Context, s *session, call wasmshell.Pyt
 // under the same timeout and output limits as code_execution.
 func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
 	if s.shell == nil {
-		// Waits for the shell to be compiled (once per process; from the
-		// cache in seconds' less after the first), outside the command's
+		// Compiles the shell at the first bash call of the process (or
+		// loads it from the compilation cache), outside the command's
 		// timeout.
 		sh, err := a.newShell(ctx, s)
 		if err != nil {

@@ -47,31 +47,27 @@ type engine struct {
 
 	// The bash tool's shell, a guest of its own runtime (see
 	// internal/shell/wasmshell) sharing the cache and the memory limit,
-	// compiled after the interpreter (compileShells) so that sessions do
-	// not wait for it: shellsReady is closed once shells or shellsErr is
-	// set.
-	shellsReady chan struct{}
-	shells      *wasmshell.Engine
-	shellsErr   error
+	// compiled at the first bash call (shellEngine): a process that never
+	// runs bash (most workers) pays neither its time nor its memory.
+	shellsMu  sync.Mutex
+	shells    *wasmshell.Engine
+	shellsErr error
 }
 
-// compileShells compiles the shell guest (or finds it in the cache).
-func (e *engine) compileShells(ctx context.Context) {
-	defer close(e.shellsReady)
-	e.shells, e.shellsErr = wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: e.memoryBytes, Cache: e.cache})
-}
-
-// shellEngine waits for the shell guest to be compiled.
+// shellEngine compiles the shell guest (or loads it from the cache) at its
+// first use; later calls get the same engine, or the same error.
 func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
-	select {
-	case <-e.shellsReady:
-		if e.shellsErr != nil {
-			return nil, fmt.Errorf("%w: the shell: %v", port.ErrRuntimeFailure, e.shellsErr)
-		}
-		return e.shells, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	e.shellsMu.Lock()
+	defer e.shellsMu.Unlock()
+	if e.shells == nil && e.shellsErr == nil {
+		// Not cancelled with the call that asks first: a later call would
+		// get its error.
+		e.shells, e.shellsErr = wasmshell.NewEngine(context.WithoutCancel(ctx), wasmshell.Config{MemoryBytes: e.memoryBytes, Cache: e.cache})
 	}
+	if e.shellsErr != nil {
+		return nil, fmt.Errorf("%w: the shell: %v", port.ErrRuntimeFailure, e.shellsErr)
+	}
+	return e.shells, nil
 }
 
 func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
@@ -109,7 +105,7 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	e := &engine{runtime: rt, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shellsReady: make(chan struct{})}
+	e := &engine{runtime: rt, compiled: compiled, cache: cache, memoryBytes: memoryBytes}
 	t := time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
@@ -126,6 +122,8 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 
 func (e *engine) close(ctx context.Context) error {
 	err := e.runtime.Close(ctx)
+	e.shellsMu.Lock()
+	defer e.shellsMu.Unlock()
 	if e.shells != nil {
 		err = errors.Join(err, e.shells.Close(ctx))
 	}
