@@ -7,7 +7,7 @@
 // after the other, keeping the shell's state (directory, variables,
 // functions, options) between them. Everything it exchanges with the host
 // goes through the functions the host provides in the "codeport_shell"
-// module (see protocol.go): the script being run can reach none of them, so
-// it cannot forge a call's end or its status. Its standard output and
-// error are the call's.
+// module (see package wasmshell/protocol): the script being run can reach
+// none of them, so it cannot forge a call's end or its status. Its
+// standard output and error are the call's.
 package main

@@ -16,15 +16,17 @@ import (
 	"unsafe"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell"
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell/protocol"
 )
 
-// The host's functions; see package wasmshell.
+// The host's functions; see package wasmshell. The module name must be
+// written out here: it is protocol.Module.
 
 //go:wasmimport codeport_shell next_request
 func hostNextRequest() uint32
 
-//go:wasmimport codeport_shell read_request
-func hostReadRequest(ptr unsafe.Pointer, size uint32)
+//go:wasmimport codeport_shell take
+func hostTake(ptr unsafe.Pointer, size uint32)
 
 //go:wasmimport codeport_shell reply
 func hostReply(status int32)
@@ -34,9 +36,6 @@ func hostStopReason() uint32
 
 //go:wasmimport codeport_shell python
 func hostPython(ptr unsafe.Pointer, size uint32) uint32
-
-//go:wasmimport codeport_shell read_python
-func hostReadPython(ptr unsafe.Pointer, size uint32)
 
 //go:wasmimport codeport_shell chmod
 func hostChmod(ptr unsafe.Pointer, size uint32, mode uint32) uint32
@@ -50,15 +49,15 @@ func hostQuotaLimit() int64
 //go:wasmimport codeport_shell quota_used
 func hostQuotaUsed() int64
 
-// noRequest is next_request's answer when the session ends.
-const noRequest = 0xFFFFFFFF
-
-// Stop reasons.
-const (
-	stopNone = iota
-	stopDeadline
-	stopCancelled
-)
+// take returns the n bytes the host announced (a request, a python
+// result).
+func take(n uint32) []byte {
+	buf := make([]byte, n)
+	if n > 0 {
+		hostTake(unsafe.Pointer(&buf[0]), n)
+	}
+	return buf
+}
 
 func main() {
 	// Arguments: MaxFileBytes, whether the host runs python.
@@ -74,15 +73,11 @@ func main() {
 	sh := shell.New(shell.Options{MaxFileBytes: maxFile, Python: python, Poll: stop.poll, Chmod: chmod, Mode: mode, Quota: quota})
 	for {
 		n := hostNextRequest()
-		if n == noRequest {
+		if n == protocol.NoRequest {
 			return
 		}
-		buf := make([]byte, n)
-		if n > 0 {
-			hostReadRequest(unsafe.Pointer(&buf[0]), n)
-		}
-		var req request
-		if err := json.Unmarshal(buf, &req); err != nil || req.Version != protocolVersion {
+		var req protocol.Request
+		if err := json.Unmarshal(take(n), &req); err != nil || req.Version != protocol.Version {
 			fmt.Fprintf(os.Stderr, "bash: internal error: bad request from the host\n")
 			hostReply(1)
 			continue
@@ -102,10 +97,10 @@ func (s *stopper) poll() {
 	if s.cancel == nil {
 		return
 	}
-	switch hostStopReason() {
-	case stopDeadline:
+	switch protocol.Stop(hostStopReason()) {
+	case protocol.StopDeadline:
 		s.cancel(context.DeadlineExceeded)
-	case stopCancelled:
+	case protocol.StopCancelled:
 		s.cancel(context.Canceled)
 	}
 }
@@ -150,11 +145,11 @@ func chmod(guestPath string, mode fs.FileMode) error {
 	}
 	b := []byte(guestPath)
 	switch hostChmod(unsafe.Pointer(&b[0]), uint32(len(b)), uint32(mode.Perm())) {
-	case chmodOK:
+	case protocol.ChmodOK:
 		return nil
-	case chmodNotFound:
+	case protocol.ChmodNotFound:
 		return syscall.ENOENT
-	case chmodRefused:
+	case protocol.ChmodRefused:
 		return syscall.EPERM
 	}
 	return syscall.EIO
@@ -164,17 +159,12 @@ func chmod(guestPath string, mode fs.FileMode) error {
 // this instance waits.
 func runPython(ctx context.Context, argv []string, stdin []byte, stdout, stderr io.Writer) (int, error) {
 	inv, _ := shell.InvocationFrom(ctx)
-	req, err := json.Marshal(pythonRequest{Argv: argv, Stdin: stdin, Dir: inv.Dir, Env: inv.Env})
+	req, err := json.Marshal(protocol.PythonRequest{Argv: argv, Stdin: stdin, Dir: inv.Dir, Env: inv.Env})
 	if err != nil {
 		return 1, err
 	}
-	n := hostPython(unsafe.Pointer(&req[0]), uint32(len(req)))
-	out := make([]byte, n)
-	if n > 0 {
-		hostReadPython(unsafe.Pointer(&out[0]), n)
-	}
-	var res pythonResult
-	if err := json.Unmarshal(out, &res); err != nil {
+	var res protocol.PythonResult
+	if err := json.Unmarshal(take(hostPython(unsafe.Pointer(&req[0]), uint32(len(req)))), &res); err != nil {
 		return 1, fmt.Errorf("bad answer from the host: %w", err)
 	}
 	if _, err := stdout.Write(res.Stdout); err != nil && !errors.Is(err, io.ErrClosedPipe) {

@@ -11,17 +11,16 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell/protocol"
 )
 
-// The functions the guest imports from the "codeport_shell" module (see
+// The functions the guest imports from the protocol.Module module (see
 // ../guest/main_wasip1.go). They are the only channel between a guest and
 // the host besides the mounts and the standard streams, and only the
 // guest's own Go code calls them: a script cannot, so it cannot end a call
 // or choose its status. Each finds its instance through the context of the
 // guest's _start, which runs for the guest's whole life.
-
-// noRequest is next_request's answer when the guest is to end.
-const noRequest = 0xFFFFFFFF
 
 // maxPythonRequest bounds what the guest may hand over for one python
 // command: its stdin is capped at MaxFileBytes in the guest already, and
@@ -30,16 +29,15 @@ const maxPythonRequest = 1 << 30
 
 func instantiateHost(ctx context.Context, rt wazero.Runtime) error {
 	i32 := api.ValueTypeI32
-	b := rt.NewHostModuleBuilder("codeport_shell")
+	b := rt.NewHostModuleBuilder(protocol.Module)
 	fn := func(name string, f api.GoModuleFunc, params, results []api.ValueType) {
 		b.NewFunctionBuilder().WithGoModuleFunction(f, params, results).Export(name)
 	}
 	fn("next_request", hostNextRequest, nil, []api.ValueType{i32})
-	fn("read_request", hostReadRequest, []api.ValueType{i32, i32}, nil)
+	fn("take", hostTake, []api.ValueType{i32, i32}, nil)
 	fn("reply", hostReply, []api.ValueType{i32}, nil)
 	fn("stop_reason", hostStopReason, nil, []api.ValueType{i32})
 	fn("python", hostPython, []api.ValueType{i32, i32}, []api.ValueType{i32})
-	fn("read_python", hostReadPython, []api.ValueType{i32, i32}, nil)
 	fn("chmod", hostChmod, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
 	fn("mode", hostMode, []api.ValueType{i32, i32}, []api.ValueType{i32})
 	fn("quota_limit", hostQuotaLimit, nil, []api.ValueType{api.ValueTypeI64})
@@ -64,7 +62,8 @@ func instanceOf(ctx context.Context, m api.Module) *instance {
 }
 
 // next_request() -> size: waits for the next call and returns the size of
-// its request, or noRequest when the guest is to end.
+// its request, which take copies, or protocol.NoRequest when the guest is
+// to end.
 func hostNextRequest(ctx context.Context, m api.Module, stack []uint64) {
 	inst := instanceOf(ctx, m)
 	inst.readyOne.Do(func() { close(inst.ready) })
@@ -73,18 +72,19 @@ func hostNextRequest(ctx context.Context, m api.Module, stack []uint64) {
 		inst.pending = req
 		stack[0] = uint64(len(req))
 	case <-inst.closing:
-		stack[0] = noRequest
+		stack[0] = protocol.NoRequest
 	case <-ctx.Done():
-		stack[0] = noRequest
+		stack[0] = protocol.NoRequest
 	}
 }
 
-// read_request(ptr, size): copies the announced request into the guest.
-func hostReadRequest(ctx context.Context, m api.Module, stack []uint64) {
+// take(ptr, size): copies into the guest what the last next_request or
+// python announced.
+func hostTake(ctx context.Context, m api.Module, stack []uint64) {
 	inst := instanceOf(ctx, m)
 	ptr, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 	if int(size) != len(inst.pending) || !m.Memory().Write(ptr, inst.pending) {
-		panic("wasmshell: read_request out of range")
+		panic("wasmshell: take out of range")
 	}
 	inst.pending = nil
 }
@@ -105,99 +105,46 @@ func hostStopReason(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 // python(ptr, size) -> size: runs the python command line in the JSON
-// request at ptr and returns the size of its JSON result, which
-// read_python copies.
+// request at ptr and returns the size of its JSON result, which take
+// copies.
 func hostPython(ctx context.Context, m api.Module, stack []uint64) {
 	inst := instanceOf(ctx, m)
 	ptr, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	var res PythonResult
-	raw, ok := m.Memory().Read(ptr, size)
-	var call struct {
-		Argv  []string `json:"argv"`
-		Stdin []byte   `json:"stdin"`
-		Dir   string   `json:"dir"`
-		Env   []string `json:"env"`
-	}
 	inst.callMu.Lock()
 	callCtx := inst.callCtx
 	inst.callMu.Unlock()
+	var res PythonResult
+	raw, ok := m.Memory().Read(ptr, size)
+	var call PythonCall
 	switch {
 	case !ok || size > maxPythonRequest:
 		res.Error = "bad request"
 	case inst.python == nil:
-		res.Error = "not available"
-		res.Code = 127
+		res.Error, res.Code = "not available", 127
 	case callCtx == nil:
 		res.Error = "no call in progress"
+	case json.Unmarshal(raw, &call) != nil || len(call.Argv) == 0:
+		res.Error = "bad request"
 	default:
-		if err := json.Unmarshal(raw, &call); err != nil || len(call.Argv) == 0 {
-			res.Error = "bad request"
-			break
-		}
-		res = inst.python(callCtx, PythonCall{Argv: call.Argv, Stdin: call.Stdin, Dir: call.Dir, Env: call.Env})
+		res = inst.python(callCtx, call)
 	}
-	out, err := json.Marshal(struct {
-		Stdout []byte `json:"stdout"`
-		Stderr []byte `json:"stderr"`
-		Code   int    `json:"code"`
-		Error  string `json:"error,omitempty"`
-	}{res.Stdout, res.Stderr, res.Code, res.Error})
+	out, err := json.Marshal(res)
 	if err != nil {
 		panic(err)
 	}
-	inst.pyResult = out
+	inst.pending = out
 	stack[0] = uint64(len(out))
 }
 
-// read_python(ptr, size): copies the result python announced.
-func hostReadPython(ctx context.Context, m api.Module, stack []uint64) {
-	inst := instanceOf(ctx, m)
-	ptr, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	if int(size) != len(inst.pyResult) || !m.Memory().Write(ptr, inst.pyResult) {
-		panic("wasmshell: read_python out of range")
-	}
-	inst.pyResult = nil
-}
-
-// chmod's answers; see ../guest/protocol.go.
-const (
-	chmodOK = iota
-	chmodNotFound
-	chmodRefused
-	chmodFailed
-)
-
-// chmod(ptr, size, mode) -> answer: sets the permission bits of the file
-// at the guest path, through the mount's file system (which confines it as
-// it confines every other call). WASI has no call for it.
-func hostChmod(ctx context.Context, m api.Module, stack []uint64) {
-	inst := instanceOf(ctx, m)
-	ptr, size, mode := api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
+// mounted finds the mount of the guest path at ptr (size bytes) and the
+// path inside it; fsys is nil for a path outside the mounts or out of
+// range.
+func (inst *instance) mounted(m api.Module, ptr, size uint32) (fsys experimentalsys.FS, sub string) {
 	raw, ok := m.Memory().Read(ptr, size)
-	if !ok || size > 4096 {
-		stack[0] = chmodFailed
-		return
+	if !ok || size > maxPath {
+		return nil, ""
 	}
-	fsys, sub := inst.mounted(string(raw))
-	if fsys == nil {
-		stack[0] = chmodNotFound
-		return
-	}
-	switch errno := fsys.Chmod(sub, fs.FileMode(mode&0o777)); errno {
-	case 0:
-		stack[0] = chmodOK
-	case experimentalsys.ENOENT, experimentalsys.ENOTDIR:
-		stack[0] = chmodNotFound
-	case experimentalsys.EPERM, experimentalsys.EACCES:
-		stack[0] = chmodRefused
-	default:
-		stack[0] = chmodFailed
-	}
-}
-
-// mounted finds the mount of a guest path and the path inside it.
-func (inst *instance) mounted(guestPath string) (experimentalsys.FS, string) {
-	p := path.Clean(guestPath)
+	p := path.Clean(string(raw))
 	for _, mnt := range []struct {
 		dir string
 		fs  experimentalsys.FS
@@ -212,25 +159,41 @@ func (inst *instance) mounted(guestPath string) (experimentalsys.FS, string) {
 	return nil, ""
 }
 
+// maxPath bounds a guest path handed to chmod or mode.
+const maxPath = 4096
+
+// chmod(ptr, size, mode) -> answer: sets the permission bits of the file
+// at the guest path, through the mount's file system (which confines it as
+// it confines every other call). WASI has no call for it.
+func hostChmod(ctx context.Context, m api.Module, stack []uint64) {
+	fsys, sub := instanceOf(ctx, m).mounted(m, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+	if fsys == nil {
+		stack[0] = protocol.ChmodNotFound
+		return
+	}
+	switch errno := fsys.Chmod(sub, fs.FileMode(api.DecodeU32(stack[2])&0o777)); errno {
+	case 0:
+		stack[0] = protocol.ChmodOK
+	case experimentalsys.ENOENT, experimentalsys.ENOTDIR:
+		stack[0] = protocol.ChmodNotFound
+	case experimentalsys.EPERM, experimentalsys.EACCES:
+		stack[0] = protocol.ChmodRefused
+	default:
+		stack[0] = protocol.ChmodFailed
+	}
+}
+
 // mode(ptr, size) -> perm or -1: the permission bits of the file at the
 // guest path (without following a link), which WASI does not report.
 func hostMode(ctx context.Context, m api.Module, stack []uint64) {
-	inst := instanceOf(ctx, m)
-	ptr, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	raw, ok := m.Memory().Read(ptr, size)
+	fsys, sub := instanceOf(ctx, m).mounted(m, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
 	stack[0] = api.EncodeI32(-1)
-	if !ok || size > 4096 {
-		return
-	}
-	fsys, sub := inst.mounted(string(raw))
 	if fsys == nil {
 		return
 	}
-	st, errno := fsys.Lstat(sub)
-	if errno != 0 {
-		return
+	if st, errno := fsys.Lstat(sub); errno == 0 {
+		stack[0] = api.EncodeI32(int32(st.Mode.Perm()))
 	}
-	stack[0] = api.EncodeI32(int32(st.Mode.Perm()))
 }
 
 // quota_limit() -> bytes, quota_used() -> bytes: the session's quota for

@@ -22,14 +22,12 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell/protocol"
 )
 
 //go:embed runtime/shell.wasm
 var shellWasm []byte
-
-// protocolVersion is the version of the requests the guest accepts; see
-// ../guest/protocol.go.
-const protocolVersion = 1
 
 // wasmPage is the size of a page of linear memory.
 const wasmPage = 64 << 10
@@ -99,20 +97,13 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 // Close releases the compiled shell; every Shell must be closed first.
 func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
 
-// PythonCall is a python command line the shell runs.
-type PythonCall struct {
-	Argv  []string // as typed: argv[0] is python or python3
-	Stdin []byte   // the whole of its standard input
-	Dir   string   // the shell's directory, a guest path
-	Env   []string // the exported variables, NAME=value
-}
+// PythonCall is a python command line the shell runs: argv as typed
+// (argv[0] is python or python3), the whole of its standard input, the
+// shell's directory (a guest path) and its exported variables.
+type PythonCall = protocol.PythonRequest
 
 // PythonResult is how it ended. A non-empty Error means it could not run.
-type PythonResult struct {
-	Stdout, Stderr []byte
-	Code           int
-	Error          string
-}
+type PythonResult = protocol.PythonResult
 
 // Options configures one session's shell.
 type Options struct {
@@ -153,12 +144,12 @@ func (e *Engine) Start(opts Options) (*Shell, error) {
 }
 
 // Stop says why a call ended early.
-type Stop int
+type Stop = protocol.Stop
 
 const (
-	StopNone      Stop = iota
-	StopDeadline       // its context's deadline passed
-	StopCancelled      // its context was cancelled
+	StopNone      = protocol.StopNone
+	StopDeadline  = protocol.StopDeadline  // its context's deadline passed
+	StopCancelled = protocol.StopCancelled // its context was cancelled
 )
 
 // Result is how a call ended.
@@ -175,8 +166,6 @@ type Result struct {
 	// TooDeep reports a guest that ended because the script nested too
 	// deep (unbounded recursion) for its call stack.
 	TooDeep bool
-	// Crash is the first line of what ended a lost guest otherwise.
-	Crash string
 }
 
 // ErrClosed is a Run after Close.
@@ -208,10 +197,7 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 		s.inst = inst
 	}
 	inst := s.inst
-	req, err := json.Marshal(struct {
-		Version int    `json:"version"`
-		Command string `json:"command"`
-	}{protocolVersion, command})
+	req, err := json.Marshal(protocol.Request{Version: protocol.Version, Command: command})
 	if err != nil {
 		return Result{}, err
 	}
@@ -261,10 +247,9 @@ func (s *Shell) lost(res Result) Result {
 	res.Lost = true
 	res.OutOfMemory = s.inst.outOfMemory()
 	if err := s.inst.exitErr; err != nil && !res.OutOfMemory {
-		msg, _, _ := strings.Cut(err.Error(), "\n")
 		// wazero's trap of a guest whose native call stack overflowed.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
 		res.TooDeep = strings.Contains(msg, "stack overflow")
-		res.Crash = msg
 	}
 	if res.Code == 0 {
 		res.Code = 1
@@ -367,14 +352,13 @@ type instance struct {
 	workspace, tmp experimentalsys.FS // the mounts, for chmod
 	quotaFn        func() (limit, used int64)
 
-	pending []byte // the request next_request announced
+	pending []byte // what next_request or python announced, for take
 
-	python   func(context.Context, PythonCall) PythonResult
-	pyResult []byte
-	callMu   sync.Mutex
-	callCtx  context.Context // the call in progress's, for python
-	stdout   switchWriter
-	stderr   switchWriter
+	python  func(context.Context, PythonCall) PythonResult
+	callMu  sync.Mutex
+	callCtx context.Context // the call in progress's, for python
+	stdout  switchWriter
+	stderr  switchWriter
 }
 
 type instanceKey struct{}
