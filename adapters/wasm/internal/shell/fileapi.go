@@ -22,7 +22,7 @@ func (c *call) writeFile(p string, r io.Reader) error {
 	if t.dev != "" || t.root {
 		return fs.ErrPermission
 	}
-	_, err = c.sh.fs.ws.Write(t.rel, &ctxReader{ctx: c.ctx, r: r}, c.sh.fs.max)
+	_, err = c.sh.fs.replace(t.rel, &ctxReader{ctx: c.ctx, r: r})
 	return err
 }
 

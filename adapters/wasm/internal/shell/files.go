@@ -827,7 +827,8 @@ func (c *call) createEmpty(t target) error {
 	if !info.IsDir() {
 		return syscall.ENOTDIR
 	}
-	return c.sh.fs.ws.WriteFile(t.rel, nil, c.sh.fs.max)
+	_, err = c.sh.fs.replace(t.rel, strings.NewReader(""))
+	return err
 }
 
 // chmod changes modes on the host's file system, where the workspace is a

@@ -25,8 +25,9 @@ const (
 	devStderr = "/dev/stderr"
 )
 
-// workspaceTmpPrefix starts the names of the temporary files workspace.Write
-// renames into place; listings leave them out.
+// workspaceTmpPrefix starts the names of the temporary files that replace
+// (here) and the files API (on the host) rename into place; listings leave
+// them out.
 const workspaceTmpPrefix = ".codeport-tmp-"
 
 // errOutside is the error of a path that names something outside the
@@ -91,7 +92,6 @@ func resolve(dir, p string) (target, error) {
 // context every 64 levels. Symbolic links cannot exist in the mounts; a
 // walk refuses one anyway.
 type fsys struct {
-	ws      mounts
 	max     int64 // MaxFileBytes; <= 0 means no cap
 	chmodFn func(guestPath string, mode fs.FileMode) error
 	modeFn  func(guestPath string) (fs.FileMode, bool)
@@ -309,9 +309,8 @@ func checkRegular(fi fs.FileInfo) error {
 // mkdir creates the directory rel, and its parents if parents is set (an
 // existing directory is then not an error).
 //
-// Directories are made through the workspace, which charges each to the
-// session's entry and byte quota as Python's are: made directly, they
-// escaped both.
+// The mount's file system charges each directory to the session's entry
+// and byte quota, as Python's are. The walk of at refuses a link on the way.
 func (f *fsys) mkdir(ctx context.Context, rel string, parents bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -346,21 +345,19 @@ func (f *fsys) mkdir(ctx context.Context, rel string, parents bool) error {
 	return nil
 }
 
-// remove removes the file, symbolic link or empty directory rel. The bytes
-// of a regular file go back to the quota.
+// remove removes the file, symbolic link or empty directory rel, never a
+// mount. The mount's file system gives its bytes and its entry back to the
+// quota.
 func (f *fsys) remove(ctx context.Context, rel string) error {
-	fi, err := f.lstat(ctx, rel)
-	if err != nil {
-		return err
+	if _, sub := locate(rel); sub == "." {
+		return fs.ErrPermission
 	}
-	switch {
-	case fi.Mode().IsRegular():
-		return f.ws.Remove(rel)
-	case fi.IsDir():
-		// Through the workspace, which gives the entry back.
-		return f.ws.RemoveDir(rel)
-	}
-	return f.at(ctx, rel, func(dir *os.Root, name string) error { return dir.Remove(name) })
+	return f.at(ctx, rel, func(dir *os.Root, name string) error {
+		if _, err := lstatIn(dir, rel, name, true); err != nil {
+			return err
+		}
+		return dir.Remove(name)
+	})
 }
 
 // removeAll removes rel and, for a directory, everything below it, without
@@ -403,9 +400,9 @@ func (f *fsys) rename(ctx context.Context, src, dst string) error {
 			return errNotDirOverwrite
 		default:
 			// A file, or an empty directory, that the move replaces:
-			// removed through the workspace, so that its bytes or entry
-			// go back to the quota (a directory that is not empty is
-			// refused here as rename(2) would refuse it).
+			// removed first, so that its bytes or entry go back to the
+			// quota (a directory that is not empty is refused here as
+			// rename(2) would refuse it).
 			if err := f.remove(ctx, dst); err != nil {
 				return err
 			}
@@ -460,14 +457,14 @@ func (f *fsys) readlink(ctx context.Context, rel string) (s string, err error) {
 	return s, err
 }
 
-// copyFile copies the regular file src to dst through the workspace.
+// copyFile copies the regular file src to dst.
 func (f *fsys) copyFile(ctx context.Context, src, dst string) error {
 	in, err := f.open(ctx, src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	_, err = f.ws.Write(dst, &ctxReader{ctx: ctx, r: in}, f.max)
+	_, err = f.replace(dst, &ctxReader{ctx: ctx, r: in})
 	return err
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
@@ -25,10 +24,8 @@ const (
 	tmpRoot   = "/tmp"
 )
 
-// mounts performs the file operations that change the tree. Paths are
-// "rel" paths as fsys uses them: relative to /workspace, or absolute below
-// /tmp.
-type mounts struct{}
+// Paths below are "rel" paths as fsys uses them: relative to /workspace,
+// or absolute below /tmp.
 
 // locate splits a rel path into its mount and the path inside it ("." for
 // the mount itself).
@@ -62,22 +59,22 @@ func guestPath(rel string) string {
 	return path.Join(mount, sub)
 }
 
-// Write replaces (or creates) the regular file rel with what r yields: the
-// bytes go to a temporary file beside it, renamed over the target once
-// complete, so a refused write (over maxBytes, over the quota) leaves what
-// was there. maxBytes <= 0 means no cap beyond the quota.
-func (mounts) Write(rel string, r io.Reader, maxBytes int64) (int64, error) {
+// replace replaces (or creates) the regular file rel with what r yields:
+// the bytes go to a temporary file beside it, renamed over the target once
+// complete, so a refused write (over MaxFileBytes, over the quota) leaves
+// what was there.
+func (f *fsys) replace(rel string, r io.Reader) (int64, error) {
 	target := guestPath(rel)
 	if fi, err := os.Lstat(target); err == nil && fi.IsDir() {
 		return 0, syscall.EISDIR
 	}
 	tmp := path.Join(path.Dir(target), workspaceTmpPrefix+rand.Text())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return 0, err
 	}
-	n, err := io.Copy(capped(f, 0, maxBytes), r)
-	if cerr := f.Close(); err == nil {
+	n, err := io.Copy(capped(out, 0, f.max), r)
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
@@ -90,23 +87,23 @@ func (mounts) Write(rel string, r io.Reader, maxBytes int64) (int64, error) {
 	return n, nil
 }
 
-// Append adds what r yields to the end of the regular file rel, which it
-// creates if need be, keeping the file within maxBytes (<= 0: no cap). As
-// in bash, a refused write leaves what was appended before it.
-func (mounts) Append(rel string, r io.Reader, maxBytes int64) (int64, error) {
-	f, err := os.OpenFile(guestPath(rel), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+// appendTo adds what r yields to the end of the regular file rel, which it
+// creates if need be, keeping the file within MaxFileBytes. As in bash, a
+// refused write leaves what was appended before it.
+func (f *fsys) appendTo(rel string, r io.Reader) (int64, error) {
+	out, err := os.OpenFile(guestPath(rel), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return 0, err
 	}
-	fi, err := f.Stat()
+	fi, err := out.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
 		err = errNotRegular
 	}
 	var n int64
 	if err == nil {
-		n, err = io.Copy(capped(f, fi.Size(), maxBytes), r)
+		n, err = io.Copy(capped(out, fi.Size(), f.max), r)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	return n, err
@@ -134,37 +131,6 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.size += int64(n)
 	return n, err
-}
-
-// WriteFile is Write from a byte slice.
-func (m mounts) WriteFile(rel string, data []byte, maxBytes int64) error {
-	_, err := m.Write(rel, strings.NewReader(string(data)), maxBytes)
-	return err
-}
-
-func (mounts) Mkdir(rel string) error { return os.Mkdir(guestPath(rel), 0o755) }
-
-func (mounts) MkdirAll(rel string) error { return os.MkdirAll(guestPath(rel), 0o755) }
-
-// Remove removes a file (never a directory).
-func (mounts) Remove(rel string) error {
-	p := guestPath(rel)
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return syscall.EISDIR
-	}
-	return os.Remove(p)
-}
-
-// RemoveDir removes an empty directory (never a mount).
-func (mounts) RemoveDir(rel string) error {
-	if _, sub := locate(rel); sub == "." {
-		return fs.ErrPermission
-	}
-	return syscall.Rmdir(guestPath(rel))
 }
 
 // errFileTooLarge is a write over MaxFileBytes.

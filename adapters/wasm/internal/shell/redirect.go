@@ -8,13 +8,13 @@ import (
 )
 
 // fileWriter is a file opened for writing by a redirection (> or >>) or by
-// tee. The bytes stream into workspace.Write, which runs in a goroutine of
-// its own and puts the file in place when the writer is closed: the file is
-// replaced atomically, its bytes are charged to the quota as they come, and
-// a file over the size cap or the quota is refused without touching what
-// was there.
+// tee. The bytes stream into fsys.replace (or appendTo for >>), which runs
+// in a goroutine of its own and puts the file in place when the writer is
+// closed: the file is replaced atomically, its bytes are charged to the
+// quota as they come, and a file over the size cap or the quota is refused
+// without touching what was there.
 //
-// Each Write returns only once workspace.Write has taken all of its bytes
+// Each Write returns only once the writer has taken all of its bytes
 // (charged them and written them to its temporary file), so a refusal is the
 // error of the Write that caused it, and the command that wrote reports it.
 type fileWriter struct {
@@ -24,9 +24,9 @@ type fileWriter struct {
 	mu     sync.Mutex    // guards the fields below
 	cond   sync.Cond     // signalled on every change of them
 	buf    []byte        // bytes of the current Write not yet taken
-	busy   bool          // a Write waits for workspace.Write to take its bytes
+	busy   bool          // a Write waits for the writer to take its bytes
 	closed bool          // Close was called: the reader sees EOF
-	done   bool          // workspace.Write returned
+	done   bool          // the writer returned
 	err    error         // what it returned
 	told   bool          // err was returned by a Write
 	finish chan struct{} // closed when the goroutine has ended
@@ -45,9 +45,9 @@ func (s *Shell) startWrite(name, rel string, appending bool, report io.Writer) *
 		defer close(w.finish)
 		var err error
 		if appending {
-			_, err = s.fs.ws.Append(rel, r, s.fs.max)
+			_, err = s.fs.appendTo(rel, r)
 		} else {
-			_, err = s.fs.ws.Write(rel, r, s.fs.max)
+			_, err = s.fs.replace(rel, r)
 		}
 		w.mu.Lock()
 		w.done, w.err = true, err
@@ -57,7 +57,7 @@ func (s *Shell) startWrite(name, rel string, appending bool, report io.Writer) *
 	return w
 }
 
-// fileReader is the side of a fileWriter that workspace.Write reads.
+// fileReader is the side of a fileWriter that the writer reads.
 type fileReader struct{ w *fileWriter }
 
 func (r fileReader) Read(p []byte) (int, error) {
@@ -65,7 +65,7 @@ func (r fileReader) Read(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.busy && len(w.buf) == 0 {
-		// workspace.Write asks for more: it has dealt with all the bytes
+		// the writer asks for more: it has dealt with all the bytes
 		// of the current Write.
 		w.busy = false
 		w.cond.Broadcast()
@@ -100,7 +100,7 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 	for w.busy && !w.done {
 		w.cond.Wait()
 	}
-	if w.busy { // workspace.Write gave up before taking everything
+	if w.busy { // the writer gave up before taking everything
 		n := len(p) - len(w.buf)
 		w.buf, w.busy = nil, false
 		return n, w.failure()
@@ -108,7 +108,7 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// failure is the error of a write after workspace.Write returned early.
+// failure is the error of a write after the writer returned early.
 func (w *fileWriter) failure() error {
 	w.told = true
 	if w.err == nil {
