@@ -19,7 +19,8 @@
 // stops at its next step once the context of Run ends, and the host polls
 // (Options.Poll) reach the commands' loops: the guest has no preemption.
 // chmod never changes a mount's root, nor makes anything group- or
-// world-writable, setuid, setgid or sticky. $$ and $PPID are 1 and 0.
+// world-writable, setuid, setgid or sticky. $$ and $PPID are 3 and 2, the
+// fixed process IDs of Go on wasip1: the guest has no other.
 //
 // The commands are echo, printf, pwd, cd, cat, ls, mkdir, rm, rmdir, cp, mv,
 // touch, chmod, ln (which refuses: the mounts have no links), head, tail,

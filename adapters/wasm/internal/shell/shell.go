@@ -97,11 +97,6 @@ type Shell struct {
 	// ends.
 	guard  stackGuard
 	active atomic.Pointer[runState]
-
-	// sources holds sourced scripts rewritten for $$ (see rewriteSource),
-	// by the path the source builtin is given instead.
-	sourcesMu sync.Mutex
-	sources   map[string]string
 }
 
 // New returns the shell of a session. Its current directory is /workspace.
@@ -172,7 +167,6 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 		return code, nil
 	}
 	defer s.closeFiles()
-	defer s.forgetSources()
 	if err := interp.StdIO(nil, out, errw)(s.runner); err != nil {
 		return 1, err
 	}
@@ -213,9 +207,6 @@ func (s *Shell) parse(src, name string, stderr io.Writer) (file *syntax.File, co
 		return nil, 2, false
 	}
 	quoteUserTildes(file)
-	if mentionsPID(src) {
-		hidePIDs(file)
-	}
 	return file, 0, false
 }
 
@@ -459,9 +450,8 @@ func builtinTarget(args []string) int {
 // arguments recursively (test and [): a parse of theirs nests as deep as
 // the text does, without the call handler in between, so the text is
 // parsed here first under the stack guard and refused if it nests too
-// deep. It also hides $$ and $PPID in eval, source and trap (see pid.go),
-// and makes the path of source a guest one (the builtin looks the script
-// up in $PATH on the host first).
+// deep. It also makes the path of source a guest one (the builtin looks the
+// script up in $PATH first).
 func (s *Shell) checkNested(ctx context.Context, args []string) ([]string, error) {
 	i := builtinTarget(args)
 	if i > maxBuiltinChain {
@@ -477,11 +467,7 @@ func (s *Shell) checkNested(ctx context.Context, args []string) ([]string, error
 		if len(rest) == 0 {
 			break
 		}
-		var src string
-		src, nested = s.rewriteSource(strings.Join(rest, " "))
-		if src != "" {
-			args = append(slices.Clone(args[:i+1]), src)
-		}
+		nested = s.nestsTooDeep(strings.Join(rest, " "))
 	case "source", ".":
 		if len(rest) == 0 || rest[0] == "" {
 			break
@@ -489,11 +475,7 @@ func (s *Shell) checkNested(ctx context.Context, args []string) ([]string, error
 		hc := interp.HandlerCtx(ctx)
 		args = slices.Clone(args)
 		args[i+1] = guestAbs(hc.Dir, rest[0])
-		var replaced string
-		replaced, nested = s.rewriteSourced(ctx, args[i+1])
-		if replaced != "" {
-			args[i+1] = replaced
-		}
+		nested = s.sourcedNestsTooDeep(ctx, args[i+1])
 	case "trap":
 		if len(rest) > 0 && rest[0] == "--" {
 			i, rest = i+1, rest[1:]
@@ -501,12 +483,7 @@ func (s *Shell) checkNested(ctx context.Context, args []string) ([]string, error
 		if len(rest) < 2 || strings.HasPrefix(rest[0], "-") && rest[0] != "-" {
 			break
 		}
-		var src string
-		src, nested = s.rewriteSource(rest[0])
-		if src != "" {
-			args = slices.Clone(args)
-			args[i+1] = src
-		}
+		nested = s.nestsTooDeep(rest[0])
 	case "alias":
 		for _, a := range rest {
 			if _, v, ok := strings.Cut(a, "="); ok && !nested {
@@ -591,11 +568,6 @@ func (s *Shell) execMiddleware(next interp.ExecHandlerFunc) interp.ExecHandlerFu
 // openHandler opens the files of redirections (< > >>) and of source.
 func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMode) (io.ReadWriteCloser, error) {
 	ctx = s.polled(ctx)
-	if strings.HasPrefix(p, sourcePrefix) {
-		if src, ok := s.takeSource(p); ok {
-			return sourceFile{strings.NewReader(src)}, nil
-		}
-	}
 	hc := interp.HandlerCtx(ctx)
 	t, err := resolve(hc.Dir, p)
 	if err != nil {

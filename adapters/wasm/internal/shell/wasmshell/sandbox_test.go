@@ -74,7 +74,7 @@ func TestStateFilesAndPipes(t *testing.T) {
 		t.Fatalf("first call: %q %q %+v", out, errOut, res)
 	}
 	out, errOut, res := run(t, sh, ctx, "echo $x $(f 1) $(pwd) $$; while true; do echo y; done | head -3; ls /workspace")
-	if want := "5 f1 /tmp 1\ny\ny\ny\nf.txt\n"; out != want || errOut != "" || res.Code != 0 {
+	if want := "5 f1 /tmp 3\ny\ny\ny\nf.txt\n"; out != want || errOut != "" || res.Code != 0 {
 		t.Fatalf("second call: %q %q %+v, want %q", out, errOut, res, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "f.txt")); err != nil || string(b) != "data\n" {
