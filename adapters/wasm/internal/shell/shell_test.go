@@ -74,11 +74,13 @@ func echoPython(ctx context.Context, call wasmshell.PythonCall) wasmshell.Python
 }
 
 // guest is the shell engine every test shares, built at its first use
-// from this package's sources (so that the tests test them, not the
-// committed artifact, which wasmshell's tests compare with a fresh build).
-// Tests that need no shell (the parsers' fuzz targets) do not build it.
+// from this package's sources (so that the tests test them), once per test
+// run: TestCommittedGuestIsThisBuild compares the same build with the
+// committed artifact. Tests that need no shell (the parsers' fuzz targets)
+// do not build it.
 var guest struct {
 	once sync.Once
+	mod  []byte // the build
 	eng  *wasmshell.Engine
 	err  error
 }
@@ -97,17 +99,28 @@ func guestEngine(t testing.TB) *wasmshell.Engine {
 			guest.err = fmt.Errorf("building the shell guest: %v\n%s", err, out)
 			return
 		}
-		mod, err := os.ReadFile(wasm)
-		if err != nil {
-			guest.err = err
+		if guest.mod, guest.err = os.ReadFile(wasm); guest.err != nil {
 			return
 		}
-		guest.eng, guest.err = wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: 256 << 20, Module: mod})
+		guest.eng, guest.err = wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: 256 << 20, Module: guest.mod})
 	})
 	if guest.err != nil {
 		t.Fatal(guest.err)
 	}
 	return guest.eng
+}
+
+// The committed shell.wasm, which wasmshell embeds and the adapter runs,
+// is what build.sh makes from the sources in this tree, byte for byte.
+func TestCommittedGuestIsThisBuild(t *testing.T) {
+	guestEngine(t)
+	committed, err := os.ReadFile("wasmshell/runtime/shell.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(committed, guest.mod) {
+		t.Fatalf("wasmshell/runtime/shell.wasm (%d bytes) differs from a fresh build of the guest's sources (%d bytes): run make shell-rebuild and commit the result", len(committed), len(guest.mod))
+	}
 }
 
 func TestMain(m *testing.M) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -211,17 +210,5 @@ func TestClosedShell(t *testing.T) {
 	sh.Close()
 	if _, err := sh.Run(context.Background(), "echo x", nil, nil); !errors.Is(err, wasmshell.ErrClosed) {
 		t.Fatalf("Run after Close: %v", err)
-	}
-}
-
-// The committed shell.wasm is what build.sh makes from the sources in this
-// tree, byte for byte.
-func TestEmbeddedShellIsUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: rebuilding the guest takes tens of seconds")
-	}
-	out, err := exec.Command("runtime/build.sh", "--check").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
 	}
 }
