@@ -18,17 +18,43 @@ func noPool(c Config) Config { return c.WithWarmPool(0, nil) }
 // BenchmarkExecutePrint: print(1) in a live session, in process.
 func BenchmarkExecutePrint(b *testing.B) {
 	a := newTestAdapter(b, noPool)
-	id := newSession(b, a)
+	callLatency(b, a, newSession(b, a), port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}, "1\n")
+}
+
+// BenchmarkBash: one bash call in a live session whose shell has started,
+// for a builtin alone and for a two-command pipeline over a directory.
+func BenchmarkBash(b *testing.B) {
+	for _, bc := range []struct{ name, cmd, want string }{
+		{"echo", "echo hi", "hi\n"},
+		{"ls_wc", "ls | wc -l", "20\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := newTestAdapter(b, noPool)
+			id := newSession(b, a)
+			if _, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "for i in range(20): open(f'f{i}.txt', 'w').close()"}); err != nil {
+				b.Fatal(err)
+			}
+			callLatency(b, a, id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: bc.cmd}, bc.want)
+		})
+	}
+}
+
+// callLatency runs req in the session over and over (after one call off the
+// clock, which starts what the session starts lazily) and reports the
+// latency of a call; each must print want.
+func callLatency(b *testing.B, a *testAdapter, id string, req port.ExecuteRequest, want string) {
 	ctx := context.Background()
-	req := port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}
+	if _, err := a.Execute(ctx, id, req); err != nil {
+		b.Fatal(err)
+	}
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for b.Loop() {
 		t := time.Now()
 		res, err := a.Execute(ctx, id, req)
 		samples = append(samples, time.Since(t))
-		if err != nil || res.Stdout != "1\n" {
-			b.Fatalf("%v %q", err, res.Stdout)
+		if err != nil || res.Stdout != want {
+			b.Fatalf("%v %q %q", err, res.Stdout, res.Stderr)
 		}
 	}
 	measure.Report(b, "call", samples)
@@ -101,9 +127,32 @@ func BenchmarkDeadlineOverrun(b *testing.B) {
 }
 
 // BenchmarkIdleSessionMemory: resident memory added per idle session that
-// has run one call, over 32 sessions. Each iteration is timed whole (the
-// time is of creating 32 sessions); the metric is what counts.
+// has run one call, over 32 sessions: a Python cell ("python"), or a bash
+// command ("bash": the shell's guest besides the interpreter, whose linear
+// memory is reported too). Each iteration is timed whole (the time is of
+// creating the sessions); the metrics are what counts.
 func BenchmarkIdleSessionMemory(b *testing.B) {
+	b.Run("python", func(b *testing.B) {
+		sessionMemory(b, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"}, nil)
+	})
+	b.Run("bash", func(b *testing.B) {
+		sessionMemory(b, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "x=1; ls | wc -l"}, func(a *testAdapter, ids []string) {
+			var linear int64
+			for _, id := range ids {
+				s, err := a.d.lookup(id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				linear += s.shell.MemoryBytes()
+			}
+			b.ReportMetric(float64(linear)/float64(len(ids))/(1<<20), "MiB-shell-linear/session")
+		})
+	})
+}
+
+// sessionMemory measures the resident memory of 32 sessions that each ran
+// req, and hands them to report before destroying them.
+func sessionMemory(b *testing.B, req port.ExecuteRequest, report func(*testAdapter, []string)) {
 	const n = 32
 	// No pool: its refills would be counted as the sessions' memory.
 	a := newTestAdapter(b, noPool)
@@ -115,14 +164,17 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		ids := make([]string, 0, n)
 		for range n {
 			id := newSession(b, a)
-			if _, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"}); err != nil {
-				b.Fatal(err)
+			if res, err := a.Execute(ctx, id, req); err != nil || res.ReturnCode != 0 {
+				b.Fatal(err, res.Stderr)
 			}
 			ids = append(ids, id)
 		}
 		runtime.GC()
 		debug.FreeOSMemory()
 		b.ReportMetric(float64(measure.RSS()-before)/n/(1<<20), "MiB/idle-session")
+		if report != nil {
+			report(a, ids)
+		}
 		for _, id := range ids {
 			_ = a.DestroySession(ctx, id)
 		}
