@@ -1170,36 +1170,25 @@ func exprArith(op string, l, r exprValue) (exprValue, error) {
 
 // sum is ADD: MUL { ("+" | "-") MUL }.
 func (p *exprParser) sum(evaluate bool) (exprValue, error) {
-	l, err := p.product(evaluate)
-	if err != nil {
-		return l, err
-	}
-	for p.peek("+") || p.peek("-") {
-		op := p.args[p.i]
-		p.i++
-		r, err := p.product(evaluate)
-		if err != nil {
-			return r, err
-		}
-		if evaluate {
-			if l, err = exprArith(op, l, r); err != nil {
-				return l, err
-			}
-		}
-	}
-	return l, nil
+	return p.arith(evaluate, p.product, "+", "-")
 }
 
 // product is MUL: MATCH { ("*" | "/" | "%") MATCH }.
 func (p *exprParser) product(evaluate bool) (exprValue, error) {
-	l, err := p.match(evaluate)
+	return p.arith(evaluate, p.match, "*", "/", "%")
+}
+
+// arith parses operand { op operand } for the arithmetic operators ops,
+// left to right.
+func (p *exprParser) arith(evaluate bool, operand func(bool) (exprValue, error), ops ...string) (exprValue, error) {
+	l, err := operand(evaluate)
 	if err != nil {
 		return l, err
 	}
-	for p.peek("*") || p.peek("/") || p.peek("%") {
+	for p.i < len(p.args) && slices.Contains(ops, p.args[p.i]) {
 		op := p.args[p.i]
 		p.i++
-		r, err := p.match(evaluate)
+		r, err := operand(evaluate)
 		if err != nil {
 			return r, err
 		}

@@ -118,24 +118,10 @@ func sysOf(fi fs.FileInfo) sysInfo {
 
 // fileType is stat's %F.
 func fileType(fi fs.FileInfo) string {
-	m := fi.Mode()
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeCharDevice != 0:
-		return "character special file"
-	case m&fs.ModeDevice != 0:
-		return "block special file"
-	case m&fs.ModeNamedPipe != 0:
-		return "fifo"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case fi.Size() == 0:
+	if fi.Mode().IsRegular() && fi.Size() == 0 {
 		return "regular empty file"
 	}
-	return "regular file"
+	return kindOf(fi.Mode()).name
 }
 
 // rawMode is the st_mode value of fi (type and permission bits).

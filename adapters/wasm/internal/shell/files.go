@@ -377,22 +377,7 @@ func (l *lister) suffix(e lsEntry) string {
 // modeString formats a mode as ls -l does ("drwxr-xr-x").
 func modeString(m fs.FileMode) string {
 	var b strings.Builder
-	switch {
-	case m.IsDir():
-		b.WriteByte('d')
-	case m&fs.ModeSymlink != 0:
-		b.WriteByte('l')
-	case m&fs.ModeCharDevice != 0:
-		b.WriteByte('c')
-	case m&fs.ModeDevice != 0:
-		b.WriteByte('b')
-	case m&fs.ModeNamedPipe != 0:
-		b.WriteByte('p')
-	case m&fs.ModeSocket != 0:
-		b.WriteByte('s')
-	default:
-		b.WriteByte('-')
-	}
+	b.WriteByte(kindOf(m).letter)
 	const rwx = "rwxrwxrwx"
 	for i := range 9 {
 		if m&(1<<uint(8-i)) != 0 {
@@ -402,6 +387,31 @@ func modeString(m fs.FileMode) string {
 		}
 	}
 	return b.String()
+}
+
+// fileKind is the kind of file a mode names: ls's letter for it (find's
+// too, but for a regular file, which find calls f) and stat's name (%F).
+type fileKind struct {
+	letter byte
+	name   string
+}
+
+func kindOf(m fs.FileMode) fileKind {
+	switch {
+	case m.IsDir():
+		return fileKind{'d', "directory"}
+	case m&fs.ModeSymlink != 0:
+		return fileKind{'l', "symbolic link"}
+	case m&fs.ModeCharDevice != 0:
+		return fileKind{'c', "character special file"}
+	case m&fs.ModeDevice != 0:
+		return fileKind{'b', "block special file"}
+	case m&fs.ModeNamedPipe != 0:
+		return fileKind{'p', "fifo"}
+	case m&fs.ModeSocket != 0:
+		return fileKind{'s', "socket"}
+	}
+	return fileKind{'-', "regular file"}
 }
 
 // humanSize formats a size as ls -h does (1.5K, 23M).
@@ -1672,21 +1682,10 @@ func rawModeBits(m fs.FileMode) uint32 {
 	return r
 }
 
+// findType is find's letter for the kind of fi (-type, %y).
 func findType(fi fs.FileInfo) byte {
-	m := fi.Mode()
-	switch {
-	case m.IsDir():
-		return 'd'
-	case m&fs.ModeSymlink != 0:
-		return 'l'
-	case m&fs.ModeCharDevice != 0:
-		return 'c'
-	case m&fs.ModeDevice != 0:
-		return 'b'
-	case m&fs.ModeNamedPipe != 0:
-		return 'p'
-	case m&fs.ModeSocket != 0:
-		return 's'
+	if k := kindOf(fi.Mode()); k.letter != '-' {
+		return k.letter
 	}
 	return 'f'
 }
