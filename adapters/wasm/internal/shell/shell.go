@@ -478,7 +478,7 @@ func (s *Shell) checkNested(ctx context.Context, args []string) ([]string, error
 		nested = s.sourcedNestsTooDeep(ctx, args[i+1])
 	case "trap":
 		if len(rest) > 0 && rest[0] == "--" {
-			i, rest = i+1, rest[1:]
+			rest = rest[1:]
 		}
 		if len(rest) < 2 || strings.HasPrefix(rest[0], "-") && rest[0] != "-" {
 			break
