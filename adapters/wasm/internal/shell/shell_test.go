@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
 	"github.com/codeport/codeport/internal/workspace"
 )
@@ -75,14 +77,28 @@ func echoPython(ctx context.Context, call wasmshell.PythonCall) wasmshell.Python
 
 // guest is the shell engine every test shares, built at its first use
 // from this package's sources (so that the tests test them), once per test
-// run: TestCommittedGuestIsThisBuild compares the same build with the
+// process: TestCommittedGuestIsThisBuild compares the same build with the
 // committed artifact. Tests that need no shell (the parsers' fuzz targets)
-// do not build it.
+// do not build it. Its compiled code is kept where the adapter keeps its
+// own (the user's cache directory), so that each fuzzing worker, a process
+// of its own, loads it instead of spending its fuzz time compiling 12 MB.
 var guest struct {
-	once sync.Once
-	mod  []byte // the build
-	eng  *wasmshell.Engine
-	err  error
+	once  sync.Once
+	mod   []byte // the build
+	cache wazero.CompilationCache
+	eng   *wasmshell.Engine
+	err   error
+}
+
+// testCompilationCache is codeport/wazero under the user's cache directory
+// (the adapter's default), or a cache in memory when there is none.
+func testCompilationCache() wazero.CompilationCache {
+	if dir, err := os.UserCacheDir(); err == nil {
+		if c, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "codeport", "wazero")); err == nil {
+			return c
+		}
+	}
+	return wazero.NewCompilationCache()
 }
 
 func guestEngine(t testing.TB) *wasmshell.Engine {
@@ -102,7 +118,8 @@ func guestEngine(t testing.TB) *wasmshell.Engine {
 		if guest.mod, guest.err = os.ReadFile(wasm); guest.err != nil {
 			return
 		}
-		guest.eng, guest.err = wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: 256 << 20, Module: guest.mod})
+		guest.cache = testCompilationCache()
+		guest.eng, guest.err = wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: 256 << 20, Module: guest.mod, Cache: guest.cache})
 	})
 	if guest.err != nil {
 		t.Fatal(guest.err)
@@ -127,6 +144,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if guest.eng != nil {
 		guest.eng.Close(context.Background())
+	}
+	if guest.cache != nil {
+		guest.cache.Close(context.Background())
 	}
 	os.Exit(code)
 }
