@@ -43,6 +43,10 @@ type Quota struct {
 	dirBytes      int64
 	entries       int64
 	entryRefusals int64
+
+	// reclaim, when set, is asked to give back bytes before a reservation
+	// that does not fit is refused (see WithReclaim).
+	reclaim func(need int64)
 }
 
 // fileKey identifies a file on the host: device and inode.
@@ -126,6 +130,33 @@ func (q *Quota) WithEntryLimit(n int64) *Quota {
 	return q
 }
 
+// WithReclaim makes fn the quota's source of room: when a reservation of
+// bytes does not fit, fn is called with the bytes missing, without the
+// quota's lock held, and may Release bytes of things it can drop (kept
+// copies of outputs, which must never make a program's write fail); the
+// reservation is then tried once more. Call it before the quota is used.
+func (q *Quota) WithReclaim(fn func(need int64)) *Quota {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.reclaim = fn
+	return q
+}
+
+// makeRoom asks the reclaimer, if any, for the bytes by which n does not
+// fit now.
+func (q *Quota) makeRoom(n int64) {
+	if n <= 0 {
+		return
+	}
+	q.mu.Lock()
+	fn, short := q.reclaim, q.limit > 0 && n > q.limit-q.used
+	need := n - (q.limit - q.used)
+	q.mu.Unlock()
+	if fn != nil && short {
+		fn(need)
+	}
+}
+
 // EntryLimit reports the entry limit, 0 when unlimited.
 func (q *Quota) EntryLimit() int64 {
 	q.mu.Lock()
@@ -175,10 +206,28 @@ func (q *Quota) Reserve(n int64) error {
 	if n <= 0 {
 		return nil
 	}
+	q.makeRoom(n)
+	return q.reserve(n)
+}
+
+// reserve is Reserve without asking the reclaimer for room.
+func (q *Quota) reserve(n int64) error {
+	err := q.tryReserve(n)
+	if err != nil {
+		q.refused()
+	}
+	return err
+}
+
+// tryReserve is reserve without counting a refusal: for reservations
+// that are not a program's (keeping a copy of an output).
+func (q *Quota) tryReserve(n int64) error {
+	if n <= 0 {
+		return nil
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.limit > 0 && n > q.limit-q.used {
-		q.refusals++
 		return &QuotaError{Limit: q.limit, Used: q.used, Requested: n}
 	}
 	q.used += n
@@ -218,6 +267,12 @@ func (q *Quota) reserveEntry(dir bool) error {
 // tryReserveEntry is reserveEntry without counting a refusal, for a
 // caller that may find the operation would have failed anyway.
 func (q *Quota) tryReserveEntry(dir bool) error {
+	if dir {
+		q.mu.Lock()
+		n := q.dirBytes
+		q.mu.Unlock()
+		q.makeRoom(n)
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.entryLimit > 0 && q.entries >= q.entryLimit {
@@ -278,6 +333,7 @@ func (q *Quota) reserveUpTo(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
+	q.makeRoom(n)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.limit > 0 {

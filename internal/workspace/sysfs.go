@@ -48,17 +48,28 @@ const QuotaErrno = experimentalsys.EIO
 // (workspace.New charges them, and RemoveAll releases them). A nil q means
 // an unlimited quota of its own.
 func NewSysFS(dir string, q *Quota) experimentalsys.FS {
+	return newQuotaFS(dir, q, nil)
+}
+
+// SysFS is NewSysFS over the workspace's root and quota that also records
+// in Changes which files the guest writes.
+func (w *Workspace) SysFS() experimentalsys.FS {
+	return newQuotaFS(w.root, w.q, w.changes)
+}
+
+func newQuotaFS(dir string, q *Quota, c *Changes) *quotaFS {
 	if q == nil {
 		q = NewQuota(0)
 	}
-	return &quotaFS{FS: sysfs.DirFS(dir), dir: dir, q: q}
+	return &quotaFS{FS: sysfs.DirFS(dir), dir: dir, q: q, changes: c}
 }
 
 // quotaFS wraps a DirFS, accounting for file sizes in its quota.
 type quotaFS struct {
 	experimentalsys.FS
-	dir string
-	q   *Quota
+	dir     string
+	q       *Quota
+	changes *Changes // nil: writes are not recorded
 	// mu makes each size check and the change it guards one step, so that
 	// handles of this file system writing the same file account exactly.
 	mu sync.Mutex
@@ -116,7 +127,11 @@ func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 	}
 	k := fileKey{dev: st.Dev, ino: st.Ino}
 	s.q.fileOpened(k)
-	return &quotaFile{File: f, fs: s, key: k}, 0
+	qf := &quotaFile{File: f, fs: s, key: k, path: path}
+	if creating || truncating {
+		qf.changed()
+	}
+	return qf, 0
 }
 
 // Unlink implements experimentalsys.FS, releasing the file's bytes.
@@ -192,6 +207,9 @@ func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
 	if errno := s.FS.Rename(from, to); errno != 0 {
 		return errno
 	}
+	if ferr == 0 && fromSt.Mode.IsRegular() {
+		s.changes.record(pathpkg.Clean(to))
+	}
 	if terr != 0 {
 		return 0 // nothing was replaced
 	}
@@ -249,6 +267,19 @@ type quotaFile struct {
 	fs     *quotaFS
 	key    fileKey
 	closed bool
+	// path is the name the file was opened by, for the change record;
+	// noted is set once it is recorded.
+	path  string
+	noted bool
+}
+
+// changed records the file as written, once per handle; the caller holds
+// fs.mu.
+func (f *quotaFile) changed() {
+	if !f.noted {
+		f.noted = true
+		f.fs.changes.record(pathpkg.Clean(f.path))
+	}
 }
 
 var _ experimentalsys.PollableFile = (*quotaFile)(nil)
@@ -276,6 +307,9 @@ func (f *quotaFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	}
 	n, errno := f.File.Write(buf)
 	f.fs.q.adjust(reserved, growth(st.Size, start, n))
+	if n > 0 {
+		f.changed()
+	}
 	return n, errno
 }
 
@@ -296,6 +330,9 @@ func (f *quotaFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	}
 	n, errno := f.File.Pwrite(buf, off)
 	f.fs.q.adjust(reserved, growth(st.Size, off, n))
+	if n > 0 {
+		f.changed()
+	}
 	return n, errno
 }
 
@@ -323,6 +360,9 @@ func (f *quotaFile) Truncate(size int64) experimentalsys.Errno {
 	}
 	if delta < 0 {
 		f.fs.q.Release(-delta)
+	}
+	if delta != 0 {
+		f.changed()
 	}
 	return 0
 }

@@ -43,8 +43,9 @@ const tmpPrefix = ".codeport-tmp-"
 // A Workspace holds no open descriptors and is safe for concurrent use as far
 // as the file system is: concurrent writes to the same path leave one of them.
 type Workspace struct {
-	root string
-	q    *Quota
+	root    string
+	q       *Quota
+	changes *Changes
 }
 
 // New returns the workspace rooted at the host directory root, creating it
@@ -83,7 +84,7 @@ func New(root string, q *Quota) (*Workspace, error) {
 	}
 	q.charge(total)
 	q.chargeEntries(tree.entries, tree.dirs)
-	return &Workspace{root: abs, q: q}, nil
+	return &Workspace{root: abs, q: q, changes: &Changes{}}, nil
 }
 
 // Root returns the host path of the workspace root.
@@ -91,6 +92,10 @@ func (w *Workspace) Root() string { return w.root }
 
 // Quota returns the quota the workspace charges.
 func (w *Workspace) Quota() *Quota { return w.q }
+
+// Changes is the record of the files written through the workspace's Write
+// and its SysFS.
+func (w *Workspace) Changes() *Changes { return w.changes }
 
 // Resolve maps p to a host path inside the workspace. p is relative to the
 // workspace root, or absolute under GuestRoot; "", "." and GuestRoot name the
@@ -365,6 +370,7 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 		w.q.releaseEntries(1, 0)
 	}
 
+	w.changes.record(rel)
 	st, err := root.Lstat(rel)
 	if err != nil {
 		return port.FileInfo{}, pathErr("write", rel, err)
