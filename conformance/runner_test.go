@@ -224,6 +224,10 @@ func (l *leaky) GetFile(ctx context.Context, id, path string) (io.ReadCloser, po
 	return l.CodeExecutionPort.GetFile(ctx, l.route(id), path)
 }
 
+func (l *leaky) GetOutputFile(ctx context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
+	return l.CodeExecutionPort.GetOutputFile(ctx, l.route(id), fileID)
+}
+
 func (l *leaky) PutFile(ctx context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
 	return l.CodeExecutionPort.PutFile(ctx, l.route(id), path, r)
 }

@@ -151,6 +151,12 @@ type ResultBlock struct {
 // the error variant of Anthropic's union is ruled out.
 const ResultTypeCodeExecution = "code_execution_result"
 
+// PathHeader is the response header of GET /sessions/{id}/files?file_id=
+// that names the output file's workspace path, percent-encoded as a URL
+// path segment (url.PathEscape), since a path may hold bytes a header
+// value cannot.
+const PathHeader = "X-Codeport-Path"
+
 // OutputTypeCodeExecution is the type of a produced-file entry.
 const OutputTypeCodeExecution = "code_execution_output"
 
@@ -288,6 +294,7 @@ type Capabilities struct {
 	Limitations        []string  `json:"limitations,omitempty"`
 	ShellCommands      []string  `json:"shell_commands,omitempty"`
 	Partial            bool      `json:"partial,omitempty"`
+	OutputFiles        bool      `json:"output_files,omitempty"`
 	Network            bool      `json:"network"`
 	WorkingDirectory   string    `json:"working_directory"`
 	Limits             Limits    `json:"limits"`

@@ -27,6 +27,9 @@ type Capabilities struct {
 	// shell's builtins, sorted; empty when the backend does not say (or
 	// offers no bash tool).
 	ShellCommands []string
+	// OutputFiles reports whether results list the files each call
+	// produced (Result.Files), each retrievable by GetOutputFile.
+	OutputFiles bool
 	// Network reports whether programs can open network connections.
 	Network bool
 	// WorkingDirectory is where files live, as the program sees it.

@@ -17,6 +17,7 @@ const (
 	OpListFiles      Op = "list_files"
 	OpGetFile        Op = "get_file"
 	OpPutFile        Op = "put_file"
+	OpGetOutputFile  Op = "get_output_file"
 	OpDescribe       Op = "describe"
 )
 
@@ -42,7 +43,8 @@ type Call struct {
 	ReturnCode      int
 	StateLost       bool
 	OutputTruncated bool
-	// Bytes is the size of the file of a GetFile or PutFile.
+	// Bytes is the size of the file of a GetFile, GetOutputFile or
+	// PutFile.
 	Bytes int64
 }
 

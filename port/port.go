@@ -41,6 +41,14 @@ type CodeExecutionPort interface {
 	// backend's cap is refused with ErrFileTooLarge, never truncated.
 	PutFile(ctx context.Context, sessionID, path string, r io.Reader) (FileInfo, error)
 
+	// GetOutputFile opens a file an Execute call produced, by the FileID
+	// of one of its Result.Files: the file as it was when that call ended,
+	// even if it has changed or gone since. The FileInfo's Path is the
+	// workspace path it had then. An id the session never produced, or
+	// whose copy the backend dropped to make room, is ErrFileNotFound. The
+	// caller closes the returned reader.
+	GetOutputFile(ctx context.Context, sessionID, fileID string) (io.ReadCloser, FileInfo, error)
+
 	// Describe reports what this backend is and offers: the capability
 	// description a gateway turns into the tool description a model sees.
 	Describe(ctx context.Context) (Capabilities, error)
@@ -177,8 +185,12 @@ type Result struct {
 	// fresh interpreter and its workspace intact, and this call's Stderr
 	// says so.
 	StateLost bool
-	// Files lists files the call produced, for the contract's
-	// code_execution_output entries.
+	// Files lists the files of the workspace the call created or changed
+	// and that are there when it ends, in the order they were first
+	// written: the contract's code_execution_output entries. Each FileID
+	// opens that version with GetOutputFile. Empty when nothing was
+	// produced, or when the backend does not report produced files
+	// (Capabilities.OutputFiles).
 	Files []OutputFile
 }
 
@@ -192,7 +204,10 @@ const (
 
 // OutputFile is a file an execution produced.
 type OutputFile struct {
-	FileID   string
+	// FileID names this version of the file for GetOutputFile.
+	FileID string
+	// Filename is the file's path relative to the workspace root, with
+	// forward slashes.
 	Filename string
 }
 

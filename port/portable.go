@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -279,12 +280,39 @@ func (p *Port) GetFile(ctx context.Context, sessionID, path string) (io.ReadClos
 	if err := p.checkFileCall(sessionID, path, true); err != nil {
 		return nil, FileInfo{}, p.refuse(ctx, OpGetFile, sessionID, err)
 	}
-	k, err := p.begin(ctx, OpGetFile, sessionID)
+	return p.open(ctx, OpGetFile, sessionID, func(ctx context.Context) (io.ReadCloser, FileInfo, error) {
+		return p.d.GetFile(ctx, sessionID, path)
+	})
+}
+
+// GetOutputFile implements CodeExecutionPort. The reader fails with
+// ErrClosed once the Port is closed.
+func (p *Port) GetOutputFile(ctx context.Context, sessionID, fileID string) (io.ReadCloser, FileInfo, error) {
+	var err error
+	switch {
+	case !usableID(sessionID):
+		err = unknownSession(sessionID)
+	case fileID == "":
+		err = fmt.Errorf("%w: a file id is required", ErrInvalidRequest)
+	case len(fileID) > MaxIDBytes || strings.IndexByte(fileID, 0) >= 0:
+		err = fmt.Errorf("%w: no output file %q", ErrFileNotFound, shortID(fileID))
+	}
+	if err != nil {
+		return nil, FileInfo{}, p.refuse(ctx, OpGetOutputFile, sessionID, err)
+	}
+	return p.open(ctx, OpGetOutputFile, sessionID, func(ctx context.Context) (io.ReadCloser, FileInfo, error) {
+		return p.d.GetOutputFile(ctx, sessionID, fileID)
+	})
+}
+
+// open runs a driver call that opens a file for reading, as op.
+func (p *Port) open(ctx context.Context, op Op, sessionID string, get func(context.Context) (io.ReadCloser, FileInfo, error)) (io.ReadCloser, FileInfo, error) {
+	k, err := p.begin(ctx, op, sessionID)
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
 	k.observe()
-	rc, info, err := p.d.GetFile(k.ctx, sessionID, path)
+	rc, info, err := get(k.ctx)
 	if err == nil && rc == nil {
 		err = fmt.Errorf("%w: %s adapter returned no reader", ErrRuntimeFailure, p.info.Name)
 	}

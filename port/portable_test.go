@@ -69,6 +69,9 @@ func (d *gateDriver) ListFiles(context.Context, string, string) ([]port.FileInfo
 func (d *gateDriver) GetFile(context.Context, string, string) (io.ReadCloser, port.FileInfo, error) {
 	return io.NopCloser(strings.NewReader("data")), port.FileInfo{Size: 4}, nil
 }
+func (d *gateDriver) GetOutputFile(context.Context, string, string) (io.ReadCloser, port.FileInfo, error) {
+	return io.NopCloser(strings.NewReader("kept")), port.FileInfo{Size: 4}, nil
+}
 func (d *gateDriver) PutFile(_ context.Context, _, _ string, r io.Reader) (port.FileInfo, error) {
 	b, err := io.ReadAll(r)
 	d.mu.Lock()
@@ -153,6 +156,18 @@ func TestPortValidatesBeforeTheDriver(t *testing.T) {
 			t.Errorf("PutFile(%.10q): %v", path, err)
 		}
 	}
+	for id, want := range map[string]error{
+		"":                                     port.ErrInvalidRequest,
+		"a\x00b":                               port.ErrFileNotFound,
+		strings.Repeat("f", port.MaxIDBytes+1): port.ErrFileNotFound,
+	} {
+		if _, _, err := p.GetOutputFile(ctx, "s1", id); !errors.Is(err, want) || len(err.Error()) > 300 {
+			t.Errorf("GetOutputFile(%.10q): %v, want %v", id, err, want)
+		}
+	}
+	if _, _, err := p.GetOutputFile(ctx, "..", "file_1"); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("GetOutputFile in session ..: %v", err)
+	}
 	if len(d.got) != 0 {
 		t.Fatalf("refused requests reached the driver: %+v", d.got)
 	}
@@ -229,11 +244,19 @@ func TestReadersStopWhenThePortCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rc.Close()
+	out, _, err := p.GetOutputFile(context.Background(), "s1", "file_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := io.ReadAll(rc); !errors.Is(err, port.ErrClosed) {
 		t.Fatalf("read after Close: %v", err)
+	}
+	if _, err := io.ReadAll(out); !errors.Is(err, port.ErrClosed) {
+		t.Fatalf("read of an output file after Close: %v", err)
 	}
 }
 

@@ -30,6 +30,20 @@ import (
 // The wall clock bounds the wait for the response and, after it, every
 // stall of the transfer; ctx bounds the whole transfer.
 func (a *adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, port.FileInfo, error) {
+	return a.download(ctx, id, url.Values{"path": {p}}, p)
+}
+
+// GetOutputFile implements port.CodeExecutionPort: GET
+// /sessions/{id}/files?file_id=f, codeport's extension of the file route
+// (see contract/openapi.yaml), streamed as GetFile is. The FileInfo's
+// path is the one the backend names in PathHeader, if any.
+func (a *adapter) GetOutputFile(ctx context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
+	return a.download(ctx, id, url.Values{"file_id": {fileID}}, "")
+}
+
+// download is GetFile and GetOutputFile: query selects the file, p is
+// the path the FileInfo reports (when the backend names none).
+func (a *adapter) download(ctx context.Context, id string, query url.Values, p string) (io.ReadCloser, port.FileInfo, error) {
 	c := &call{op: opGet, method: http.MethodGet, path: sessionPath(id, "/files"),
 		route: "GET /sessions/{id}/files", session: id, wall: a.cfg.RequestTimeout}
 	callCtx, cancel := context.WithCancelCause(ctx)
@@ -38,7 +52,7 @@ func (a *adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, por
 		clock.Stop()
 		cancel(nil)
 	}
-	req, err := a.newRequest(callCtx, c, url.Values{"path": {p}}.Encode(), nil)
+	req, err := a.newRequest(callCtx, c, query.Encode(), nil)
 	if err != nil {
 		abandon()
 		return nil, port.FileInfo{}, err
@@ -66,6 +80,9 @@ func (a *adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, por
 		return fail(fmt.Errorf("httpadapter: %s: %w: the file is %d bytes; the cap is %d",
 			c, port.ErrFileTooLarge, resp.ContentLength, a.cfg.FileLimit))
 	}
+	if named, err := url.PathUnescape(resp.Header.Get(contract.PathHeader)); err == nil && named != "" {
+		p = named
+	}
 	info := port.FileInfo{Path: p, Size: resp.ContentLength, MimeType: resp.Header.Get("Content-Type")}
 	if lm := resp.Header.Get("Last-Modified"); lm != "" {
 		if t, err := http.ParseTime(lm); err == nil {
@@ -74,18 +91,18 @@ func (a *adapter) GetFile(ctx context.Context, id, p string) (io.ReadCloser, por
 	}
 	// From here on the clock measures stalls of the transfer.
 	clock.Reset(c.wall)
-	return &download{
+	return &fileBody{
 		a: a, c: c, ctx: ctx, callCtx: callCtx, resp: resp,
 		clock: clock, cancel: cancel, limit: a.cfg.FileLimit,
 	}, info, nil
 }
 
-// download is the reader GetFile returns.
-type download struct {
+// fileBody is the reader GetFile and GetOutputFile return.
+type fileBody struct {
 	a            *adapter
 	c            *call
 	ctx, callCtx context.Context
-	resp         *http.Response
+	resp         *http.Response // the response being read
 	clock        *time.Timer
 	cancel       context.CancelCauseFunc
 	limit        int64
@@ -95,7 +112,7 @@ type download struct {
 	once sync.Once
 }
 
-func (d *download) Read(p []byte) (int, error) {
+func (d *fileBody) Read(p []byte) (int, error) {
 	if d.err != nil {
 		return 0, d.err
 	}
@@ -131,7 +148,7 @@ func (d *download) Read(p []byte) (int, error) {
 }
 
 // fail classifies a read error and makes it sticky.
-func (d *download) fail(err error) error {
+func (d *fileBody) fail(err error) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		d.err = io.EOF
@@ -145,7 +162,7 @@ func (d *download) fail(err error) error {
 
 // Close ends the transfer; it is safe to call more than once, and from
 // another goroutine than a blocked Read.
-func (d *download) Close() error {
+func (d *fileBody) Close() error {
 	d.once.Do(func() {
 		// Cancel first: nothing is drained from a backend that may be
 		// stalled, and a blocked Read returns.

@@ -645,7 +645,18 @@ func (a *adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadC
 	var rc io.ReadCloser
 	var info port.FileInfo
 	err := a.fileCall(sessionID, func(w *worker) (err error) {
-		rc, info, err = w.rpc.getFile(ctx, sessionID, path)
+		rc, info, err = w.rpc.getFile(ctx, fileRequest{Session: sessionID, Path: path})
+		return err
+	})
+	return rc, info, err
+}
+
+// GetOutputFile streams an output file kept by the session's worker.
+func (a *adapter) GetOutputFile(ctx context.Context, sessionID, fileID string) (io.ReadCloser, port.FileInfo, error) {
+	var rc io.ReadCloser
+	var info port.FileInfo
+	err := a.fileCall(sessionID, func(w *worker) (err error) {
+		rc, info, err = w.rpc.getFile(ctx, fileRequest{Session: sessionID, FileID: fileID})
 		return err
 	})
 	return rc, info, err

@@ -107,14 +107,14 @@ func (c *rpcClient) streamError(st grpc.ClientStream, err error) error {
 
 // getFile opens a file stream; the returned reader yields the chunks and
 // Close ends the stream.
-func (c *rpcClient) getFile(ctx context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
+func (c *rpcClient) getFile(ctx context.Context, req fileRequest) (io.ReadCloser, port.FileInfo, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.conn.NewStream(ctx, &grpc.StreamDesc{StreamName: streamGet, ServerStreams: true}, fullMethod(streamGet))
 	if err != nil {
 		cancel()
 		return nil, port.FileInfo{}, &transportError{err}
 	}
-	in, err := encodeJSON(fileRequest{Session: id, Path: path})
+	in, err := encodeJSON(req)
 	if err != nil {
 		cancel()
 		return nil, port.FileInfo{}, fmt.Errorf("%w: encode request: %v", port.ErrInvalidRequest, err)

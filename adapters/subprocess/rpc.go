@@ -22,6 +22,8 @@ import (
 //	Execute                          bidi:   request, then an optional
 //	                                         cancel → one reply
 //	GetFile                          server: request → reply, chunks...
+//	                                         (a workspace path, or an
+//	                                         output file's id)
 //	PutFile                          client: header, chunks... → reply
 const (
 	serviceName  = "codeport.worker.v1.Port"
@@ -157,6 +159,9 @@ type (
 	fileRequest struct {
 		Session string `json:"session"`
 		Path    string `json:"path"`
+		// FileID, on a GetFile stream, asks for that output file
+		// (GetOutputFile) instead of Path.
+		FileID string `json:"file_id,omitempty"`
 	}
 )
 

@@ -80,7 +80,14 @@ func (s *workerServer) getFile(st grpc.ServerStream) error {
 	if ok, err := recvRequest(st, &req); !ok {
 		return err
 	}
-	rc, info, err := s.port.GetFile(st.Context(), req.Session, req.Path)
+	var rc io.ReadCloser
+	var info port.FileInfo
+	var err error
+	if req.FileID != "" {
+		rc, info, err = s.port.GetOutputFile(st.Context(), req.Session, req.FileID)
+	} else {
+		rc, info, err = s.port.GetFile(st.Context(), req.Session, req.Path)
+	}
 	out, merr := encodeReply(info, err)
 	if merr != nil {
 		if rc != nil {

@@ -216,11 +216,11 @@ func (a *adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 	return s, nil
 }
 
-// startInterpreter makes an interpreter over a session's directories,
-// restored from the image.
-func (a *adapter) startInterpreter(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
+// startInterpreter makes an interpreter over a session's mounts, restored
+// from the image.
+func (a *adapter) startInterpreter(ctx context.Context, m mounts) (*interpreter, error) {
 	t := time.Now()
-	it, err := a.eng.start(ctx, workDir, tmpDir, quota)
+	it, err := a.eng.start(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +266,7 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	defer context.AfterFunc(s.ctx, cancel)()
 
 	res := port.Result{ToolUseID: req.ToolUseID, Tool: req.Tool}
+	s.ws.Changes().Reset() // what was written between calls is not this call's
 	switch req.Tool {
 	case port.ToolCodeExecution:
 		if err := a.executeCode(ctx, s, req, &res); err != nil {
@@ -288,6 +289,7 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 			return port.Result{}, err
 		}
 	}
+	a.collectOutputs(s, &res)
 	return res, nil
 }
 
@@ -309,7 +311,7 @@ func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 // workspace quota refused. The caller serialises calls on the session.
 func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
 	if s.interp == nil {
-		it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota)
+		it, err := a.startInterpreter(ctx, s.mounts())
 		if err != nil {
 			return cellResult{}, err
 		}
@@ -380,6 +382,16 @@ func (a *adapter) PutFile(_ context.Context, id, path string, r io.Reader) (port
 	return s.ws.Write(path, r, a.cfg.FileLimit)
 }
 
+// GetOutputFile implements port.Driver.
+func (a *adapter) GetOutputFile(_ context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
+	s, err := a.lookup(id)
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	s.touch()
+	return s.outputs.Open(fileID)
+}
+
 // Describe implements port.Driver.
 func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 	return Capabilities(a.cfg.Settings), nil
@@ -399,6 +411,7 @@ func Capabilities(s Settings) port.Capabilities {
 		UnavailableModules: modules,
 		Limitations:        append(lims, s.workspaceLimitation()),
 		ShellCommands:      slices.Clone(shellCommands),
+		OutputFiles:        true,
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
 		Limits:             s.Limits(),

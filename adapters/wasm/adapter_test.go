@@ -933,7 +933,8 @@ func TestImageRestoredByCopyWhenNotMapped(t *testing.T) {
 		t.Fatalf("the image should be shared only: shared %v, %d bytes on the heap", a.d.eng.image.shared != nil, len(a.d.eng.image.memory))
 	}
 	dir := t.TempDir()
-	it, err := a.d.eng.instantiate(context.Background(), dir, dir, workspace.NewQuota(1<<20))
+	q := workspace.NewQuota(1 << 20)
+	it, err := a.d.eng.instantiate(context.Background(), mounts{workspace.NewSysFS(dir, q), workspace.NewSysFS(dir, q)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (a *adapter) newShell(ctx context.Context, s *session) (*wasmshell.Shell, e
 		return nil, err
 	}
 	return shells.Start(wasmshell.Options{
-		Workspace:    workspace.NewSysFS(s.ws.Root(), s.quota),
+		Workspace:    s.ws.SysFS(),
 		Tmp:          workspace.NewSysFS(s.tmpDir, s.quota),
 		MaxFileBytes: a.cfg.FileLimit,
 		Quota:        func() (int64, int64) { return a.cfg.WorkspaceLimit, s.quota.Used() },
@@ -52,7 +52,7 @@ func (a *adapter) bashPython(ctx context.Context, s *session, call wasmshell.Pyt
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
-	it, err := a.startInterpreter(ctx, s.ws.Root(), s.tmpDir, s.quota)
+	it, err := a.startInterpreter(ctx, s.mounts())
 	if err != nil {
 		return wasmshell.PythonResult{Error: fmt.Sprintf("could not start: %v", err)}
 	}

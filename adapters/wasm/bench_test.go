@@ -180,3 +180,42 @@ func sessionMemory(b *testing.B, req port.ExecuteRequest, report func(*testAdapt
 		}
 	}
 }
+
+// BenchmarkOutputFiles: what listing produced files costs a call. A call
+// in a session holding 10,000 files ("print_10k") must cost what it costs
+// in an empty one ("print_empty"): the files a call wrote are recorded as
+// it writes them, not found by walking the tree. "write_10k" writes (and
+// so lists and copies) one 1 KiB file in the large session.
+func BenchmarkOutputFiles(b *testing.B) {
+	const fill = "import os\nos.mkdir('many')\nfor i in range(10_000):\n    open(f'many/{i}', 'w').close()"
+	for _, bc := range []struct {
+		name, setup, code, want string
+		files                   int
+	}{
+		{"print_empty", "", "print(1)", "1\n", 0},
+		{"print_10k", fill, "print(1)", "1\n", 0},
+		{"write_10k", fill, "open('out.txt', 'w').write('x' * 1024)\nprint(1)", "1\n", 1},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := newTestAdapter(b, func(c Config) Config { return noPool(c).WithWorkspaceEntries(20_000) })
+			id := newSession(b, a)
+			ctx := context.Background()
+			if bc.setup != "" {
+				if res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: bc.setup}); err != nil || res.ReturnCode != 0 {
+					b.Fatalf("setup: %v %q", err, res.Stderr)
+				}
+			}
+			req := port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: bc.code}
+			samples := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				t := time.Now()
+				res, err := a.Execute(ctx, id, req)
+				samples = append(samples, time.Since(t))
+				if err != nil || res.Stdout != bc.want || len(res.Files) != bc.files {
+					b.Fatalf("%v %q %q %d files", err, res.Stdout, res.Stderr, len(res.Files))
+				}
+			}
+			measure.Report(b, "call", samples)
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
@@ -164,7 +165,7 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 		}
 	}
 	quota := workspace.NewQuota(1 << 20)
-	it, err := e.instantiate(ctx, work, tmp, quota)
+	it, err := e.instantiate(ctx, mounts{workspace.NewSysFS(work, quota), workspace.NewSysFS(tmp, quota)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,16 +206,21 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 	return takeImage(it.mod)
 }
 
+// mounts are the file systems an instance sees as /workspace and /tmp.
+type mounts struct {
+	work, tmp experimentalsys.FS
+}
+
 // instantiate makes an instance of the module whose /workspace and /tmp
-// are the given host directories, charged to quota, and whose standard
-// library is the embedded zip. Nothing runs in it yet. Mounts are made in
-// the same order for the template and every session, so the descriptors
-// of the preopened directories, which the image records, are the same.
-func (e *engine) instantiate(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
+// are the given file systems, and whose standard library is the embedded
+// zip. Nothing runs in it yet. Mounts are made in the same order for the
+// template and every session, so the descriptors of the preopened
+// directories, which the image records, are the same.
+func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error) {
 	it := &interpreter{interrupt: make(chan struct{})}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
-		WithSysFSMount(workspace.NewSysFS(workDir, quota), workspace.GuestRoot).(sysfs.FSConfig).
-		WithSysFSMount(workspace.NewSysFS(tmpDir, quota), "/tmp").
+		WithSysFSMount(m.work, workspace.GuestRoot).(sysfs.FSConfig).
+		WithSysFSMount(m.tmp, "/tmp").
 		WithFSMount(cpython.Stdlib(), cpython.StdlibDir)
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
@@ -251,14 +257,14 @@ func (e *engine) instantiate(ctx context.Context, workDir, tmpDir string, quota 
 // start makes a session's interpreter: an instance restored from the
 // image (mapped copy-on-write where the host allows it), given its own
 // random state.
-func (e *engine) start(ctx context.Context, workDir, tmpDir string, quota *workspace.Quota) (*interpreter, error) {
+func (e *engine) start(ctx context.Context, m mounts) (*interpreter, error) {
 	var alloc *allocation
 	ictx := ctx
 	if e.image.shared != nil {
 		alloc = e.image.shared.allocation()
 		ictx = experimental.WithMemoryAllocator(ctx, alloc)
 	}
-	it, err := e.instantiate(ictx, workDir, tmpDir, quota)
+	it, err := e.instantiate(ictx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -19,11 +19,18 @@ import (
 // workspace and the temporary directory, their shared quota, and an
 // interpreter that has run nobody's code yet.
 type sandbox struct {
-	dir    string
-	ws     *workspace.Workspace
-	tmpDir string
-	quota  *workspace.Quota
-	interp *interpreter
+	dir     string
+	ws      *workspace.Workspace
+	tmpDir  string
+	quota   *workspace.Quota
+	outputs *workspace.Outputs // copies of the files calls produced
+	interp  *interpreter
+}
+
+// mounts are the file systems of the sandbox's interpreters: the
+// workspace (recording what they write) and the temporary directory.
+func (sb *sandbox) mounts() mounts {
+	return mounts{sb.ws.SysFS(), workspace.NewSysFS(sb.tmpDir, sb.quota)}
 }
 
 // discard stops the interpreter and removes the directories.
@@ -68,7 +75,11 @@ func (a *adapter) newSandbox(ctx context.Context) (*sandbox, error) {
 		sb.discard()
 		return nil, fmt.Errorf("%w: create temporary directory: %v", port.ErrRuntimeFailure, err)
 	}
-	if sb.interp, err = a.startInterpreter(ctx, ws.Root(), sb.tmpDir, quota); err != nil {
+	if sb.outputs, err = workspace.NewOutputs(filepath.Join(dir, "outputs"), quota, maxKeptOutputs); err != nil {
+		sb.discard()
+		return nil, fmt.Errorf("%w: create outputs directory: %v", port.ErrRuntimeFailure, err)
+	}
+	if sb.interp, err = a.startInterpreter(ctx, sb.mounts()); err != nil {
 		sb.discard()
 		return nil, err
 	}

@@ -34,11 +34,13 @@ type fakePort struct {
 	sessions map[string]map[string][]byte
 
 	// What the port was asked, for assertions.
-	lastCreate  port.CreateSessionRequest
-	lastExec    port.ExecuteRequest
-	lastExecID  string
-	lastDir     string
-	lastGet     string
+	lastCreate port.CreateSessionRequest
+	lastExec   port.ExecuteRequest
+	lastExecID string
+	lastDir    string
+	lastGet    string
+	// outputs maps an output file's id to the workspace file it serves.
+	outputs     map[string]string
 	lastPutPath string
 	putRead     int64
 	putCalls    int
@@ -181,6 +183,24 @@ func (f *fakePort) GetFile(_ context.Context, id, name string) (io.ReadCloser, p
 		info = f.getInfo(info)
 	}
 	return io.NopCloser(bytes.NewReader(content)), info, nil
+}
+
+func (f *fakePort) GetOutputFile(_ context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
+	if err := f.failure(); err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ws, ok := f.sessions[id]
+	if !ok {
+		return nil, port.FileInfo{}, fmt.Errorf("fake: %w", port.ErrSessionNotFound)
+	}
+	name, ok := f.outputs[fileID]
+	if !ok {
+		return nil, port.FileInfo{}, fmt.Errorf("fake: output %s: %w", fileID, port.ErrFileNotFound)
+	}
+	content := ws[name]
+	return io.NopCloser(bytes.NewReader(content)), fakeInfo(name, content), nil
 }
 
 func (f *fakePort) PutFile(ctx context.Context, id, name string, r io.Reader) (port.FileInfo, error) {

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -278,13 +279,29 @@ func (s *server) listFiles(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, contract.FileListFromPort(files))
 }
 
+// getFile serves a workspace file by path, or an output file by its id
+// (file_id: the version a call produced, see port.GetOutputFile). Both go
+// by one route, so that what guards and proxies that route (its auth, its
+// limits) covers both, and the answer has one form.
 func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("path")
-	if name == "" {
-		s.writeError(w, r, invalidf("query parameter path is required"))
-		return
+	q := r.URL.Query()
+	name, fileID := q.Get("path"), q.Get("file_id")
+	var (
+		rc   io.ReadCloser
+		info port.FileInfo
+		err  error
+	)
+	switch {
+	case name != "" && fileID != "":
+		err = invalidf("give query parameter path or file_id, not both")
+	case fileID != "":
+		rc, info, err = s.port.GetOutputFile(r.Context(), r.PathValue("id"), fileID)
+		name = info.Path
+	case name == "":
+		err = invalidf("query parameter path (or file_id) is required")
+	default:
+		rc, info, err = s.port.GetFile(r.Context(), r.PathValue("id"), name)
 	}
-	rc, info, err := s.port.GetFile(r.Context(), r.PathValue("id"), name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -303,6 +320,9 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
 	// The bytes are the program's, not the server's: a browser pointed at
 	// this route must neither sniff nor render them as a page of this origin.
 	h.Set("X-Content-Type-Options", "nosniff")
+	if fileID != "" && name != "" {
+		h.Set(contract.PathHeader, url.PathEscape(name))
+	}
 	if cd := mime.FormatMediaType("attachment", map[string]string{"filename": baseName(name)}); cd != "" {
 		h.Set("Content-Disposition", cd)
 	} else {

@@ -858,6 +858,46 @@ func TestDownload(t *testing.T) {
 	}
 }
 
+// An output file is served by the file route with file_id, and names its
+// workspace path; path and file_id together, or neither, are refused.
+func TestDownloadOutputFile(t *testing.T) {
+	fp := newFakePort()
+	fp.addSession("s1", map[string]string{"plots/a b\n.csv": "PNG", "x": "x"})
+	fp.outputs = map[string]string{"file_1": "plots/a b\n.csv"}
+	h := newHarness(t, fp)
+
+	r := h.do("GET", "/sessions/s1/files?file_id=file_1", "")
+	if r.status != http.StatusOK || string(r.body) != "PNG" {
+		t.Fatalf("%d %q", r.status, r.body)
+	}
+	for k, want := range map[string]string{
+		"Content-Type":        "text/csv",
+		"X-Codeport-Path":     "plots%2Fa%20b%0A.csv",
+		"Content-Length":      "3",
+		"Content-Disposition": `attachment; filename*=utf-8''a%20b%0A.csv`,
+	} {
+		if got := r.header.Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+	if r := h.do("GET", "/sessions/s1/files?path=x", ""); r.header.Get("X-Codeport-Path") != "" {
+		t.Errorf("a download by path names the path %q", r.header.Get("X-Codeport-Path"))
+	}
+	for q, want := range map[string]int{
+		"file_id=nope":          http.StatusNotFound,
+		"file_id=file_1&path=x": http.StatusUnprocessableEntity,
+		"":                      http.StatusUnprocessableEntity,
+		"file_id=":              http.StatusUnprocessableEntity,
+	} {
+		if r := h.do("GET", "/sessions/s1/files?"+q, ""); r.status != want {
+			t.Errorf("?%s: %d %s, want %d", q, r.status, r.body, want)
+		}
+	}
+	if r := h.do("GET", "/sessions/nope/files?file_id=file_1", ""); r.status != http.StatusNotFound || !strings.Contains(string(r.body), "session_not_found") {
+		t.Errorf("unknown session: %d %s", r.status, r.body)
+	}
+}
+
 // multipartBody builds an upload with an optional path field before the
 // file part.
 func multipartBody(t testing.TB, dest, filename, content string) (io.Reader, string) {

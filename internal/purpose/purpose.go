@@ -80,6 +80,9 @@ func Hint(c port.Capabilities, opts Options) string {
 	if c.WorkingDirectory != "" && !opts.FreshState {
 		fmt.Fprintf(&b, "Files live in the working directory %s; use relative paths. ", c.WorkingDirectory)
 	}
+	if c.OutputFiles {
+		b.WriteString("Files a call creates or changes in the working directory are returned with its result, so save charts, tables and reports there to hand them over. ")
+	}
 	if c.Limits.DefaultTimeout > 0 {
 		fmt.Fprintf(&b, "Each call may run for %s", Duration(c.Limits.DefaultTimeout))
 		if c.Limits.MemoryBytes > 0 {

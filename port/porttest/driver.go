@@ -1,7 +1,9 @@
 package porttest
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +61,11 @@ type session struct {
 	fs       *memFS
 	// editor is used only by the call in progress (running).
 	editor *editor.Editor
+	// outputs are the files calls produced, by file id (GetOutputFile),
+	// oldest first in outputOrder. A node is never changed in place, so
+	// keeping one keeps that version. Guarded by Driver.mu.
+	outputs     map[string]output
+	outputOrder []string
 
 	// ctx ends when the session ends, and ends the call in progress.
 	ctx    context.Context
@@ -204,6 +211,7 @@ func (d *Driver) Execute(ctx context.Context, id string, req port.ExecuteRequest
 			return finish(res, req), nil
 		}
 	}
+	s.fs.takeWritten() // what was written between calls is not this call's
 	switch req.Tool {
 	case port.ToolTextEditorExecution:
 		if req.Editor == nil {
@@ -223,6 +231,7 @@ func (d *Driver) Execute(ctx context.Context, id string, req port.ExecuteRequest
 		if err != nil {
 			return port.Result{}, err
 		}
+		res.Files = nil // the fake lists what was written, below
 		if res.Outcome == port.OutcomeSessionLost {
 			d.mu.Lock()
 			if d.sessions[id] == s {
@@ -231,7 +240,46 @@ func (d *Driver) Execute(ctx context.Context, id string, req port.ExecuteRequest
 			d.mu.Unlock()
 		}
 	}
+	if res.Outcome != port.OutcomeSessionLost {
+		res.Files = d.keepOutputs(s)
+	}
 	return finish(res, req), nil
+}
+
+// output is a kept version of a file a call produced.
+type output struct {
+	rel  string
+	node *node
+}
+
+// maxKeptOutputs bounds the versions a session keeps, as the wasm adapter
+// bounds them; the oldest go first.
+const maxKeptOutputs = 1000
+
+// keepOutputs keeps the files the call wrote and lists them for its
+// result.
+func (d *Driver) keepOutputs(s *session) []port.OutputFile {
+	paths, nodes := s.fs.takeWritten()
+	var files []port.OutputFile
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, rel := range paths {
+		if nodes[i] == nil {
+			continue // removed again, or a directory now
+		}
+		id := workspace.FileIDPrefix + rand.Text()
+		if s.outputs == nil {
+			s.outputs = map[string]output{}
+		}
+		s.outputs[id] = output{rel: rel, node: nodes[i]}
+		s.outputOrder = append(s.outputOrder, id)
+		files = append(files, port.OutputFile{FileID: id, Filename: rel})
+	}
+	for len(s.outputOrder) > maxKeptOutputs {
+		delete(s.outputs, s.outputOrder[0])
+		s.outputOrder = s.outputOrder[1:]
+	}
+	return files
 }
 
 // runExecutor runs fn under the call's deadline and reports a call it
@@ -362,6 +410,23 @@ func (d *Driver) GetFile(_ context.Context, id, path string) (io.ReadCloser, por
 		return nil, port.FileInfo{}, err
 	}
 	return s.fs.Open(path)
+}
+
+// GetOutputFile implements port.Driver: the version of a file a call
+// produced, whatever happened to the file since.
+func (d *Driver) GetOutputFile(_ context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
+	now := d.cfg.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, err := d.lookup(id, now)
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	o, ok := s.outputs[fileID]
+	if !ok {
+		return nil, port.FileInfo{}, fmt.Errorf("porttest: no output file %q in this session: %w", fileID, port.ErrFileNotFound)
+	}
+	return io.NopCloser(bytes.NewReader(o.node.data)), o.node.info(o.rel), nil
 }
 
 // PutFile implements port.Driver: an upload over Limits.FileBytes, or one

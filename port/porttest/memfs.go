@@ -34,6 +34,25 @@ type memFS struct {
 	mu    sync.Mutex
 	nodes map[string]*node // by cleaned workspace-relative path; "." is the root
 	used  int64            // total size of the files
+	// written lists the paths written since the last takeWritten, in
+	// order, once each: what a call produced.
+	written []string
+}
+
+// takeWritten returns the paths written since it was last called, and
+// the nodes they hold now (nil for one removed since, or a directory).
+func (m *memFS) takeWritten() ([]string, []*node) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	paths := m.written
+	m.written = nil
+	nodes := make([]*node, len(paths))
+	for i, p := range paths {
+		if n := m.nodes[p]; n != nil && !n.dir {
+			nodes[i] = n
+		}
+	}
+	return paths, nodes
 }
 
 // node is a file or a directory. A file's data is never changed in place:
@@ -200,6 +219,9 @@ func (m *memFS) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo, err
 	n := &node{data: data, mod: now}
 	m.nodes[rel] = n
 	m.used += int64(len(data)) - credit
+	if !slices.Contains(m.written, rel) {
+		m.written = append(m.written, rel)
+	}
 	return n.info(rel), nil
 }
 

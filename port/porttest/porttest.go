@@ -176,6 +176,7 @@ func (d *Driver) Describe(context.Context) (port.Capabilities, error) {
 		Runtime:          "none",
 		Tools:            d.cfg.tools(),
 		Limitations:      []string{lim},
+		OutputFiles:      true,
 		Network:          false,
 		WorkingDirectory: guestRoot,
 		Limits:           d.cfg.limits,

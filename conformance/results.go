@@ -1,0 +1,127 @@
+package conformance
+
+import (
+	"errors"
+	"io"
+	"slices"
+
+	"github.com/codeport/codeport/port"
+)
+
+// The result checks: what a call hands back besides its output.
+
+func resultChecks() []Check {
+	return []Check{
+		{"results/output-files", check(outputFiles)},
+	}
+}
+
+// requireOutputFiles skips a check on a backend that does not say its
+// results list produced files.
+func (e *env) requireOutputFiles() {
+	caps, err := e.describe()
+	switch {
+	case err != nil:
+		e.t.Skipf("Describe failed (%v): whether results list produced files is unknown", err)
+	case !caps.OutputFiles:
+		e.t.Skipf("the backend does not report produced files (Capabilities.OutputFiles is false)")
+	}
+}
+
+// outputFile fetches a produced file by id; ok is false when the backend
+// says there is no such output.
+func (e *env) outputFile(id, fileID string) (data string, info port.FileInfo, ok bool) {
+	rc, info, err := e.p.GetOutputFile(e.ctx, id, fileID)
+	switch {
+	case errors.Is(err, port.ErrFileNotFound):
+		return "", port.FileInfo{}, false
+	case err != nil:
+		e.t.Fatalf("GetOutputFile(%q): %v", fileID, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		e.t.Fatalf("GetOutputFile(%q): reading: %v", fileID, err)
+	}
+	return string(b), info, true
+}
+
+// produced checks that res lists exactly the files want, in that order,
+// and returns their ids.
+func (e *env) produced(what string, res port.Result, want ...string) []string {
+	var names, ids []string
+	for _, f := range res.Files {
+		names = append(names, f.Filename)
+		ids = append(ids, f.FileID)
+		if f.FileID == "" {
+			e.t.Fatalf("%s: the produced file %q has no file id", what, f.Filename)
+		}
+	}
+	if !slices.Equal(names, want) {
+		e.t.Fatalf("%s: the result lists the files %q, want %q", what, names, want)
+	}
+	return ids
+}
+
+// outputFiles: a result lists the files its call created or changed, and
+// each id fetches that version of the file even after it changes again.
+func outputFiles(e *env) {
+	e.requireOutputFiles()
+	id := e.session()
+	var write, overwrite, readOnly, madeAndRemoved port.ExecuteRequest
+	if e.python() {
+		write = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "open('out.csv','w').write('a\\n1\\n')\nprint(6*7)"}
+		overwrite = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "open('out.csv','w').write('changed\\n')"}
+		readOnly = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(open('out.csv').read(), end='')"}
+		madeAndRemoved = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import os\nopen('scratch','w').write('x')\nos.remove('scratch')"}
+	} else {
+		e.t.Logf("code_execution not offered: produced files are checked through the editor")
+		e.requireTool(port.ToolTextEditorExecution)
+		write = port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: port.EditorCreate, Path: "out.csv", FileText: str("a\n1\n")}}
+		overwrite = port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: port.EditorStrReplace, Path: "out.csv", OldStr: str("a\n1\n"), NewStr: str("changed\n")}}
+		readOnly = port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: port.EditorView, Path: "out.csv"}}
+	}
+
+	res := e.exec(id, write)
+	if e.python() && !sameOutput(res.Stdout, "42\n") {
+		e.t.Fatalf("the writing cell printed %q, want %q (stderr %q)", clip(res.Stdout), "42\n", clip(res.Stderr))
+	}
+	first := e.produced("a call that wrote out.csv", res, "out.csv")[0]
+	if got, info, ok := e.outputFile(id, first); !ok || got != "a\n1\n" {
+		e.t.Fatalf("GetOutputFile of the produced out.csv: %q (found %v), want %q", clip(got), ok, "a\n1\n")
+	} else if info.Path != "" && info.Path != "out.csv" {
+		e.t.Fatalf("GetOutputFile names the file %q, want out.csv", info.Path)
+	}
+
+	second := e.produced("a call that changed out.csv", e.exec(id, overwrite), "out.csv")[0]
+	if second == first {
+		e.t.Fatalf("the changed out.csv has the first version's id %q", first)
+	}
+	if got, _, ok := e.outputFile(id, first); !ok || got != "a\n1\n" {
+		e.t.Fatalf("after out.csv changed, the first version's id fetches %q (found %v), want %q", clip(got), ok, "a\n1\n")
+	}
+	if got, _, _ := e.outputFile(id, second); got != "changed\n" {
+		e.t.Fatalf("the second version's id fetches %q, want %q", clip(got), "changed\n")
+	}
+	if got := e.readText(id, "out.csv"); got != "changed\n" {
+		e.t.Fatalf("out.csv holds %q after the second call, want %q", clip(got), "changed\n")
+	}
+
+	e.produced("a call that only read", e.exec(id, readOnly))
+	if madeAndRemoved.Tool != "" {
+		e.produced("a call that made a file and removed it", e.exec(id, madeAndRemoved))
+	}
+	if e.offers(port.ToolBashCodeExecution) {
+		e.produced("a bash call that wrote sub/b.txt", e.bash(id, "mkdir -p sub && echo b > sub/b.txt"), "sub/b.txt")
+	}
+
+	// Ids are the session's: another session does not find them, nor does
+	// a made-up one.
+	other := e.session()
+	if _, _, ok := e.outputFile(other, first); ok {
+		e.t.Fatalf("another session fetched this session's output %q", first)
+	}
+	if _, _, ok := e.outputFile(id, "file_NOSUCHOUTPUT"); ok {
+		e.t.Fatalf("a made-up file id fetched a file")
+	}
+}
