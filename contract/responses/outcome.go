@@ -71,6 +71,20 @@ type Outcome struct {
 	RetryAfter time.Duration
 	// Duration is the execution time the runtime reported (0 if unknown).
 	Duration time.Duration
+	// Files are the files the call produced (port.Result.Files). RunCall
+	// fetches their bytes before it ends the call's session; OutcomeOf
+	// knows only their ids and names.
+	Files []ProducedFile
+}
+
+// ProducedFile is a file a call produced.
+type ProducedFile struct {
+	FileID   string
+	Filename string
+	// MimeType and Data are set when the bytes were fetched (RunCall, up
+	// to MaxFetchedBytes a call); Data is nil when they were not.
+	MimeType string
+	Data     []byte
 }
 
 var syntaxLine = regexp.MustCompile(`^(SyntaxError|IndentationError|TabError)\b`)
@@ -106,6 +120,9 @@ func OutcomeOf(res port.Result, err error) Outcome {
 		Truncated:  res.OutputTruncated,
 		StateLost:  res.StateLost,
 		Duration:   res.Duration,
+	}
+	for _, f := range res.Files {
+		o.Files = append(o.Files, ProducedFile{FileID: f.FileID, Filename: f.Filename})
 	}
 	if err != nil {
 		o.Err = err
@@ -225,13 +242,15 @@ func (o Outcome) Explanation() string {
 //	stderr:
 //	<stderr>
 //	return_code: <n>
+//	files: <name>, <name>
 //	note: <explanation>
 //
 // A stream section appears only when the stream is not empty; "(no
 // output)" replaces both when both are empty and the call succeeded;
 // return_code is left out when the code was never started
-// (CapacityUnavailable, RuntimeFailure); the note appears for every kind
-// but Success. Partial output is always shown.
+// (CapacityUnavailable, RuntimeFailure); files lists the workspace paths
+// of the files the call produced, when there are any; the note appears
+// for every kind but Success. Partial output is always shown.
 func (o Outcome) FunctionOutput() string {
 	var b strings.Builder
 	section := func(name, s string) {
@@ -250,6 +269,13 @@ func (o Outcome) FunctionOutput() string {
 	}
 	if o.hasReturnCode() {
 		b.WriteString("return_code: " + strconv.Itoa(o.ReturnCode) + "\n")
+	}
+	if len(o.Files) > 0 {
+		names := make([]string, len(o.Files))
+		for i, f := range o.Files {
+			names[i] = f.Filename
+		}
+		b.WriteString("files: " + strings.Join(names, ", ") + "\n")
 	}
 	if e := o.Explanation(); e != "" {
 		b.WriteString("note: " + e + "\n")

@@ -2,11 +2,14 @@ package responses
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // Prefixes of the ids a Plan carries.
@@ -97,7 +100,8 @@ type Item struct {
 }
 
 // ItemOutput is one entry of Item.Outputs: {"type":"logs","logs":...} or
-// {"type":"image","url":...}. This package only produces logs.
+// {"type":"image","url":...}. Item produces logs, and an image entry (a
+// data: URL) for every produced image whose bytes RunCall fetched.
 type ItemOutput struct {
 	Type string
 	Logs string
@@ -178,7 +182,51 @@ func (p Plan) Item(o Outcome) Item {
 	if logs != "" {
 		outputs = append(outputs, ItemOutput{Type: "logs", Logs: logs})
 	}
+	for _, f := range o.Files {
+		if f.Data != nil && strings.HasPrefix(f.MimeType, "image/") {
+			outputs = append(outputs, ItemOutput{Type: "image", URL: "data:" + f.MimeType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)})
+		}
+	}
 	return p.item(status, outputs)
+}
+
+// Annotation is OpenAI's container_file_citation, an annotation of an
+// output_text part of the assistant's message:
+//
+//	{"type":"container_file_citation","container_id":"cntr_gw_...",
+//	 "file_id":"file_...","filename":"out.csv","start_index":0,"end_index":0}
+type Annotation struct {
+	Type        string `json:"type"`
+	ContainerID string `json:"container_id"`
+	FileID      string `json:"file_id"`
+	Filename    string `json:"filename"`
+	StartIndex  int    `json:"start_index"`
+	EndIndex    int    `json:"end_index"`
+}
+
+// FileCitations are the container_file_citation annotations of the files
+// the call produced, in order, for the gateway to attach to the message
+// that answers with them: each cites the first mention of the file's name
+// in text (its workspace path, or its base name), or the end of text when
+// text does not mention it. Indexes count characters (Unicode code
+// points), as OpenAI's do.
+func (p Plan) FileCitations(o Outcome, text string) []Annotation {
+	var out []Annotation
+	for _, f := range o.Files {
+		start, end := len(text), len(text)
+		for _, name := range []string{f.Filename, path.Base(f.Filename)} {
+			if i := strings.Index(text, name); i >= 0 && name != "" {
+				start, end = i, i+len(name)
+				break
+			}
+		}
+		out = append(out, Annotation{
+			Type: "container_file_citation", ContainerID: p.ContainerID,
+			FileID: f.FileID, Filename: f.Filename,
+			StartIndex: utf8.RuneCountInString(text[:start]), EndIndex: utf8.RuneCountInString(text[:end]),
+		})
+	}
+	return out
 }
 
 // Event types, as OpenAI names them.

@@ -2,13 +2,16 @@ package responses
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/codeport/codeport/port/porttest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/codeport/codeport/port"
 )
@@ -213,4 +216,53 @@ func TestRunCall(t *testing.T) {
 			t.Errorf("%+v", o)
 		}
 	})
+}
+
+// RunCall hands back the files the call produced, with their bytes (the
+// session they were made in is gone once it returns); the item shows the
+// images, the model's text names them, and citations point at them.
+func TestRunCallProducedFiles(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nnot really")
+	p := porttest.New(porttest.WithExecutor(func(_ context.Context, s porttest.Session, req port.ExecuteRequest) (port.Result, error) {
+		if err := s.WriteFile("out.csv", []byte("a\n1\n")); err != nil {
+			return port.Result{}, err
+		}
+		if err := s.WriteFile("plots/chart.png", png); err != nil {
+			return port.Result{}, err
+		}
+		return port.Result{Stdout: "done\n"}, nil
+	}))
+	defer p.Close()
+	plan, err := NewPlan("call_1", `{"code":"make files"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := RunCall(context.Background(), p, plan, 0)
+	if o.Kind != Success || len(o.Files) != 2 {
+		t.Fatalf("outcome %s, files %+v", o.Kind, o.Files)
+	}
+	if f := o.Files[0]; f.Filename != "out.csv" || string(f.Data) != "a\n1\n" || !strings.HasPrefix(f.MimeType, "text/csv") {
+		t.Fatalf("out.csv: %+v", f)
+	}
+	if f := o.Files[1]; f.Filename != "plots/chart.png" || string(f.Data) != string(png) || f.MimeType != "image/png" {
+		t.Fatalf("chart: %+v", f)
+	}
+	if got := o.FunctionOutput(); !strings.Contains(got, "\nfiles: out.csv, plots/chart.png") {
+		t.Fatalf("the model is not told of the files:\n%s", got)
+	}
+	item := plan.Item(o)
+	if len(item.Outputs) != 2 || item.Outputs[1].Type != "image" || item.Outputs[1].URL != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png) {
+		t.Fatalf("item outputs %+v", item.Outputs)
+	}
+	text := "Here is chart.png — and the table."
+	cites := plan.FileCitations(o, text)
+	if len(cites) != 2 {
+		t.Fatalf("citations %+v", cites)
+	}
+	if c := cites[1]; c.Type != "container_file_citation" || c.ContainerID != plan.ContainerID || c.FileID != o.Files[1].FileID || c.StartIndex != 8 || c.EndIndex != 17 {
+		t.Fatalf("chart citation %+v", c)
+	}
+	if n := utf8.RuneCountInString(text); cites[0].StartIndex != n || cites[0].EndIndex != n {
+		t.Fatalf("an unmentioned file is cited at %d..%d, want the end %d", cites[0].StartIndex, cites[0].EndIndex, n)
+	}
 }

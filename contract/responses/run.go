@@ -3,6 +3,7 @@ package responses
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/codeport/codeport/port"
@@ -40,5 +41,39 @@ func RunCall(ctx context.Context, p port.CodeExecutionPort, plan Plan, timeout t
 		// The port saw our context end; say which way it ended.
 		err = cerr
 	}
-	return OutcomeOf(res, err)
+	o := OutcomeOf(res, err)
+	fetchFiles(ctx, p, s.ID, o.Files)
+	return o
+}
+
+// MaxFetchedBytes bounds the bytes of produced files RunCall fetches for
+// one call; files beyond it are listed without their bytes.
+const MaxFetchedBytes = 32 << 20
+
+// fetchFiles reads the produced files of a call's session, in order, while
+// their bytes fit in MaxFetchedBytes. A file that cannot be read, or does
+// not fit, keeps a nil Data.
+func fetchFiles(ctx context.Context, p port.CodeExecutionPort, sessionID string, files []ProducedFile) {
+	budget := int64(MaxFetchedBytes)
+	for i := range files {
+		f := &files[i]
+		rc, info, err := p.GetOutputFile(ctx, sessionID, f.FileID)
+		if err != nil {
+			continue
+		}
+		if info.Size > budget {
+			rc.Close()
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, budget+1))
+		rc.Close()
+		if err != nil || int64(len(data)) > budget {
+			continue
+		}
+		budget -= int64(len(data))
+		f.Data, f.MimeType = data, info.MimeType
+		if f.Data == nil {
+			f.Data = []byte{}
+		}
+	}
 }

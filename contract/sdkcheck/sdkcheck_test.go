@@ -188,7 +188,58 @@ func liveFixtures(t *testing.T) []fixture {
 			fixture{"live/messages/code-execution-tool-result/" + c.name, "anthropic.code_execution_tool_result", raw(t, result), nil},
 		)
 	}
-	return fx
+	return append(fx, liveOutputFiles(t, ctx, p)...)
+}
+
+// pngCell writes a real 1x1 PNG (and a CSV) with the standard library.
+const pngCell = `import struct, zlib
+def chunk(kind, data):
+    body = kind + data
+    return struct.pack('>I', len(data)) + body + struct.pack('>I', zlib.crc32(body))
+png = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 1, 1, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(b'\x00\xff\x00\x00')) + chunk(b'IEND', b'')
+open('chart.png', 'wb').write(png)
+open('out.csv', 'w').write('a\n1\n')
+print('wrote 2 files')`
+
+// liveOutputFiles: a call on the real runtime that produces a CSV and a
+// PNG, as both projections carry it: the Responses item (its logs and the
+// image), the citations of the files, and Anthropic's result block with
+// its code_execution_output entries.
+func liveOutputFiles(t *testing.T, ctx context.Context, p port.CodeExecutionPort) []fixture {
+	plan := newPlan(t, "call_live_files", pngCell)
+	o := responses.RunCall(ctx, p, plan, 0)
+	if o.Kind != responses.Success || len(o.Files) != 2 || o.Files[0].Filename != "chart.png" || o.Files[0].MimeType != "image/png" || len(o.Files[0].Data) == 0 {
+		t.Fatalf("live output files: %s %+v\n%s", o.Kind, o.Files, o.FunctionOutput())
+	}
+	item := plan.Item(o)
+	if len(item.Outputs) != 2 || item.Outputs[1].Type != "image" {
+		t.Fatalf("live output files: item outputs %+v", item.Outputs)
+	}
+	fx := []fixture{{"live/responses/item/output-files", "openai.code_interpreter_call", jsonValue(t, item), nil}}
+	for _, a := range plan.FileCitations(o, "The chart is chart.png; the table is out.csv.") {
+		fx = append(fx, fixture{"live/responses/file-citation/" + a.Filename, "openai.container_file_citation", jsonValue(t, a), nil})
+	}
+
+	sess, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.DestroySession(context.WithoutCancel(ctx), sess.ID)
+	id := messages.NewToolUseID()
+	r, err := p.Execute(ctx, sess.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: pngCell, ToolUseID: id})
+	if err != nil || len(r.Files) != 2 {
+		t.Fatalf("live output files: %v %+v", err, r.Files)
+	}
+	_, result := messages.Blocks(id, pngCell, r)
+	return append(fx, fixture{"live/messages/code-execution-tool-result/output-files", "anthropic.code_execution_tool_result", raw(t, result),
+		[]string{ // as for messages/code-execution-tool-result/output-file
+			"CodeExecutionToolResultBlock: content.content[0].filename: not a field of CodeExecutionOutputBlock",
+			"CodeExecutionToolResultBlock: content.content[1].filename: not a field of CodeExecutionOutputBlock",
+			"ContentBlock: content.content[0].filename: not a field of CodeExecutionOutputBlock",
+			"ContentBlock: content.content[1].filename: not a field of CodeExecutionOutputBlock",
+			"CodeExecutionToolResultBlockParam: content.content[0].filename: lost in the round trip",
+			"CodeExecutionToolResultBlockParam: content.content[1].filename: lost in the round trip",
+		}})
 }
 
 // TestOfficialSDKsParseTheShapes is the cross-check of issue 6: the

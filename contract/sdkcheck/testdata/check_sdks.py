@@ -47,6 +47,11 @@ from openai.types.responses import (
     ResponseStreamEvent,
 )
 from openai.types.responses.response_input_item_param import FunctionCallOutput
+from openai.types.responses.response_output_text import Annotation as OutputTextAnnotation
+from openai.types.responses.response_output_text import AnnotationContainerFileCitation
+from openai.types.responses.response_output_text_param import (
+    AnnotationContainerFileCitation as AnnotationContainerFileCitationParam,
+)
 
 # The concrete event model each Responses streaming event type must parse
 # into, both directly and through the SDK's ResponseStreamEvent union.
@@ -239,6 +244,14 @@ def check_code_interpreter_call(value):
     )
 
 
+def check_container_file_citation(value):
+    return (
+        check_model(AnnotationContainerFileCitation, value)
+        + check_model(OutputTextAnnotation, value, expect_class=AnnotationContainerFileCitation)
+        + check_typeddict(AnnotationContainerFileCitationParam, value)
+    )
+
+
 def check_function_tool(value):
     return check_model(FunctionTool, value) + check_typeddict(FunctionToolParam, value)
 
@@ -265,6 +278,7 @@ CHECKS = {
     "openai.stream_event": check_event,
     "openai.stream": check_stream,
     "openai.function_call_output": lambda v: check_typeddict(FunctionCallOutput, v),
+    "openai.container_file_citation": check_container_file_citation,
     "anthropic.tool": lambda v: check_typeddict(ToolParam, v),
     "anthropic.server_tool_use": check_server_tool_use,
     "anthropic.code_execution_tool_result": check_code_execution_result,
