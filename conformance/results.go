@@ -13,6 +13,7 @@ import (
 func resultChecks() []Check {
 	return []Check{
 		{"results/output-files", check(outputFiles)},
+		{"results/display", check(displayValues)},
 	}
 }
 
@@ -70,7 +71,11 @@ func outputFiles(e *env) {
 	id := e.session()
 	var write, overwrite, readOnly, madeAndRemoved port.ExecuteRequest
 	if e.python() {
-		write = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "open('out.csv','w').write('a\\n1\\n')\nprint(6*7)"}
+		code := "open('out.csv','w').write('a\\n1\\n')\nprint(6*7)"
+		if caps, _ := e.describe(); caps.DisplaysValues {
+			code = "open('out.csv','w').write('a\\n1\\n'); 6*7" // 42 shown as in a notebook
+		}
+		write = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code}
 		overwrite = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "open('out.csv','w').write('changed\\n')"}
 		readOnly = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(open('out.csv').read(), end='')"}
 		madeAndRemoved = port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import os\nopen('scratch','w').write('x')\nos.remove('scratch')"}
@@ -123,5 +128,32 @@ func outputFiles(e *env) {
 	}
 	if _, _, ok := e.outputFile(id, "file_NOSUCHOUTPUT"); ok {
 		e.t.Fatalf("a made-up file id fetched a file")
+	}
+}
+
+// displayValues: where the backend displays a cell's last expression, it
+// does so as Jupyter does, and a call can turn it off.
+func displayValues(e *env) {
+	if !e.python() {
+		e.t.Skipf("code_execution not offered")
+	}
+	if caps, err := e.describe(); err != nil || !caps.DisplaysValues {
+		e.t.Skipf("the backend does not say it displays values (Describe: %v)", err)
+	}
+	id := e.session()
+	for _, c := range []struct{ code, want string }{
+		{"conformance_v = 41\nconformance_v + 1", "42\n"},
+		{"None", ""},
+		{"6*7;", ""},
+		{"print('p')", "p\n"},
+	} {
+		if got := e.codeOK(id, c.code); got != c.want {
+			e.t.Fatalf("display on, cell %q: stdout %q, want %q", c.code, clip(got), c.want)
+		}
+	}
+	off := false
+	res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "6*7", DisplayValues: &off})
+	if res.Stdout != "" || res.ReturnCode != 0 {
+		e.t.Fatalf("display off for the call: stdout %q rc %d", clip(res.Stdout), res.ReturnCode)
 	}
 }

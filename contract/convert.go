@@ -91,7 +91,7 @@ func ExecRequestToPort(r ExecRequest) (port.ExecuteRequest, error) {
 	if !kind.Known() {
 		return port.ExecuteRequest{}, fmt.Errorf("%w: %q", port.ErrUnsupportedTool, truncateToken(r.Tool))
 	}
-	out := port.ExecuteRequest{Tool: kind, ToolUseID: r.ToolUseID}
+	out := port.ExecuteRequest{Tool: kind, ToolUseID: r.ToolUseID, DisplayValues: r.DisplayValues}
 	if r.TimeoutSeconds != nil {
 		if *r.TimeoutSeconds < 1 {
 			return port.ExecuteRequest{}, invalidf("timeout_seconds must be an integer >= 1")
@@ -243,6 +243,7 @@ func ExecRequestFromPort(r port.ExecuteRequest) (ExecRequest, error) {
 		Input:          raw,
 		TimeoutSeconds: ceilSeconds(r.Timeout),
 		ToolUseID:      r.ToolUseID,
+		DisplayValues:  r.DisplayValues,
 	}, nil
 }
 
@@ -400,6 +401,7 @@ func CapabilitiesFromPort(c port.Capabilities) Capabilities {
 		ShellCommands:      append([]string(nil), c.ShellCommands...),
 		Partial:            c.Partial,
 		OutputFiles:        c.OutputFiles,
+		DisplaysValues:     c.DisplaysValues,
 		Network:            c.Network,
 		WorkingDirectory:   c.WorkingDirectory,
 		PurposeHint:        c.PurposeHint,
@@ -438,6 +440,7 @@ func CapabilitiesToPort(c Capabilities) port.Capabilities {
 		ShellCommands:      append([]string(nil), c.ShellCommands...),
 		Partial:            c.Partial,
 		OutputFiles:        c.OutputFiles,
+		DisplaysValues:     c.DisplaysValues,
 		Network:            c.Network,
 		WorkingDirectory:   c.WorkingDirectory,
 		PurposeHint:        c.PurposeHint,

@@ -73,6 +73,10 @@ type ExecRequest struct {
 	TimeoutSeconds *int `json:"timeout_seconds,omitempty"`
 	// ToolUseID is empty when absent or null.
 	ToolUseID string `json:"tool_use_id,omitempty"`
+	// DisplayValues is codeport's extension: whether a code_execution
+	// cell's last expression is displayed (port.ExecuteRequest's field of
+	// the same name); nil when absent or null.
+	DisplayValues *bool `json:"display_values,omitempty"`
 
 	// keysChecked records that UnmarshalJSON has refused duplicate keys
 	// in the whole body, Input included, so that ExecRequestToPort does
@@ -98,6 +102,7 @@ func (r *ExecRequest) UnmarshalJSON(b []byte) error {
 		Input          json.RawMessage `json:"input"`
 		TimeoutSeconds optInt          `json:"timeout_seconds"`
 		ToolUseID      *string         `json:"tool_use_id"`
+		DisplayValues  *bool           `json:"display_values"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
@@ -105,7 +110,7 @@ func (r *ExecRequest) UnmarshalJSON(b []byte) error {
 	if err := checkDuplicateKeys("", b); err != nil {
 		return err
 	}
-	*r = ExecRequest{Input: raw.Input, TimeoutSeconds: raw.TimeoutSeconds.ptr(), keysChecked: true}
+	*r = ExecRequest{Input: raw.Input, TimeoutSeconds: raw.TimeoutSeconds.ptr(), DisplayValues: raw.DisplayValues, keysChecked: true}
 	if raw.Tool != nil {
 		r.Tool = *raw.Tool
 	}
@@ -295,6 +300,7 @@ type Capabilities struct {
 	ShellCommands      []string  `json:"shell_commands,omitempty"`
 	Partial            bool      `json:"partial,omitempty"`
 	OutputFiles        bool      `json:"output_files,omitempty"`
+	DisplaysValues     bool      `json:"displays_values,omitempty"`
 	Network            bool      `json:"network"`
 	WorkingDirectory   string    `json:"working_directory"`
 	Limits             Limits    `json:"limits"`

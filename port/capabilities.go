@@ -27,6 +27,12 @@ type Capabilities struct {
 	// shell's builtins, sorted; empty when the backend does not say (or
 	// offers no bash tool).
 	ShellCommands []string
+	// DisplaysValues reports whether a code_execution cell's last
+	// expression is displayed by default, as in Jupyter: its repr (unless
+	// it is None) on stdout, and an image, SVG or HTML representation, as
+	// display() calls are, as a produced file. A call can ask otherwise
+	// (ExecuteRequest.DisplayValues).
+	DisplaysValues bool
 	// OutputFiles reports whether results list the files each call
 	// produced (Result.Files), each retrievable by GetOutputFile.
 	OutputFiles bool

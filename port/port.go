@@ -112,6 +112,12 @@ type ExecuteRequest struct {
 	Timeout time.Duration
 	// ToolUseID correlates the call; the backend generates one when empty.
 	ToolUseID string
+	// DisplayValues says, for this code_execution call, whether the value
+	// of the cell's last expression is displayed as in Jupyter (its repr
+	// appended to stdout, rich representations returned as produced
+	// files); nil leaves it to the backend (Capabilities.DisplaysValues).
+	// The other tools ignore it.
+	DisplayValues *bool
 }
 
 // EditorCommand is a text_editor_code_execution command.

@@ -294,7 +294,14 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 }
 
 func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
-	r, err := a.runPython(ctx, s, requestCell, req.Code, req.Timeout)
+	kind, display := byte(requestCell), a.cfg.DisplayValues
+	if req.DisplayValues != nil {
+		display = *req.DisplayValues
+	}
+	if display {
+		kind = requestDisplay
+	}
+	r, err := a.runPython(ctx, s, kind, req.Code, req.Timeout)
 	if err != nil {
 		return err
 	}
@@ -412,6 +419,7 @@ func Capabilities(s Settings) port.Capabilities {
 		Limitations:        append(lims, s.workspaceLimitation()),
 		ShellCommands:      slices.Clone(shellCommands),
 		OutputFiles:        true,
+		DisplaysValues:     s.DisplayValues,
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
 		Limits:             s.Limits(),

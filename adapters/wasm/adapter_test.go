@@ -505,7 +505,7 @@ func TestFilesAreConfinedToTheWorkspace(t *testing.T) {
 	if _, err := a.PutFile(ctx, id, "data/in.csv", strings.NewReader("a,b\n1,2\n")); err != nil {
 		t.Fatal(err)
 	}
-	res := run(t, a, id, "import csv\nrows = list(csv.reader(open('data/in.csv')))\nprint(rows)\nopen('out.txt', 'w').write('written by python')")
+	res := run(t, a, id, "import csv\nrows = list(csv.reader(open('data/in.csv')))\nprint(rows)\n_ = open('out.txt', 'w').write('written by python')")
 	expect(t, res, "[['a', 'b'], ['1', '2']]\n", 0, port.OutcomeCompleted)
 	files, err := a.ListFiles(ctx, id, ".")
 	if err != nil {

@@ -44,6 +44,7 @@ type Settings struct {
 	WarmPool            int           `json:"warm_pool" setting:"warm-pool" help:"interpreters restored ahead of demand, so a session need not wait for one (0: off)"`
 	WarmPoolRefill      int           `json:"warm_pool_refill" setting:"warm-pool-refill" help:"interpreters the warm pool restores at once when it refills (0: fill once, never refill)"`
 	WarmModules         ModuleList    `json:"warm_modules" setting:"warm-modules" help:"comma-separated modules the interpreter image imports, so every session has them (none: import nothing; empty: the default list)"`
+	DisplayValues       bool          `json:"display_values" setting:"display-values" help:"show a code_execution cell's last expression as Jupyter does: its repr on stdout, and image, SVG or HTML representations (and display() calls) as produced files; false keeps stdout to what the program printed (a call can ask otherwise)"`
 	// RetryAfter is the retry hint given with a capacity refusal.
 	RetryAfter time.Duration `json:"retry_after"`
 }
@@ -72,6 +73,7 @@ func DefaultSettings() Settings {
 		WarmPool:            2,
 		WarmPoolRefill:      1,
 		RetryAfter:          time.Second,
+		DisplayValues:       true,
 	}
 }
 
@@ -285,6 +287,10 @@ func (c Config) WithSessionLifetimes(defaultIdle, maxIdle, maxLifetime time.Dura
 	c.IdleTimeout, c.MaxIdleTimeout, c.MaxLifetime = defaultIdle, maxIdle, maxLifetime
 	return c
 }
+
+// WithDisplayValues sets whether a code_execution cell's last expression
+// is displayed, as in Jupyter, when a call does not say (on by default).
+func (c Config) WithDisplayValues(on bool) Config { c.DisplayValues = on; return c }
 
 // WithRetryAfter sets the retry hint given with a capacity refusal.
 func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }

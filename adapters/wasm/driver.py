@@ -7,6 +7,8 @@
 # request at a time; the export returns when handle does, and that return is
 # the request's completion. Kinds:
 #   "C" (67): UTF-8 source of one cell, run in the session's __main__.
+#   "D" (68): the same, with Jupyter's display of the last expression
+#             (see show_last below).
 #   "P" (80): a JSON object {"argv": [...], "stdin": "...", "cwd": "...",
 #             "env": [...]}: a `python ...` command line from the bash tool,
 #             run in the same interpreter and namespace.
@@ -19,6 +21,7 @@
 # traceback and linecache are imported only when first needed: they pull in
 # tokenize, whose regular expressions are costly to compile.
 
+import _ast
 import builtins
 import os
 import select
@@ -164,13 +167,96 @@ def _make_handler():
             report(e)
             return _EXC, 1
 
-    def run_cell(src):
+    # Displays: what Jupyter shows of a cell. With display on, a cell whose
+    # last statement is an expression (not ended by ";") has that value
+    # shown once the rest has run: its repr on stdout through
+    # sys.displayhook (which also sets builtins._), unless it is None. A
+    # value offering _repr_png_, _repr_svg_ or _repr_html_ (the richest
+    # one that answers) is also saved as a file under /workspace/.display,
+    # which the host lists with the call's produced files; display(obj)
+    # does the same for any object, anywhere in a cell. With display off,
+    # the last expression is not shown and display() prints reprs only,
+    # so that stdout holds exactly what the program printed.
+    rich = [False]  # whether this call saves rich representations
+    shown = [0]  # rich files saved by this cell, to name the next
+    kinds = (("_repr_png_", "png"), ("_repr_svg_", "svg"), ("_repr_html_", "html"))
+
+    def save_rich(obj):
+        # A class's _repr_*_ methods are its instances': not the class's.
+        if not rich[0] or isinstance(obj, type):
+            return
+        for attr, ext in kinds:
+            try:
+                method = getattr(obj, attr, None)
+                data = method() if callable(method) else None
+            except Exception as e:
+                print("[codeport: %s of %s raised %s: %s]" % (attr, type(obj).__name__, type(e).__name__, e), file=sys.stderr)
+                continue
+            if isinstance(data, tuple) and data:
+                data = data[0]  # (data, metadata), as IPython allows
+            if ext == "png" and isinstance(data, str):
+                import base64
+
+                try:
+                    data = base64.b64decode(data, validate=True)
+                except ValueError:
+                    data = None
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            if not isinstance(data, (bytes, bytearray)):
+                continue
+            shown[0] += 1
+            os.makedirs("/workspace/.display", exist_ok=True)
+            path = "/workspace/.display/cell%d-%d.%s" % (cells[0], shown[0], ext)
+            with open(path, "wb") as f:
+                f.write(data)
+            return
+
+    def display(*objs):
+        """Show objects as a notebook would: each one's repr on stdout,
+        and its image, SVG or HTML representation, if it has one, saved as
+        a file returned with the call's result."""
+        for obj in objs:
+            save_rich(obj)
+            print(repr(obj))
+
+    builtins.display = display
+
+    def silenced(src, node):
+        # A cell ending with ";" after its last expression shows nothing,
+        # as in Jupyter. Offsets are in UTF-8 bytes.
+        lines = src.splitlines()
+        if node.end_lineno is None or node.end_lineno > len(lines):
+            return False
+        rest = lines[node.end_lineno - 1].encode("utf-8")[node.end_col_offset :]
+        return rest.lstrip().startswith(b";")
+
+    def run_cell(src, show):
         cells[0] += 1
+        shown[0] = 0
+        rich[0] = show
         name = "<cell %d>" % cells[0]
         remember(name, src)
-        return outcome(lambda: exec(compile(src, name, "exec", dont_inherit=True), ns))
+        if not show:
+            return outcome(lambda: exec(compile(src, name, "exec", dont_inherit=True), ns))
+
+        def run():
+            tree = compile(src, name, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
+            last = tree.body[-1] if tree.body else None
+            if not isinstance(last, _ast.Expr) or silenced(src, last):
+                exec(compile(tree, name, "exec", dont_inherit=True), ns)
+                return
+            tree.body.pop()
+            exec(compile(tree, name, "exec", dont_inherit=True), ns)
+            value = eval(compile(_ast.Expression(last.value), name, "eval", dont_inherit=True), ns)
+            if value is not None:
+                save_rich(value)
+                sys.displayhook(value)
+
+        return outcome(run)
 
     def run_python(payload):
+        rich[0] = False  # the bash tool's python shows no rich output
         # A `python ...` command line from the bash tool, in this same
         # interpreter and namespace: argv and stdin are swapped in for its
         # duration, and whatever it does to sys.stdout or sys.stderr is
@@ -280,7 +366,7 @@ def _make_handler():
         elif kind == 83:  # "S"
             r = session_start()
         else:
-            r = run_cell(text)
+            r = run_cell(text, kind == 68)  # "D"
         if len(r) == 3:
             # Out of memory: give back the reserve so the report can be
             # formatted, then take it again for the next time.

@@ -145,6 +145,7 @@ const (
 // Request kinds; see driver.py.
 const (
 	requestCell    = 'C' // source run in the session's __main__
+	requestDisplay = 'D' // the same, displaying the last expression
 	requestPython  = 'P' // a `python ...` command line from the bash tool
 	requestWarm    = 'W' // modules to import before the image is taken
 	requestSession = 'S' // a session starts from the image

@@ -195,7 +195,7 @@ try:
     open('n' * 300, 'w')
 except OSError as e:
     print(errno.errorcode[e.errno])
-open('k' * 255, 'w').write('fits')`)
+_ = open('k' * 255, 'w').write('fits')`)
 	expect(t, res, "ENAMETOOLONG\n", 0, port.OutcomeCompleted)
 	if _, _, err := a.GetFile(ctx, id, strings.Repeat("k", 255)); err != nil {
 		t.Errorf("GetFile of a 255-byte name: %v", err)

@@ -161,7 +161,7 @@ func TestEndToEndFilesAndConfinement(t *testing.T) {
 	if r := upload("big.bin", "big.bin", strings.Repeat("x", 2<<10)); r.status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized upload: %d", r.status)
 	}
-	_, out := h.exec(id, code("print(open('in/data.txt').read(), open('named.txt').read())\nopen('out.csv', 'w').write('a,b\\n')", 0))
+	_, out := h.exec(id, code("print(open('in/data.txt').read(), open('named.txt').read())\n_ = open('out.csv', 'w').write('a,b\\n')", 0))
 	if out.ResultBlock.Content.Stdout != "from the client by filename\n" {
 		t.Fatalf("python reads uploads: %+v", out.ResultBlock.Content)
 	}

@@ -80,6 +80,9 @@ func Hint(c port.Capabilities, opts Options) string {
 	if c.WorkingDirectory != "" && !opts.FreshState {
 		fmt.Fprintf(&b, "Files live in the working directory %s; use relative paths. ", c.WorkingDirectory)
 	}
+	if c.DisplaysValues {
+		b.WriteString("As in a notebook, the value of a cell's last expression is shown (its repr), unless the cell ends with a semicolon; display(obj) shows any object, and images, SVG and HTML that objects render are returned as files. ")
+	}
 	if c.OutputFiles {
 		b.WriteString("Files a call creates or changes in the working directory are returned with its result, so save charts, tables and reports there to hand them over. ")
 	}

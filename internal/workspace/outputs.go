@@ -20,9 +20,10 @@ import (
 // code_execution_output entries.
 //
 // The copies live in a directory of their own beside the workspace (no
-// guest mounts it) and are charged to the workspace's quota. They never
-// cost a program room: the quota asks Outputs for room before it refuses
-// a write (Quota.WithReclaim), and the oldest copies are dropped first.
+// guest mounts it) and are charged to the workspace's quota, bytes and an
+// entry each. They never cost a program room: the quota asks Outputs for
+// room before it refuses a write or a new file (Quota.WithReclaim), and
+// the oldest copies are dropped first.
 // Their number is bounded by maxFiles, beyond which the oldest go too. An
 // id whose copy was dropped is port.ErrFileNotFound, and says why.
 //
@@ -73,13 +74,13 @@ func (o *Outputs) Keep(ws *Workspace, rel string) (port.FileInfo, string, error)
 		return port.FileInfo{}, "", err
 	}
 	defer src.Close()
-	if err := o.reserve(info.Size); err != nil {
+	if err := o.q.reserveSpare(info.Size); err != nil {
 		return port.FileInfo{}, "", fmt.Errorf("workspace: keep %s: %w", rel, err)
 	}
 	id := FileIDPrefix + rand.Text()
 	dst, err := os.OpenFile(filepath.Join(o.dir, id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		o.q.Release(info.Size)
+		o.q.releaseSpare(info.Size)
 		return port.FileInfo{}, "", fmt.Errorf("workspace: keep %s: %w", rel, stripPath(err))
 	}
 	// The program is not running: the file is as long as it was at the
@@ -90,7 +91,7 @@ func (o *Outputs) Keep(ws *Workspace, rel string) (port.FileInfo, string, error)
 	}
 	if err != nil {
 		os.Remove(filepath.Join(o.dir, id))
-		o.q.Release(info.Size)
+		o.q.releaseSpare(info.Size)
 		return port.FileInfo{}, "", fmt.Errorf("workspace: keep %s: %w", rel, stripPath(err))
 	}
 	o.q.Release(info.Size - n)
@@ -127,33 +128,14 @@ func (o *Outputs) Open(id string) (io.ReadCloser, port.FileInfo, error) {
 	return f, k.info, nil
 }
 
-// reserve charges n bytes for a new copy, dropping the oldest copies
-// until they fit or none is left.
-func (o *Outputs) reserve(n int64) error {
-	for {
-		err := o.q.tryReserve(n)
-		if err == nil {
-			return nil
-		}
-		o.mu.Lock()
-		if len(o.order) == 0 {
-			o.mu.Unlock()
-			return err
-		}
-		k := o.evictOldest()
-		o.mu.Unlock()
-		o.remove([]*keptFile{k})
-	}
-}
-
-// reclaim drops the oldest copies until need bytes are free or none is
-// left: the quota's reclaimer.
-func (o *Outputs) reclaim(need int64) {
+// reclaim drops the oldest copies until bytes bytes and entries entries
+// are free, or none is left: the quota's reclaimer.
+func (o *Outputs) reclaim(bytes, entries int64) {
 	var drop []*keptFile
 	o.mu.Lock()
-	for freed := int64(0); freed < need && len(o.order) > 0; {
+	for freedBytes, freedEntries := int64(0), int64(0); (freedBytes < bytes || freedEntries < entries) && len(o.order) > 0; freedEntries++ {
 		k := o.evictOldest()
-		freed += k.size
+		freedBytes += k.size
 		drop = append(drop, k)
 	}
 	o.mu.Unlock()
@@ -176,7 +158,7 @@ func (o *Outputs) evictOldest() *keptFile {
 func (o *Outputs) remove(ks []*keptFile) {
 	for _, k := range ks {
 		_ = os.Remove(filepath.Join(o.dir, k.id))
-		o.q.Release(k.size)
+		o.q.releaseSpare(k.size)
 	}
 }
 

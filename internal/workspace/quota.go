@@ -44,9 +44,9 @@ type Quota struct {
 	entries       int64
 	entryRefusals int64
 
-	// reclaim, when set, is asked to give back bytes before a reservation
-	// that does not fit is refused (see WithReclaim).
-	reclaim func(need int64)
+	// reclaim, when set, is asked to give back bytes or entries before a
+	// reservation that does not fit is refused (see WithReclaim).
+	reclaim func(bytes, entries int64)
 }
 
 // fileKey identifies a file on the host: device and inode.
@@ -131,30 +131,60 @@ func (q *Quota) WithEntryLimit(n int64) *Quota {
 }
 
 // WithReclaim makes fn the quota's source of room: when a reservation of
-// bytes does not fit, fn is called with the bytes missing, without the
-// quota's lock held, and may Release bytes of things it can drop (kept
-// copies of outputs, which must never make a program's write fail); the
-// reservation is then tried once more. Call it before the quota is used.
-func (q *Quota) WithReclaim(fn func(need int64)) *Quota {
+// bytes or of an entry does not fit, fn is called with the bytes and the
+// entries missing, without the quota's lock held, and may give back bytes
+// and entries of things it can drop (kept copies of outputs, which must
+// never make a program's write fail); the reservation is then tried once
+// more. Call it before the quota is used.
+func (q *Quota) WithReclaim(fn func(bytes, entries int64)) *Quota {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.reclaim = fn
 	return q
 }
 
-// makeRoom asks the reclaimer, if any, for the bytes by which n does not
-// fit now.
-func (q *Quota) makeRoom(n int64) {
-	if n <= 0 {
-		return
-	}
+// makeRoom asks the reclaimer, if any, for what n more bytes and entries
+// more entries lack now.
+func (q *Quota) makeRoom(n, entries int64) {
 	q.mu.Lock()
-	fn, short := q.reclaim, q.limit > 0 && n > q.limit-q.used
-	need := n - (q.limit - q.used)
-	q.mu.Unlock()
-	if fn != nil && short {
-		fn(need)
+	fn := q.reclaim
+	var bytes, ents int64
+	if q.limit > 0 && n > q.limit-q.used {
+		bytes = n - (q.limit - q.used)
 	}
+	if q.entryLimit > 0 && entries > q.entryLimit-q.entries {
+		ents = entries - (q.entryLimit - q.entries)
+	}
+	q.mu.Unlock()
+	if fn != nil && (bytes > 0 || ents > 0) {
+		fn(bytes, ents)
+	}
+}
+
+// reserveSpare charges n bytes and one entry for something the quota's
+// reclaimer holds (a kept copy), asking it for room first, without
+// counting a refusal: it is not a program's.
+func (q *Quota) reserveSpare(n int64) error {
+	q.makeRoom(n, 1)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.entryLimit > 0 && q.entries >= q.entryLimit {
+		return &EntryLimitError{Limit: q.entryLimit}
+	}
+	if q.limit > 0 && n > q.limit-q.used {
+		return &QuotaError{Limit: q.limit, Used: q.used, Requested: n}
+	}
+	q.used += n
+	q.entries++
+	return nil
+}
+
+// releaseSpare gives back what reserveSpare charged.
+func (q *Quota) releaseSpare(n int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.release(n)
+	q.entries = max(0, q.entries-1)
 }
 
 // EntryLimit reports the entry limit, 0 when unlimited.
@@ -206,28 +236,19 @@ func (q *Quota) Reserve(n int64) error {
 	if n <= 0 {
 		return nil
 	}
-	q.makeRoom(n)
+	q.makeRoom(n, 0)
 	return q.reserve(n)
 }
 
 // reserve is Reserve without asking the reclaimer for room.
 func (q *Quota) reserve(n int64) error {
-	err := q.tryReserve(n)
-	if err != nil {
-		q.refused()
-	}
-	return err
-}
-
-// tryReserve is reserve without counting a refusal: for reservations
-// that are not a program's (keeping a copy of an output).
-func (q *Quota) tryReserve(n int64) error {
 	if n <= 0 {
 		return nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.limit > 0 && n > q.limit-q.used {
+		q.refusals++
 		return &QuotaError{Limit: q.limit, Used: q.used, Requested: n}
 	}
 	q.used += n
@@ -267,12 +288,13 @@ func (q *Quota) reserveEntry(dir bool) error {
 // tryReserveEntry is reserveEntry without counting a refusal, for a
 // caller that may find the operation would have failed anyway.
 func (q *Quota) tryReserveEntry(dir bool) error {
+	var dirBytes int64
 	if dir {
 		q.mu.Lock()
-		n := q.dirBytes
+		dirBytes = q.dirBytes
 		q.mu.Unlock()
-		q.makeRoom(n)
 	}
+	q.makeRoom(dirBytes, 1)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.entryLimit > 0 && q.entries >= q.entryLimit {
@@ -333,7 +355,7 @@ func (q *Quota) reserveUpTo(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
-	q.makeRoom(n)
+	q.makeRoom(n, 0)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.limit > 0 {
