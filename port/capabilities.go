@@ -33,6 +33,10 @@ type Capabilities struct {
 	// display() calls are, as a produced file. A call can ask otherwise
 	// (ExecuteRequest.DisplayValues).
 	DisplaysValues bool
+	// StreamsOutput reports whether a code_execution call's output
+	// reaches ExecuteRequest.OnOutput while the call runs, rather than in
+	// one chunk when it ends.
+	StreamsOutput bool
 	// OutputFiles reports whether results list the files each call
 	// produced (Result.Files), each retrievable by GetOutputFile.
 	OutputFiles bool

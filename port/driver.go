@@ -61,6 +61,13 @@ type DriverInfo struct {
 	// through to the driver unchecked, for a remote backend that may offer
 	// more.
 	ForwardsUnknownTools bool
+	// StreamsOutput says that the driver calls ExecuteRequest.OnOutput as
+	// the output is written. What it delivers so must be a prefix of the
+	// Result's streams: the Port delivers the rest when the call returns
+	// (the notes a driver appends at the end), serializes the calls and
+	// drops any after the return. Without it, the Port gives the driver no
+	// OnOutput and delivers each stream in one chunk at the end.
+	StreamsOutput bool
 }
 
 // Readier is implemented by a driver that needs time before it can start

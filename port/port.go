@@ -118,7 +118,26 @@ type ExecuteRequest struct {
 	// files); nil leaves it to the backend (Capabilities.DisplaysValues).
 	// The other tools ignore it.
 	DisplayValues *bool
+	// OnOutput, when set, receives the call's stdout and stderr while it
+	// runs, in the order the program wrote them: each stream's chunks,
+	// concatenated, are exactly that stream of the Result (truncation
+	// notice and the backend's notes included). It is called from one
+	// goroutine at a time, never after Execute returns, and must not
+	// block: copy the chunk (it is not kept after the call returns) and
+	// return, since the program may wait while it runs. A backend that
+	// cannot stream (Capabilities.StreamsOutput false) delivers each
+	// stream in one chunk as the call ends.
+	OnOutput func(Stream, []byte) `json:"-"`
 }
+
+// Stream names an output stream of a call.
+type Stream string
+
+// The streams.
+const (
+	Stdout Stream = "stdout"
+	Stderr Stream = "stderr"
+)
 
 // EditorCommand is a text_editor_code_execution command.
 type EditorCommand string

@@ -203,7 +203,18 @@ func (p *Port) Execute(ctx context.Context, sessionID string, req ExecuteRequest
 	}
 	k.c.Tool, k.c.Timeout = req.Tool, req.Timeout
 	k.observe()
+	var sink *outputSink
+	if req.OnOutput != nil {
+		sink = &outputSink{fn: req.OnOutput}
+		req.OnOutput = nil
+		if p.info.StreamsOutput {
+			req.OnOutput = sink.write
+		}
+	}
 	res, err := p.d.Execute(k.ctx, sessionID, req)
+	if sink != nil {
+		sink.finish(res, err == nil)
+	}
 	if err == nil {
 		// The contract promises the tool's block type and a tool use id on
 		// every result; do not rely on the driver for either.
@@ -449,4 +460,55 @@ func (c *closingReader) Read(b []byte) (int, error) {
 		return 0, fmt.Errorf("%s adapter: %w", c.name, ErrClosed)
 	}
 	return c.ReadCloser.Read(b)
+}
+
+// outputSink stands between a driver and an ExecuteRequest.OnOutput: it
+// serializes the calls, counts what was delivered of each stream, delivers
+// the rest of the Result when the call returns, and drops whatever a
+// driver sends after that.
+type outputSink struct {
+	fn     func(Stream, []byte)
+	mu     sync.Mutex
+	closed bool
+	sent   [2]int // bytes of stdout, stderr delivered
+}
+
+func (s *outputSink) write(stream Stream, b []byte) {
+	i := 0
+	switch stream {
+	case Stdout:
+	case Stderr:
+		i = 1
+	default:
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(b) == 0 {
+		return
+	}
+	s.sent[i] += len(b)
+	s.fn(stream, b)
+}
+
+// finish delivers what the driver did not stream of the result (all of it
+// when the driver does not stream), and closes the sink.
+func (s *outputSink) finish(res Result, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if !ok {
+		return
+	}
+	for i, st := range []struct {
+		stream Stream
+		text   string
+	}{{Stdout, res.Stdout}, {Stderr, res.Stderr}} {
+		if rest := st.text[min(s.sent[i], len(st.text)):]; rest != "" {
+			s.fn(st.stream, []byte(rest))
+		}
+	}
 }

@@ -380,3 +380,53 @@ func TestErrorCodesCrossBoundaries(t *testing.T) {
 		t.Error("a plain error has a code")
 	}
 }
+
+// streamDriver streams "a" of its result "ab\n", and keeps the callback
+// to try it after returning.
+type streamDriver struct {
+	*gateDriver
+	late func(port.Stream, []byte)
+}
+
+func (d *streamDriver) Execute(_ context.Context, _ string, req port.ExecuteRequest) (port.Result, error) {
+	if req.OnOutput == nil {
+		return port.Result{}, errors.New("no OnOutput for a streaming driver")
+	}
+	req.OnOutput(port.Stdout, []byte("a"))
+	req.OnOutput("bogus", []byte("x"))
+	d.late = req.OnOutput
+	return port.Result{Stdout: "ab\n", Stderr: "note\n", Outcome: port.OutcomeCompleted}, nil
+}
+
+func TestOutputReachesOnOutputOnceAndInOrder(t *testing.T) {
+	var got []string
+	record := func(s port.Stream, b []byte) { got = append(got, string(s)+":"+string(b)) }
+
+	// A driver that does not stream: the Port delivers each stream at
+	// the end, and never gives the driver the callback.
+	gd := newGateDriver()
+	close(gd.gate)
+	p := port.New(gd)
+	defer p.Close()
+	if _, err := p.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x", OnOutput: record}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "stdout:ok" {
+		t.Fatalf("non-streaming driver: %q", got)
+	}
+
+	// A streaming driver: what it sent, then the rest of each stream;
+	// nothing of another stream name, nothing after the return.
+	got = nil
+	sd := &streamDriver{gateDriver: newGateDriver()}
+	sd.info.StreamsOutput = true
+	sp := port.New(sd)
+	defer sp.Close()
+	if _, err := sp.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x", OnOutput: record}); err != nil {
+		t.Fatal(err)
+	}
+	sd.late(port.Stdout, []byte("late"))
+	if strings.Join(got, "|") != "stdout:a|stdout:b\n|stderr:note\n" {
+		t.Fatalf("streaming driver: %q", got)
+	}
+}

@@ -680,6 +680,7 @@ func (a *adapter) PutFile(ctx context.Context, sessionID, path string, r io.Read
 func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 	c := wasm.Capabilities(a.cfg.Settings.Settings)
 	c.Backend = "subprocess"
+	c.StreamsOutput = false // the worker protocol carries a call's output in its reply
 	c.Limits.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
 	if a.cfg.SessionsPerWorker == 1 {
 		c.Limitations = append(c.Limitations, "Each session runs in a worker process of its own: if that process crashes or exceeds its memory limit, the session and its files are lost and a new session must be created")

@@ -129,7 +129,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 
 // Info implements port.Driver.
 func (a *adapter) Info() port.DriverInfo {
-	return port.DriverInfo{Name: "wasm", Logger: a.cfg.logger, Limits: a.cfg.Limits()}
+	return port.DriverInfo{Name: "wasm", Logger: a.cfg.logger, Limits: a.cfg.Limits(), StreamsOutput: true}
 }
 
 // Ready reports whether the runtime is compiled and sessions start without
@@ -301,7 +301,7 @@ func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 	if display {
 		kind = requestDisplay
 	}
-	r, err := a.runPython(ctx, s, kind, req.Code, req.Timeout)
+	r, err := a.runPython(ctx, s, kind, req.Code, req.Timeout, req.OnOutput)
 	if err != nil {
 		return err
 	}
@@ -316,7 +316,9 @@ func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteR
 // a fresh interpreter if the last one was lost (its loss was reported with
 // the call that lost it), discards one that dies, and explains a write the
 // workspace quota refused. The caller serialises calls on the session.
-func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration) (cellResult, error) {
+//
+// out, when set, receives the output as the program writes it.
+func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload string, timeout time.Duration, out func(port.Stream, []byte)) (cellResult, error) {
 	if s.interp == nil {
 		it, err := a.startInterpreter(ctx, s.mounts())
 		if err != nil {
@@ -325,6 +327,12 @@ func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload 
 		s.interp = it
 	}
 	refusals, entryRefusals := s.quota.Refusals(), s.quota.EntryRefusals()
+	if out != nil {
+		s.interp.stdout.stream(func(b []byte) { out(port.Stdout, b) })
+		s.interp.stderr.stream(func(b []byte) { out(port.Stderr, b) })
+		defer s.interp.stdout.stream(nil)
+		defer s.interp.stderr.stream(nil)
+	}
 	r := s.interp.run(ctx, kind, payload, timeout, int(a.cfg.OutputLimit), a.cfg.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the program saw EIO), so
@@ -420,6 +428,7 @@ func Capabilities(s Settings) port.Capabilities {
 		ShellCommands:      slices.Clone(shellCommands),
 		OutputFiles:        true,
 		DisplaysValues:     s.DisplayValues,
+		StreamsOutput:      true,
 		Network:            false,
 		WorkingDirectory:   workspace.GuestRoot,
 		Limits:             s.Limits(),

@@ -11,6 +11,12 @@ import (
 // call's output and counts the rest, which it drops as it is written: a
 // program printing gigabytes costs the host no more than limit bytes.
 // Outside a call, output is discarded.
+//
+// With an emitter (stream), what it keeps is also handed on as it is
+// written, for a caller that streams the output: up to the last complete
+// character, so that a character is never split between two chunks, and
+// so that what was handed on is always a prefix of what end returns (end
+// drops a character the limit cut, which was never handed on).
 type streamCapture struct {
 	mu        sync.Mutex
 	active    bool
@@ -18,6 +24,8 @@ type streamCapture struct {
 	buf       []byte
 	dropped   int64
 	truncated bool
+	emit      func([]byte) // nil: not streamed
+	emitted   int          // bytes of buf handed to emit
 }
 
 func (s *streamCapture) Write(p []byte) (int, error) {
@@ -29,14 +37,43 @@ func (s *streamCapture) Write(p []byte) (int, error) {
 	room := s.limit - len(s.buf)
 	if room >= len(p) {
 		s.buf = append(s.buf, p...)
-		return len(p), nil
+	} else {
+		if room > 0 {
+			s.buf = append(s.buf, p[:room]...)
+		}
+		s.truncated = true
+		s.dropped += int64(len(p) - max(room, 0))
 	}
-	if room > 0 {
-		s.buf = append(s.buf, p[:room]...)
+	if s.emit != nil {
+		if end := completeRunes(s.buf, s.emitted); end > s.emitted {
+			s.emit(s.buf[s.emitted:end])
+			s.emitted = end
+		}
 	}
-	s.truncated = true
-	s.dropped += int64(len(p) - max(room, 0))
 	return len(p), nil
+}
+
+// stream hands what the capture keeps from now on to fn (nil: stop).
+func (s *streamCapture) stream(fn func([]byte)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emit = fn
+}
+
+// completeRunes is the end of b short of a trailing character that is
+// incomplete (a UTF-8 start byte whose continuation has not arrived), and
+// no shorter than from. Bytes that are not UTF-8 at all are not held back.
+func completeRunes(b []byte, from int) int {
+	end := len(b)
+	for i := 1; i < utf8.UTFMax && i <= end-from; i++ {
+		if c := b[end-i]; utf8.RuneStart(c) {
+			if c >= 0xC0 && !utf8.FullRune(b[end-i:]) {
+				return end - i
+			}
+			break
+		}
+	}
+	return end
 }
 
 // keepBuffer is the largest capture buffer kept between calls.
@@ -45,7 +82,7 @@ const keepBuffer = 64 << 10
 func (s *streamCapture) begin(limit int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.active, s.limit, s.buf, s.dropped, s.truncated = true, limit, s.buf[:0], 0, false
+	s.active, s.limit, s.buf, s.dropped, s.truncated, s.emitted = true, limit, s.buf[:0], 0, false, 0
 }
 
 // end stops capturing and returns the call's output, with a one-line notice
