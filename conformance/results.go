@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/codeport/codeport/port"
 )
@@ -14,6 +17,7 @@ func resultChecks() []Check {
 	return []Check{
 		{"results/output-files", check(outputFiles)},
 		{"results/display", check(displayValues)},
+		{"results/live-output", check(liveOutput)},
 	}
 }
 
@@ -155,5 +159,71 @@ func displayValues(e *env) {
 	res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "6*7", DisplayValues: &off})
 	if res.Stdout != "" || res.ReturnCode != 0 {
 		e.t.Fatalf("display off for the call: stdout %q rc %d", clip(res.Stdout), res.ReturnCode)
+	}
+}
+
+// liveOutput: the chunks a call's OnOutput receives add up to its result,
+// none comes after Execute returns, and on a backend that says it streams
+// they come while the program runs: the cell waits for a file that the
+// check puts only once the first chunk has arrived, so the call ends
+// before its timeout only if that chunk came first.
+func liveOutput(e *env) {
+	if !e.python() {
+		e.t.Skipf("code_execution not offered")
+	}
+	caps, _ := e.describe()
+	id := e.session()
+	var mu sync.Mutex
+	var out, errs strings.Builder
+	returned := false
+	var late []string
+	first := make(chan struct{})
+	record := func(s port.Stream, b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if returned {
+			late = append(late, string(b))
+		}
+		if out.Len()+errs.Len() == 0 {
+			close(first)
+		}
+		if s == port.Stdout {
+			out.Write(b)
+		} else {
+			errs.Write(b)
+		}
+	}
+	code := "import sys\nprint('out', flush=True)\nprint('err', file=sys.stderr, flush=True)\nprint('done')"
+	timeout := 30 * time.Second
+	if caps.StreamsOutput {
+		code = "import os, sys, time\nprint('out', flush=True)\nwhile not os.path.exists('conformance-go'):\n    time.sleep(0.01)\nprint('err', file=sys.stderr, flush=True)\nprint('done')"
+		go func() {
+			select {
+			case <-first:
+				_, _ = e.p.PutFile(e.ctx, id, "conformance-go", strings.NewReader("go"))
+			case <-time.After(timeout):
+			case <-e.ctx.Done():
+			}
+		}()
+	}
+	res := e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout, OnOutput: record})
+	mu.Lock()
+	returned = true
+	o, se := out.String(), errs.String()
+	mu.Unlock()
+	if caps.StreamsOutput && res.Outcome == port.OutcomeTimedOut {
+		e.t.Fatalf("the backend says it streams, but the cell's first line did not reach OnOutput while it ran (it timed out waiting)")
+	}
+	if res.ReturnCode != 0 || !sameOutput(res.Stdout, "out\ndone\n") {
+		e.t.Fatalf("the cell: rc %d stdout %q stderr %q", res.ReturnCode, clip(res.Stdout), clip(res.Stderr))
+	}
+	if o != res.Stdout || se != res.Stderr {
+		e.t.Fatalf("the chunks add up to %q / %q; the result holds %q / %q", clip(o), clip(se), clip(res.Stdout), clip(res.Stderr))
+	}
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(late) > 0 {
+		e.t.Fatalf("OnOutput was called after Execute returned: %q", late)
 	}
 }

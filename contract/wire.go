@@ -162,6 +162,27 @@ const ResultTypeCodeExecution = "code_execution_result"
 // value cannot.
 const PathHeader = "X-Codeport-Path"
 
+// EventStreamType is the media type of a streamed exec response (a client
+// asks for it with Accept); its events are named by the Event constants.
+const EventStreamType = "text/event-stream"
+
+// The events of a streamed exec response. EventStdout and EventStderr carry
+// an OutputEvent each, EventResult the ExecResponse of the call (exactly
+// the body the call would have had without streaming), EventError an Error
+// when the call failed after its events began.
+const (
+	EventStdout = "stdout"
+	EventStderr = "stderr"
+	EventResult = "result"
+	EventError  = "error"
+)
+
+// OutputEvent is the data of a stdout or stderr event: a piece of the
+// stream, as the program wrote it.
+type OutputEvent struct {
+	Text string `json:"text"`
+}
+
 // OutputTypeCodeExecution is the type of a produced-file entry.
 const OutputTypeCodeExecution = "code_execution_output"
 
@@ -301,6 +322,7 @@ type Capabilities struct {
 	Partial            bool      `json:"partial,omitempty"`
 	OutputFiles        bool      `json:"output_files,omitempty"`
 	DisplaysValues     bool      `json:"displays_values,omitempty"`
+	StreamsOutput      bool      `json:"streams_output,omitempty"`
 	Network            bool      `json:"network"`
 	WorkingDirectory   string    `json:"working_directory"`
 	Limits             Limits    `json:"limits"`

@@ -66,7 +66,7 @@ func New(cfg Config, opts ...port.Option) (*port.Port, error) {
 // enforces: none are checked here. A tool kind contract v1 does not know
 // is forwarded, for a backend that offers more.
 func (a *adapter) Info() port.DriverInfo {
-	return port.DriverInfo{Name: "http", Logger: a.log, ForwardsUnknownTools: true}
+	return port.DriverInfo{Name: "http", Logger: a.log, ForwardsUnknownTools: true, StreamsOutput: true}
 }
 
 // base checks the settings and returns the base URL without a trailing
@@ -292,7 +292,13 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 		route: "POST /sessions/{id}/exec", session: id, tool: req.Tool,
 		wall: saturatingAdd(granted, a.cfg.TimeoutMargin), secrets: requestTexts(req),
 	}
-	status, b, err := a.roundTrip(ctx, c, "", body)
+	var status int
+	var b []byte
+	if req.OnOutput != nil {
+		status, b, err = a.execStream(ctx, c, body, req.OnOutput)
+	} else {
+		status, b, err = a.roundTrip(ctx, c, "", body)
+	}
 	if err != nil {
 		return port.Result{}, err
 	}

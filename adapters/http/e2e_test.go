@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -385,5 +386,47 @@ func TestRemoteBearerToken(t *testing.T) {
 	a := newAdapter(t, httpadapter.NewConfig(url).WithToken("s3cret-token"))
 	if res := run(t, a, create(t, a), "print('in')"); res.Stdout != "in\n" {
 		t.Fatalf("with the token: %+v", res)
+	}
+}
+
+// The adapter reads a streamed exec: the output reaches OnOutput while
+// the program runs (the cell waits for a file the test puts only once it
+// has the first chunk), and adds up to the result.
+func TestRemoteStreamedOutput(t *testing.T) {
+	a := newAdapter(t, httpadapter.NewConfig(serveWasm(t, nil)))
+	ctx := context.Background()
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var out strings.Builder
+	first := make(chan struct{})
+	go func() {
+		select {
+		case <-first:
+			_, _ = a.PutFile(ctx, s.ID, "go", strings.NewReader("go"))
+		case <-time.After(time.Minute):
+		}
+	}()
+	res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: time.Minute,
+		Code: "import os, time\nprint(0, flush=True)\nwhile not os.path.exists('go'):\n    time.sleep(0.01)\nprint(1)",
+		OnOutput: func(st port.Stream, b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if st == port.Stdout {
+				if out.Len() == 0 {
+					close(first)
+				}
+				out.Write(b)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if res.Stdout != "0\n1\n" || out.String() != res.Stdout {
+		t.Fatalf("streamed %q, result %q", out.String(), res.Stdout)
 	}
 }

@@ -952,3 +952,44 @@ func TestCloseDuringAStalledDownload(t *testing.T) {
 		t.Fatal("a Read blocked on a stalled backend outlives Close")
 	}
 }
+
+// A streamed exec from a backend that breaks the event stream is a typed
+// failure, never a hang or a result made up; its error event is the error
+// its code names; a plain JSON answer to a streaming request is read as
+// one.
+func TestBrokenEventStreams(t *testing.T) {
+	const result = `{"tool_use_id":"t","execution_time_ms":1,"result_block":{"type":"code_execution_tool_result","tool_use_id":"t","content":{"type":"code_execution_result","stdout":"ab","stderr":"","return_code":0,"content":[]}}}`
+	for _, c := range []struct {
+		name, body, ctype string
+		want              error  // nil: success
+		chunks            string // what OnOutput got
+	}{
+		{"whole", "event: stdout\ndata: {\"text\":\"a\"}\n\n: keep-alive\n\nevent: stdout\r\ndata: {\"text\":\"b\"}\r\n\r\nevent: result\ndata: " + result + "\n\n", "text/event-stream", nil, "ab"},
+		{"plain json", result, "application/json", nil, "ab"},
+		{"no result", "event: stdout\ndata: {\"text\":\"a\"}\n\n", "text/event-stream", port.ErrBackendUnreachable, "a"},
+		{"bad output", "event: stdout\ndata: [1]\n\n", "text/event-stream", port.ErrBackendUnreachable, ""},
+		{"line too long", "event: stdout\ndata: {\"text\":\"" + strings.Repeat("x", 5000) + "\"}\n\n", "text/event-stream", port.ErrBackendUnreachable, ""},
+		{"output over the cap", strings.Repeat("event: stdout\ndata: {\"text\":\""+strings.Repeat("x", 900)+"\"}\n\n", 3), "text/event-stream", port.ErrBackendUnreachable, strings.Repeat("x", 1800)},
+		{"error event", "event: stdout\ndata: {\"text\":\"a\"}\n\nevent: error\ndata: {\"detail\":\"busy\",\"code\":\"session_busy\"}\n\n", "text/event-stream", port.ErrSessionBusy, "a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, _ := backend(t, answer(http.StatusOK, c.body, "Content-Type", c.ctype), func(cfg httpadapter.Config) httpadapter.Config {
+				return cfg.WithMaxResponseBytes(2000)
+			})
+			var got strings.Builder
+			res, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: markedCode,
+				OnOutput: func(_ port.Stream, b []byte) { got.Write(b) }})
+			switch {
+			case c.want == nil && (err != nil || res.Stdout != "ab"):
+				t.Fatalf("%v %+v", err, res)
+			case c.want != nil && !errors.Is(err, c.want):
+				t.Fatalf("error %v, want %v", err, c.want)
+			case err != nil && strings.Contains(err.Error(), marker):
+				t.Fatalf("the error carries the code: %v", err)
+			}
+			if got.String() != c.chunks {
+				t.Fatalf("OnOutput got %q, want %q", got.String(), c.chunks)
+			}
+		})
+	}
+}

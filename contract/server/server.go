@@ -245,15 +245,24 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if acceptsEventStream(r.Header) {
+		s.executeStream(w, r, req)
+		return
+	}
 	res, err := s.port.Execute(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	// The contract promises the block type of the tool that ran and a
-	// tool_use_id on every response. A port.Port keeps both promises; a
-	// bare CodeExecutionPort may not, so the handler does not rely on it,
-	// and mints an id of the port's form when neither side brought one.
+	writeJSON(w, http.StatusOK, responseOf(res, req))
+}
+
+// responseOf is the exec response for res. The contract promises the
+// block type of the tool that ran and a tool_use_id on every response. A
+// port.Port keeps both promises; a bare CodeExecutionPort may not, so the
+// handler does not rely on it, and mints an id of the port's form when
+// neither side brought one.
+func responseOf(res port.Result, req port.ExecuteRequest) contract.ExecResponse {
 	if res.Tool == "" {
 		res.Tool = req.Tool
 	}
@@ -263,7 +272,7 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 	if res.ToolUseID == "" {
 		res.ToolUseID = port.NewToolUseID()
 	}
-	writeJSON(w, http.StatusOK, contract.ResultFromPort(res))
+	return contract.ResultFromPort(res)
 }
 
 func (s *server) listFiles(w http.ResponseWriter, r *http.Request) {
@@ -682,23 +691,8 @@ func codeOf(err error) string {
 // never carry user data); server errors say only which kind, and are
 // logged in full.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := codeOf(err)
-	a, ok := answers[code]
-	if !ok {
-		// A port code newer than this table; the test of the table fails
-		// first.
-		code, a = contract.CodeInternalError, answers[contract.CodeInternalError]
-	}
-	status, detail := a.status, err.Error()
-	switch {
-	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
-		// Nobody reads this answer; the status is for the log.
-		status, code, detail = statusClientClosed, "", "client closed request"
-	case status == http.StatusInternalServerError:
-		detail = "internal error"
-	case status == http.StatusBadGateway:
-		detail = "backend unreachable"
-	}
+	status, a, body := errorAnswer(r, err)
+	detail := body.Detail
 	if rec, ok := w.(*recorder); ok {
 		rec.err = err
 	}
@@ -717,7 +711,29 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			detail = fmt.Sprintf("request body is over the %d-byte limit", tooLarge.Limit)
 		}
 	}
-	writeJSON(w, status, contract.Error{Detail: detail, Code: code})
+	writeJSON(w, status, contract.Error{Detail: detail, Code: body.Code})
+}
+
+// errorAnswer is the status and the body that answer err.
+func errorAnswer(r *http.Request, err error) (int, answer, contract.Error) {
+	code := codeOf(err)
+	a, ok := answers[code]
+	if !ok {
+		// A port code newer than this table; the test of the table fails
+		// first.
+		code, a = contract.CodeInternalError, answers[contract.CodeInternalError]
+	}
+	status, detail := a.status, err.Error()
+	switch {
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// Nobody reads this answer; the status is for the log.
+		status, code, detail = statusClientClosed, "", "client closed request"
+	case status == http.StatusInternalServerError:
+		detail = "internal error"
+	case status == http.StatusBadGateway:
+		detail = "backend unreachable"
+	}
+	return status, a, contract.Error{Detail: detail, Code: code}
 }
 
 // retryAfterSeconds is the capacity error's hint in whole seconds, rounded
