@@ -122,7 +122,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 func (a *adapter) Info() port.DriverInfo {
 	l := a.cfg.Limits()
 	l.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
-	return port.DriverInfo{Name: "subprocess", Logger: a.cfg.logger, Limits: l}
+	return port.DriverInfo{Name: "subprocess", Logger: a.cfg.logger, Limits: l, StreamsOutput: true}
 }
 
 // Close stops every worker and waits until each is reaped; nothing is left
@@ -519,7 +519,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 		overran.Store(true)
 		cancelStream()
 	}()
-	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req)
+	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req, a.cfg.OutputLimit)
 	close(done)
 	wg.Wait()
 
@@ -680,7 +680,6 @@ func (a *adapter) PutFile(ctx context.Context, sessionID, path string, r io.Read
 func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 	c := wasm.Capabilities(a.cfg.Settings.Settings)
 	c.Backend = "subprocess"
-	c.StreamsOutput = false // the worker protocol carries a call's output in its reply
 	c.Limits.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
 	if a.cfg.SessionsPerWorker == 1 {
 		c.Limitations = append(c.Limitations, "Each session runs in a worker process of its own: if that process crashes or exceeds its memory limit, the session and its files are lost and a new session must be created")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -444,5 +445,47 @@ func TestIdleWorkerDeathIsNoticed(t *testing.T) {
 	}
 	if got := run(t, a, newSession(t, a), "print('fine')"); got.Stdout != "fine\n" {
 		t.Errorf("after the replacement: %+v", got)
+	}
+}
+
+// A worker streams a call's output to the parent as it is written: the
+// cell waits for a file that the test puts only once the first chunk has
+// arrived, so the call ends only if that chunk came first.
+func TestWorkerStreamsOutput(t *testing.T) {
+	p := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 2) })
+	ctx := context.Background()
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var out strings.Builder
+	first := make(chan struct{})
+	go func() {
+		select {
+		case <-first:
+			_, _ = p.PutFile(ctx, s.ID, "go", strings.NewReader("go"))
+		case <-time.After(time.Minute):
+		}
+	}()
+	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: time.Minute,
+		Code: "import os, time\nprint(0, flush=True)\nwhile not os.path.exists('go'):\n    time.sleep(0.01)\nprint(1)",
+		OnOutput: func(st port.Stream, b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if st == port.Stdout {
+				if out.Len() == 0 {
+					close(first)
+				}
+				out.Write(b)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if res.Stdout != "0\n1\n" || out.String() != res.Stdout {
+		t.Fatalf("streamed %q, result %q (stderr %q)", out.String(), res.Stdout, res.Stderr)
 	}
 }

@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,12 +59,15 @@ func (c *rpcClient) list(ctx context.Context, id, dir string) ([]port.FileInfo, 
 // execute runs a call. streamCtx bounds the stream itself (the hard
 // deadline); when cancel is closed first, the worker is told to cancel the
 // call and its result is still awaited.
-func (c *rpcClient) execute(streamCtx context.Context, cancel <-chan struct{}, id string, req port.ExecuteRequest) (port.Result, error) {
+//
+// With req.OnOutput set, the worker streams the output first; at most
+// outputLimit bytes per stream (and room for notes) are handed on.
+func (c *rpcClient) execute(streamCtx context.Context, cancel <-chan struct{}, id string, req port.ExecuteRequest, outputLimit int64) (port.Result, error) {
 	st, err := c.conn.NewStream(streamCtx, &grpc.StreamDesc{StreamName: streamExec, ServerStreams: true, ClientStreams: true}, fullMethod(streamExec))
 	if err != nil {
 		return port.Result{}, &transportError{err}
 	}
-	in, err := encodeJSON(executeRequest{Session: id, Request: req})
+	in, err := encodeJSON(executeRequest{Session: id, Request: req, Stream: req.OnOutput != nil})
 	if err != nil {
 		return port.Result{}, fmt.Errorf("%w: encode request: %v", port.ErrInvalidRequest, err)
 	}
@@ -83,8 +87,24 @@ func (c *rpcClient) execute(streamCtx context.Context, cancel <-chan struct{}, i
 		case <-done:
 		}
 	}()
+	// Output messages come first, when asked for; a worker that sends more
+	// output than its limits allow (it cannot, unless broken) is not
+	// listened to beyond them.
 	rep := new(wrapperspb.BytesValue)
-	rerr := st.RecvMsg(rep)
+	var rerr error
+	budget := 2*outputLimit + 64<<10
+	for {
+		if rerr = st.RecvMsg(rep); rerr != nil {
+			break
+		}
+		var m reply
+		if json.Unmarshal(rep.GetValue(), &m) != nil || m.Output == nil {
+			break // the reply, decoded below
+		}
+		if budget -= int64(len(m.Output.Data)); req.OnOutput != nil && budget >= 0 {
+			req.OnOutput(m.Output.Stream, m.Output.Data)
+		}
+	}
 	close(done)
 	wg.Wait()
 	_ = st.CloseSend()

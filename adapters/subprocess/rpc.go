@@ -20,7 +20,8 @@ import (
 //
 //	Create, Destroy, List            unary:  JSON request → reply
 //	Execute                          bidi:   request, then an optional
-//	                                         cancel → one reply
+//	                                         cancel → output messages
+//	                                         (when asked), one reply
 //	GetFile                          server: request → reply, chunks...
 //	                                         (a workspace path, or an
 //	                                         output file's id)
@@ -39,10 +40,12 @@ const (
 
 func fullMethod(name string) string { return "/" + serviceName + "/" + name }
 
-// reply is the envelope of every answer: exactly one of Error and Value.
+// reply is the envelope of every answer: exactly one of Error and Value;
+// or, before an Execute stream's answer, Output.
 type reply struct {
-	Error *wireError      `json:"error,omitempty"`
-	Value json.RawMessage `json:"value,omitempty"`
+	Error  *wireError      `json:"error,omitempty"`
+	Value  json.RawMessage `json:"value,omitempty"`
+	Output *outputMessage  `json:"output,omitempty"`
 }
 
 // wireError carries a port error across the process boundary. Code is
@@ -155,6 +158,15 @@ type (
 		// Cancel, in the second message of an Execute stream, cancels the
 		// call; the worker still answers with the call's result.
 		Cancel bool `json:"cancel,omitempty"`
+		// Stream asks for the call's output as it is written: output
+		// messages before the reply.
+		Stream bool `json:"stream,omitempty"`
+	}
+	// outputMessage is a piece of a call's output, sent by the worker
+	// before the reply when the parent asked for Stream.
+	outputMessage struct {
+		Stream port.Stream `json:"stream"`
+		Data   []byte      `json:"data"`
 	}
 	fileRequest struct {
 		Session string `json:"session"`

@@ -2,6 +2,7 @@ package subprocess
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -67,6 +68,17 @@ func (s *workerServer) execute(st grpc.ServerStream) error {
 		_ = st.RecvMsg(new(wrapperspb.BytesValue))
 		cancel()
 	}()
+	if req.Stream {
+		// The port calls this from one goroutine at a time and never after
+		// Execute returns, so these sends never overlap the reply's. A
+		// parent that stops reading stalls the program, which its deadline
+		// (and the parent's kill of an overrunning worker) still ends.
+		req.Request.OnOutput = func(stream port.Stream, b []byte) {
+			if m, err := json.Marshal(reply{Output: &outputMessage{Stream: stream, Data: b}}); err == nil {
+				_ = st.SendMsg(wrapperspb.Bytes(m))
+			}
+		}
+	}
 	res, err := s.port.Execute(ctx, req.Session, req.Request)
 	out, merr := encodeReply(res, err)
 	if merr != nil {
