@@ -33,9 +33,9 @@ type Capabilities struct {
 	// display() calls are, as a produced file. A call can ask otherwise
 	// (ExecuteRequest.DisplayValues).
 	DisplaysValues bool
-	// StreamsOutput reports whether a code_execution call's output
-	// reaches ExecuteRequest.OnOutput while the call runs, rather than in
-	// one chunk when it ends.
+	// StreamsOutput reports whether a code_execution call's output (and
+	// a bash call's stdout) reaches ExecuteRequest.OnOutput while the call
+	// runs, rather than in one chunk per stream when it ends.
 	StreamsOutput bool
 	// OutputFiles reports whether results list the files each call
 	// produced (Result.Files), each retrievable by GetOutputFile.

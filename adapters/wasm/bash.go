@@ -82,6 +82,11 @@ func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 	var stdout, stderr streamCapture
 	stdout.begin(int(a.cfg.OutputLimit))
 	stderr.begin(int(a.cfg.OutputLimit))
+	if out := req.OnOutput; out != nil {
+		// stdout only: a crash's stderr (the Go runtime's report) is
+		// trimmed after the fact, and so is not streamed as written.
+		stdout.stream(func(b []byte) { out(port.Stdout, b) })
+	}
 	refusals, entryRefusals := s.quota.Refusals(), s.quota.EntryRefusals()
 
 	start := time.Now()

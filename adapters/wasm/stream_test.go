@@ -104,3 +104,29 @@ func TestStreamedOutputIsThePrefixOfTheResult(t *testing.T) {
 		c.mu.Unlock()
 	}
 }
+
+// A bash command's stdout is streamed as it is written too (its stderr
+// comes at the end).
+func TestBashStdoutIsStreamed(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	c := newChunks()
+	ctx := context.Background()
+	go func() {
+		select {
+		case <-c.first:
+			_, _ = a.PutFile(ctx, id, "go", strings.NewReader("go"))
+		case <-time.After(time.Minute):
+		}
+	}()
+	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, OnOutput: c.add, Timeout: time.Minute,
+		Command: "echo 0; until [ -e go ]; do sleep 0.01; done; echo warn >&2; echo 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if res.Stdout != "0\n1\n" || c.out.String() != res.Stdout || c.err.String() != res.Stderr || res.Stderr != "warn\n" {
+		t.Fatalf("streamed %q/%q, result %q/%q", c.out.String(), c.err.String(), res.Stdout, res.Stderr)
+	}
+}
