@@ -219,3 +219,62 @@ func BenchmarkOutputFiles(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDisplay: what displaying values costs a call. "print_off" is a
+// print(1) cell run as before display existed; "print_on" the same cell
+// with display on (one expression: compiled as one, its None shows
+// nothing); "expr_on" a cell whose value is shown; "two_off" and "two_on"
+// a cell of two statements, which display parses into a syntax tree to
+// split off its last expression.
+func BenchmarkDisplay(b *testing.B) {
+	off, on := false, true
+	for _, bc := range []struct {
+		name, code, want string
+		display          *bool
+	}{
+		{"print_off", "print(1)", "1\n", &off},
+		{"print_on", "print(1)", "1\n", &on},
+		{"expr_on", "1", "1\n", &on},
+		{"two_off", "x = 1\nprint(x)", "1\n", &off},
+		{"two_on", "x = 1\nprint(x)", "1\n", &on},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := newTestAdapter(b, noPool)
+			callLatency(b, a, newSession(b, a), port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: bc.code, DisplayValues: bc.display}, bc.want)
+		})
+	}
+}
+
+// BenchmarkStreamedOutput: a cell writing 1 MiB in 64 KiB flushed writes,
+// its output returned at the end ("whole") or also handed to OnOutput as
+// it is written ("streamed"): the cost of streaming in process.
+func BenchmarkStreamedOutput(b *testing.B) {
+	const code = "import sys\ns = 'x' * 65536\nfor _ in range(16):\n    sys.stdout.write(s)\n    sys.stdout.flush()"
+	for _, streamed := range []bool{false, true} {
+		name := "whole"
+		if streamed {
+			name = "streamed"
+		}
+		b.Run(name, func(b *testing.B) {
+			a := newTestAdapter(b, func(c Config) Config { return noPool(c).WithOutputLimit(2 << 20) })
+			id := newSession(b, a)
+			ctx := context.Background()
+			var got int
+			req := port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code}
+			if streamed {
+				req.OnOutput = func(_ port.Stream, p []byte) { got += len(p) }
+			}
+			samples := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				got = 0
+				t := time.Now()
+				res, err := a.Execute(ctx, id, req)
+				samples = append(samples, time.Since(t))
+				if err != nil || len(res.Stdout) != 1<<20 || streamed && got != 1<<20 {
+					b.Fatalf("%v: %d bytes, %d streamed, stderr %q", err, len(res.Stdout), got, res.Stderr)
+				}
+			}
+			measure.Report(b, "call", samples)
+		})
+	}
+}

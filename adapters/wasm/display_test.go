@@ -36,6 +36,20 @@ func TestLastExpressionIsDisplayed(t *testing.T) {
 		{"if True:\n    5", ""}, // not a top-level expression
 		{"import sys\nsys.displayhook = lambda v: print('hook', v)\n3", "hook 3\n"},
 		{"del sys.displayhook\nsys.displayhook = sys.__displayhook__\n'é' * 2", "'éé'\n"},
+		// The last statement is told apart from the lines around it.
+		{"y = 2\nf = lambda v: v\nf(\n    y\n)", "2\n"},
+		{"y = [\n1,\n2]", ""},
+		{"s = '''\n3\n'''\nlen(s)", "3\n"},
+		{"t = '''\nlen(s)\n'''", ""},
+		{"for i in range(2):\n    i\n# done", ""},
+		{"if y:\n    pass\nelse:\n    y", ""},
+		{"y = 1; y", "1\n"},
+		{"y; ", ""},
+		{"match = 5\nmatch", "5\n"},
+		{"type(3).__name__", "'int'\n"},
+		{"@staticmethod\ndef g(): pass", ""},
+		{"from math import pi\npi > 3", "True\n"},
+		{"  # a comment\n\n", ""},
 	} {
 		res := run(t, a, id, c.code)
 		if res.Stdout != c.want || res.ReturnCode != 0 {

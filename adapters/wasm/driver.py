@@ -31,6 +31,13 @@ import types
 
 _OK, _EXC, _EXIT, _NOMEM = 0, 1, 2, 3
 
+# Keywords that begin a statement that is not an expression (not the soft
+# ones, match, case and type, which can also be names).
+_STATEMENTS = frozenset(
+    "import from def class for while if elif else with try except finally return raise del pass break "
+    "continue global nonlocal assert async".split()
+)
+
 
 def _install_sleep():
     # CPython's time.sleep waits with an absolute-deadline clock_nanosleep,
@@ -240,7 +247,56 @@ def _make_handler():
         if not show:
             return outcome(lambda: exec(compile(src, name, "exec", dont_inherit=True), ns))
 
+        def show(value):
+            if value is not None:
+                save_rich(value)
+                sys.displayhook(value)
+
         def run():
+            # The cheap way first. The cell's last line that starts at the
+            # left margin begins its last statement, if the lines before it
+            # compile on their own (then they end at a statement's end:
+            # not inside a string or a bracket). The two parts compile as
+            # statements and, for the last, as an expression if it is one:
+            # costing what compiling the cell does. A __future__ import
+            # would not reach the second part, so such cells take the
+            # syntax tree's way below.
+            lines = src.split("\n")
+            i = len(lines) - 1
+            while i >= 0 and (not lines[i].strip() or lines[i][0] in " \t#"):
+                i -= 1
+            if i >= 0 and lines[i][0] not in "@)]}" and "__future__" not in src:
+                try:
+                    head = compile("\n".join(lines[:i]), name, "exec", dont_inherit=True) if i else None
+                except SyntaxError:
+                    head = False
+                if head is not False:
+                    tail = "\n" * i + "\n".join(lines[i:])
+                    value = None
+                    if lines[i].split(None, 1)[0].rstrip(":") not in _STATEMENTS:
+                        try:
+                            value = compile(tail, name, "eval", dont_inherit=True)
+                        except SyntaxError:
+                            pass
+                    if value is not None:
+                        if head is not None:
+                            exec(head, ns)
+                        show(eval(value, ns))
+                        return
+                    if ";" not in tail:
+                        # One statement that is not an expression.
+                        try:
+                            rest = compile(tail, name, "exec", dont_inherit=True)
+                        except SyntaxError:
+                            rest = None
+                        if rest is not None:
+                            if head is not None:
+                                exec(head, ns)
+                            exec(rest, ns)
+                            return
+            # Otherwise, through the cell's syntax tree: a last expression
+            # that spans lines from the margin, or ends with ";" (which
+            # shows nothing), and every cell the cheap way cannot split.
             tree = compile(src, name, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
             last = tree.body[-1] if tree.body else None
             if not isinstance(last, _ast.Expr) or silenced(src, last):
@@ -248,10 +304,7 @@ def _make_handler():
                 return
             tree.body.pop()
             exec(compile(tree, name, "exec", dont_inherit=True), ns)
-            value = eval(compile(_ast.Expression(last.value), name, "eval", dont_inherit=True), ns)
-            if value is not None:
-                save_rich(value)
-                sys.displayhook(value)
+            show(eval(compile(_ast.Expression(last.value), name, "eval", dont_inherit=True), ns))
 
         return outcome(run)
 

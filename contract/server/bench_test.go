@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -83,4 +84,63 @@ func BenchmarkHTTPCreateExecDestroy(b *testing.B) {
 		samples = append(samples, time.Since(t))
 	}
 	measure.Report(b, "create-exec-destroy", samples)
+}
+
+// BenchmarkHTTPStreamedOutput: a cell writing 1 MiB in 64 KiB flushed
+// writes, over loopback HTTP: the plain JSON answer against the
+// Server-Sent Events of the same call (every event parsed off the wire).
+func BenchmarkHTTPStreamedOutput(b *testing.B) {
+	body := []byte(`{"tool":"code_execution","input":{"code":"import sys\ns = 'x' * 65536\nfor _ in range(16):\n    sys.stdout.write(s)\n    sys.stdout.flush()"}}`)
+	for _, sse := range []bool{false, true} {
+		name := "json"
+		if sse {
+			name = "sse"
+		}
+		b.Run(name, func(b *testing.B) {
+			a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil).WithOutputLimit(2 << 20) })
+			srv := httptest.NewServer(server.NewHandler(a))
+			b.Cleanup(srv.Close)
+			c := srv.Client()
+			id := createSession(b, srv, c)
+			samples := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				t := time.Now()
+				req, _ := http.NewRequest("POST", srv.URL+"/sessions/"+id+"/exec", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if sse {
+					req.Header.Set("Accept", "text/event-stream")
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				if sse {
+					sc := bufio.NewScanner(resp.Body)
+					sc.Buffer(make([]byte, 4<<20), 4<<20)
+					for sc.Scan() {
+						if d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: ")); ok && !bytes.HasPrefix(d, []byte(`{"tool_use_id"`)) {
+							var o contract.OutputEvent
+							if err := json.Unmarshal(d, &o); err != nil {
+								b.Fatal(err)
+							}
+							n += len(o.Text)
+						}
+					}
+				} else {
+					var r contract.ExecResponse
+					if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+						b.Fatal(err)
+					}
+					n = len(r.ResultBlock.Content.Stdout)
+				}
+				resp.Body.Close()
+				samples = append(samples, time.Since(t))
+				if n != 1<<20 {
+					b.Fatalf("%d bytes of output", n)
+				}
+			}
+			measure.Report(b, "call", samples)
+		})
+	}
 }
