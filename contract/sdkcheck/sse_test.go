@@ -1,0 +1,45 @@
+package sdkcheck
+
+import (
+	"context"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/pyvenv"
+	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/port"
+)
+
+// The SSE client versions the check pins: the newest released when it was
+// written.
+const (
+	httpxVersion    = "0.28.1"
+	httpxSSEVersion = "0.4.3"
+)
+
+// TestAnSSEClientReadsTheExecStream: httpx-sse, an event-stream client we
+// did not write, reads a streamed exec of the real server: the output
+// arrives while the program runs (the program waits for a file the client
+// uploads once it has the first line), and the events add up to the
+// result (see testdata/read_exec_stream.py).
+func TestAnSSEClientReadsTheExecStream(t *testing.T) {
+	python := pyvenv.Python(t, "ssecheck", "httpx=="+httpxVersion, "httpx-sse=="+httpxSSEVersion)
+	p := wasmtest.New(t, nil)
+	srv := httptest.NewServer(server.NewHandler(p))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, python, "testdata/read_exec_stream.py", srv.URL, s.ID).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ok") {
+		t.Fatalf("httpx-sse reading the exec stream: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
