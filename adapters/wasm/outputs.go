@@ -50,7 +50,11 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: this call wrote more files than the %d a result lists (%s not listed); list the workspace to find them]", maxOutputsPerCall, notListed(more, overflow)))
 	}
 	if len(notKept) > 0 {
-		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %q]", plural(len(notKept), "produced file was", "produced files were"), notKept))
+		names := fmt.Sprintf("%q", notKept[:min(len(notKept), 5)])
+		if len(notKept) > 5 {
+			names += fmt.Sprintf(" and %d more", len(notKept)-5)
+		}
+		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %s]", plural(len(notKept), "produced file was", "produced files were"), names))
 	}
 }
 

@@ -12,19 +12,24 @@ import "sync"
 // first change. A path is recorded even if the file was later removed or
 // renamed away: whoever takes the list checks what is there now.
 //
-// At most MaxChanges paths are kept between resets; Take reports whether
-// more changed, so that a caller can say so rather than drop them
-// silently. A Changes is safe for concurrent use.
+// At most MaxChanges paths, of MaxChangeBytes in all, are kept between
+// resets; Take reports whether more changed, so that a caller can say so
+// rather than drop them silently. A Changes is safe for concurrent use.
 type Changes struct {
 	mu       sync.Mutex
 	seen     map[string]struct{}
 	order    []string
+	bytes    int
 	overflow bool
 }
 
-// MaxChanges bounds the paths a Changes keeps between two Takes: a program
-// that writes a million files costs the host no more than this.
-const MaxChanges = 4096
+// Bounds of what a Changes keeps between two Takes: a program that writes
+// a million files, or thousands under 4 KiB paths, costs the host no more
+// than this.
+const (
+	MaxChanges     = 1024
+	MaxChangeBytes = 256 << 10
+)
 
 // record notes that the file at rel changed.
 func (c *Changes) record(rel string) {
@@ -36,10 +41,11 @@ func (c *Changes) record(rel string) {
 	if _, ok := c.seen[rel]; ok {
 		return
 	}
-	if len(c.order) >= MaxChanges {
+	if len(c.order) >= MaxChanges || c.bytes+len(rel) > MaxChangeBytes {
 		c.overflow = true
 		return
 	}
+	c.bytes += len(rel)
 	if c.seen == nil {
 		c.seen = make(map[string]struct{})
 	}
@@ -53,7 +59,7 @@ func (c *Changes) Take() (paths []string, overflow bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	paths, overflow = c.order, c.overflow
-	c.seen, c.order, c.overflow = nil, nil, false
+	c.seen, c.order, c.bytes, c.overflow = nil, nil, 0, false
 	return paths, overflow
 }
 

@@ -242,3 +242,19 @@ func TestOutputsKeepAtMostMaxFiles(t *testing.T) {
 }
 
 var _ experimentalsys.FS = (*quotaFS)(nil)
+
+func TestChangesAreBoundedInBytes(t *testing.T) {
+	var c Changes
+	long := strings.Repeat("d/", 1000) + "f"
+	for i := range 200 {
+		c.record(fmt.Sprintf("%s%d", long, i))
+	}
+	paths, overflow := c.Take()
+	total := 0
+	for _, p := range paths {
+		total += len(p)
+	}
+	if !overflow || len(paths) == 0 || total > MaxChangeBytes {
+		t.Fatalf("%d paths of %d bytes, overflow %v", len(paths), total, overflow)
+	}
+}
