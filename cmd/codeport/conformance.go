@@ -187,11 +187,18 @@ func (v *validatingTransport) closeIdle() {
 }
 
 // RoundTrip implements http.RoundTripper: it buffers the response body,
-// validates the response and hands the adapter an equivalent response.
+// validates the response and hands the adapter an equivalent response. A
+// stream of events is validated as it passes instead (eventChecker).
 func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := v.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusOK && isEventStream(resp) {
+		// Checked as it streams: buffering it would hold back the events
+		// a check of live output waits for.
+		resp.Body = &eventChecker{r: resp.Body, v: v, req: req, where: req.Method + " " + req.URL.Path}
+		return resp, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxValidatedBody+1))
 	resp.Body.Close()

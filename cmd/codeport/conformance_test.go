@@ -142,3 +142,35 @@ func TestConformanceUsage(t *testing.T) {
 		t.Fatalf("empty run: %d %q", code, out)
 	}
 }
+
+// The checker of streamed execs finds what breaks the event stream's
+// rules, and lets a good stream through untouched.
+func TestEventStreamChecks(t *testing.T) {
+	const result = `{"tool_use_id":"t","execution_time_ms":1,"result_block":{"type":"code_execution_tool_result","tool_use_id":"t","content":{"type":"code_execution_result","stdout":"a","stderr":"","return_code":0,"content":[]}}}`
+	for _, c := range []struct{ name, stream, want string }{
+		{"good", "event: stdout\ndata: {\"text\":\"a\"}\n\n: keep-alive\n\nevent: result\ndata: " + result + "\n\n", ""},
+		{"no end", "event: stdout\ndata: {\"text\":\"a\"}\n\n", "ended without a result or error event"},
+		{"after the end", "event: result\ndata: " + result + "\n\nevent: stdout\ndata: {\"text\":\"a\"}\n\n", "a stdout event after the result event"},
+		{"unknown event", "event: progress\ndata: {}\n\n", `an event named "progress"`},
+		{"bad data", "event: stdout\ndata: {\"text\":1}\n\n", "stdout event data does not match OutputEvent"},
+		{"bad error", "event: error\ndata: {\"code\":\"x\"}\n\n", "error event data does not match Error"},
+		{"garbage line", "hello\n\n", "a line that is not an event"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vt, err := newValidatingTransport(http.DefaultTransport, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest("POST", "/sessions/s/exec", nil)
+			ck := &eventChecker{r: io.NopCloser(strings.NewReader(c.stream)), v: vt, req: req, where: "POST /sessions/s/exec"}
+			got, err := io.ReadAll(ck)
+			if err != nil || string(got) != c.stream {
+				t.Fatalf("the stream was changed: %q %v", got, err)
+			}
+			stray := strings.Join(vt.unattributed(), "; ")
+			if c.want == "" && stray != "" || c.want != "" && !strings.Contains(stray, c.want) {
+				t.Fatalf("violations %q, want %q", stray, c.want)
+			}
+		})
+	}
+}
