@@ -3,6 +3,7 @@
 //	codeport serve    [flags]                 serve contract v1 over HTTP
 //	codeport exec     [flags] -c CODE | FILE | -   run Python once and exit with its status
 //	codeport describe [flags]                 print the bound backend's capability description
+//	codeport mcp      [flags]                 serve the backend as an MCP server (stdio, or HTTP with --listen)
 //	codeport conformance --base-url URL       check a running contract v1 backend
 //
 // Every command takes the configuration flags (see `codeport serve -h`),
@@ -42,6 +43,7 @@ Usage:
   codeport serve    [flags]                     serve contract v1 over HTTP
   codeport exec     [flags] (-c CODE | FILE | -)  run Python once; exit with its status
   codeport describe [flags]                     print the capability description as JSON
+  codeport mcp      [flags]                     serve MCP over stdio, or streamable HTTP with --listen
   codeport conformance --base-url URL [--auth-token T]
                                                 check a running contract v1 backend
 
@@ -92,6 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return describe(ctx, args[1:], stdout, stderr)
 	case "conformance":
 		return conformanceCommand(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return mcpCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "worker":
 		// Hidden: the subprocess adapter runs this binary as its workers.
 		if err := subprocess.ServeWorker(); err != nil {
