@@ -197,7 +197,13 @@ func run(binary string, duration, warmup time.Duration, clients int, isolation s
 // iteration is one session's life, with a random share of the hostile
 // steps (all of them when all is set).
 func iteration(ctx context.Context, p port.CodeExecutionPort, rng *rand.Rand, all bool) error {
-	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	// Not abandoned when the load ends: a create the client gives up on
+	// may still make a session on the server, which nobody would destroy
+	// (it would be reclaimed only at its idle timeout, after the figures
+	// are taken).
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	s, err := p.CreateSession(cctx, port.CreateSessionRequest{})
+	cancel()
 	if err != nil {
 		var ce *port.CapacityError
 		if errors.As(err, &ce) {
@@ -270,10 +276,12 @@ func iteration(ctx context.Context, p port.CodeExecutionPort, rng *rand.Rand, al
 				done <- err
 			}()
 			time.Sleep(200 * time.Millisecond)
-			destroyed = true
-			if err := p.DestroySession(ctx, s.ID); err != nil {
+			// Not under ctx either, for the same reason: a destroy cut
+			// short by the end of the load would leave the session.
+			if err := p.DestroySession(context.WithoutCancel(ctx), s.ID); err != nil {
 				return fmt.Errorf("destroy mid-call: %w", err)
 			}
+			destroyed = true
 			select {
 			case <-done:
 				return nil
