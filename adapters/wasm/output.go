@@ -99,15 +99,8 @@ func (s *streamCapture) end() (string, bool) {
 	if !s.truncated {
 		return string(out), false
 	}
-	cut := len(out)
-	for i := 1; i < utf8.UTFMax && i <= len(out); i++ {
-		if utf8.RuneStart(out[len(out)-i]) {
-			if r, _ := utf8.DecodeRune(out[len(out)-i:]); r == utf8.RuneError && !utf8.FullRune(out[len(out)-i:]) {
-				cut = len(out) - i
-			}
-			break
-		}
-	}
+	// The same cut as streaming's, so what was streamed stays a prefix.
+	cut := completeRunes(out, 0)
 	dropped := s.dropped + int64(len(out)-cut)
 	text := string(out[:cut])
 	if len(text) > 0 && text[len(text)-1] != '\n' {
