@@ -71,9 +71,6 @@ func fetchFiles(ctx context.Context, p port.CodeExecutionPort, sessionID string,
 			continue
 		}
 		budget -= int64(len(data))
-		f.Data, f.MimeType = data, info.MimeType
-		if f.Data == nil {
-			f.Data = []byte{}
-		}
+		f.Data, f.MimeType = data, info.MimeType // non-nil even when empty
 	}
 }
