@@ -16,6 +16,7 @@ func shellChecks() []Check {
 		{"bash/python-is-a-program", check(bashPythonIsAProgram)},
 		{"bash/pipeline-ends-producer", check(bashPipelineEndsProducer)},
 		{"bash/sort-keys", check(bashSortKeys)},
+		{"bash/everyday-commands", check(bashEverydayCommands)},
 		{"bash/posix-regex", check(bashPOSIXRegex)},
 		{"hostile/bash-crashes", check(hostileBashCrashes)},
 	}
@@ -77,6 +78,56 @@ func bashSortKeys(e *env) {
 		res := e.bash(id, cmd)
 		if strings.TrimSpace(res.Stdout) != want || res.ReturnCode != 0 {
 			e.t.Errorf("bash %q: stdout %q, return code %d (stderr %q); want %q", cmd, clip(res.Stdout), res.ReturnCode, clip(res.Stderr), want)
+		}
+	}
+}
+
+// bashEverydayCommands: the commands models reach for exist and do what
+// GNU's do with the flags models write, and every command Describe lists
+// is there. Each line was once a "command not found" in a backend.
+func bashEverydayCommands(e *env) {
+	e.requireTool(port.ToolBashCodeExecution)
+	id := e.session()
+	e.writeText(id, "everyday.txt", "b 2\na 1\n")
+	for _, c := range []struct{ cmd, want string }{
+		{`sed -n 's/^a /A=/p' everyday.txt`, "A=1"},
+		{`awk '{s += $2} END {print s}' everyday.txt`, "3"},
+		{`cut -d' ' -f2 everyday.txt | paste -sd+ | bc`, "3"},
+		{`echo Hello | tr a-z A-Z`, "HELLO"},
+		{`printf 'x\ny\n' | xargs echo`, "x y"},
+		{`printf 'b 2\n' > other.txt; diff everyday.txt other.txt > /dev/null; echo $?`, "1"},
+		{`cmp -s everyday.txt everyday.txt && echo same`, "same"},
+		{`date -u -d @0 +%Y-%m-%d`, "1970-01-01"},
+		{`stat -c %s everyday.txt`, "8"},
+		{`du -b everyday.txt | cut -f1`, "8"},
+		{`df . > /dev/null && echo ok`, "ok"},
+		{`ln -sf everyday.txt link.txt 2>/dev/null; readlink -f everyday.txt | sed 's|.*/||'`, "everyday.txt"},
+		{`mkdir -p t/u && touch t/u/f && tree t | head -1`, "t"},
+		{`tar -cf e.tar everyday.txt && tar -tf e.tar`, "everyday.txt"},
+		{`gzip -c everyday.txt | gzip -dc | head -1`, "b 2"},
+		{`rm -f e.zip && zip -q e.zip everyday.txt && unzip -l e.zip | grep -c everyday.txt`, "1"},
+		{`echo hi | base64`, "aGkK"},
+		{`printf hi | md5sum | cut -d' ' -f1`, "49f68a5c8493ec2c0bf489821c21fc3b"},
+		{`printf hi | sha256sum | cut -d' ' -f1`, "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"},
+		{`timeout 5 echo in-time`, "in-time"},
+		{`uname -a > /dev/null && echo ok`, "ok"},
+		{`whoami > /dev/null && echo ok`, "ok"},
+		{`printf '%s\n' 'print(1)' > f.py; file f.py > /dev/null && echo ok`, "ok"},
+		{`find . -name 'everyday.*' -size -2k -exec cat {} + | wc -l`, "2"},
+		{`cat -A everyday.txt | head -1`, "b 2$"},
+	} {
+		res := e.bash(id, c.cmd)
+		if strings.TrimSpace(res.Stdout) != c.want || res.ReturnCode != 0 {
+			e.t.Errorf("bash %q: stdout %q, return code %d (stderr %q); want %q", c.cmd, clip(res.Stdout), res.ReturnCode, clip(res.Stderr), c.want)
+		}
+	}
+	caps, err := e.describe()
+	if err != nil {
+		return
+	}
+	for _, name := range caps.ShellCommands {
+		if res := e.bash(id, "command -v "+name+" > /dev/null"); res.ReturnCode != 0 {
+			e.t.Errorf("Describe lists the shell command %q, but command -v does not find it (return code %d, stderr %q)", name, res.ReturnCode, clip(res.Stderr))
 		}
 	}
 }

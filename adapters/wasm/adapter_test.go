@@ -962,3 +962,64 @@ func open(cfg Config) (*testAdapter, error) {
 	}
 	return &testAdapter{Port: p, d: p.Driver().(*adapter)}, nil
 }
+
+// A memory bomb in a bash command ends with a typed outcome inside its
+// session's memory limit, while another session's bash commands, running at
+// the same time in the same process, finish undisturbed.
+func TestBashMemoryBombLeavesOtherSessionsAlone(t *testing.T) {
+	const limit = 64 << 20
+	a := newTestAdapter(t, func(c Config) Config { return c.WithMemoryLimit(limit) })
+	bombID, otherID := newSession(t, a), newSession(t, a)
+	bash(t, a, bombID, "echo warm", 0)
+	bash(t, a, otherID, "echo warm", 0)
+
+	var wg sync.WaitGroup
+	var other []port.Result
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			res, err := a.Execute(context.Background(), otherID, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "n=0; for i in $(seq 2000); do n=$((n+i)); done; echo $n | tr 0-9 a-j"})
+			if err != nil {
+				t.Errorf("the other session: %v", err)
+				return
+			}
+			other = append(other, res)
+		}
+	})
+	for _, bomb := range []string{
+		`x=a; while true; do x=$x$x; done`,
+		`x=$(yes | head -c 2000000000); echo ${#x}`,
+		`yes | tr y n | sort > /dev/null`,
+	} {
+		res := bash(t, a, bombID, bomb, time.Minute)
+		switch {
+		case res.Outcome == port.OutcomeMemoryLimit && res.ReturnCode == port.ReturnCodeMemoryLimit && res.StateLost &&
+			strings.Contains(res.Stderr, "the session's limit is 64MiB"):
+			// The guest's memory cannot grow past the limit: wazero
+			// refuses the page, and the guest's runtime reports it.
+		case res.Outcome == port.OutcomeProgramError && strings.Contains(res.Stderr, "over"):
+			// A command's own cap (a substitution's or sort's input
+			// bound) refused first, with a message.
+		default:
+			t.Errorf("%s: outcome %s rc %d lost %v stderr %.300q; want memory_limit or a refusal", bomb, res.Outcome, res.ReturnCode, res.StateLost, res.Stderr)
+		}
+		if res := bash(t, a, bombID, "echo again", 0); res.Stdout != "again\n" {
+			t.Errorf("after %s: %+v", bomb, res)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(other) == 0 {
+		t.Fatal("the other session ran no command")
+	}
+	for i, res := range other {
+		if res.Stdout != "caabaaa\n" || res.Outcome != port.OutcomeCompleted || res.StateLost {
+			t.Errorf("the other session's command %d: %+v", i, res)
+		}
+	}
+}
