@@ -73,7 +73,10 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var err error
+	py, err := cfg.runtime()
+	if err != nil {
+		return nil, err
+	}
 	a := &adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
 		pool: make(chan *sandbox, cfg.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{})}
 	if cfg.registerer != nil {
@@ -98,7 +101,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 	go func() {
 		defer a.bg.Done()
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(), cfg.logger)
+		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(py), cfg.logger)
 		if a.engErr != nil {
 			cfg.logger.Error("wasm runtime failed", "error", a.engErr)
 			close(a.ready)
@@ -418,13 +421,21 @@ func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 // for one).
 func Capabilities(s Settings) port.Capabilities {
 	modules, lims := describeModules()
+	// Settings that passed Validate name a runtime this build has; an
+	// unknown profile is described as the default, with no packages.
+	py, _ := s.runtime()
+	var packages []port.Package
+	for _, p := range py.Packages {
+		packages = append(packages, port.Package{Name: p.Name, Version: p.Version})
+	}
 	return port.Capabilities{
 		Backend:            "wasm",
 		Runtime:            "CPython",
 		RuntimeVersion:     RuntimeVersion,
 		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution},
+		Packages:           packages,
 		UnavailableModules: modules,
-		Limitations:        append(lims, s.workspaceLimitation()),
+		Limitations:        append(append(lims, py.Limitations...), s.workspaceLimitation()),
 		ShellCommands:      slices.Clone(shellCommands),
 		OutputFiles:        true,
 		DisplaysValues:     s.DisplayValues,

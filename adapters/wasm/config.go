@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,7 @@ type Settings struct {
 	WarmPool            int           `json:"warm_pool" setting:"warm-pool" help:"interpreters restored ahead of demand, so a session need not wait for one (0: off)"`
 	WarmPoolRefill      int           `json:"warm_pool_refill" setting:"warm-pool-refill" help:"interpreters the warm pool restores at once when it refills (0: fill once, never refill)"`
 	WarmModules         ModuleList    `json:"warm_modules" setting:"warm-modules" help:"comma-separated modules the interpreter image imports, so every session has them (none: import nothing; empty: the default list)"`
+	Profile             string        `json:"profile,omitempty" setting:"profile" help:"the runtime sessions run: default (CPython and its standard library) or scientific (the same CPython with numpy and pandas built in); empty: default"`
 	DisplayValues       bool          `json:"display_values" setting:"display-values" help:"show a code_execution cell's last expression as Jupyter does: its repr on stdout, and image, SVG or HTML representations (and display() calls) as produced files; false keeps stdout to what the program printed (a call can ask otherwise)"`
 	// RetryAfter is the retry hint given with a capacity refusal.
 	RetryAfter time.Duration `json:"retry_after"`
@@ -111,6 +113,9 @@ func (s Settings) Validate() error {
 	if s.RetryAfter <= 0 {
 		bad("the retry hint must be positive")
 	}
+	if _, err := s.runtime(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, m := range s.WarmModules {
 		if !validModule(m) {
 			bad("warm-modules: %q is not a module name", m)
@@ -141,10 +146,12 @@ func (s Settings) Limits() port.Limits {
 	}
 }
 
-// warmModules are the modules the image imports.
-func (s Settings) warmModules() []string {
+// warmModules are the modules the image of runtime py imports: unless
+// configured, the standard modules models reach for and the runtime's
+// packages.
+func (s Settings) warmModules(py cpython.Runtime) []string {
 	if s.WarmModules == nil {
-		return defaultWarmModules
+		return append(slices.Clone(defaultWarmModules), py.Warm...)
 	}
 	return s.WarmModules
 }

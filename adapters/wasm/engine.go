@@ -41,6 +41,7 @@ var driverSource string
 // memory restore instead of CPython's start-up.
 type engine struct {
 	runtime     wazero.Runtime
+	rt          cpython.Runtime // the build sessions run
 	compiled    wazero.CompiledModule
 	image       *image
 	cache       wazero.CompilationCache
@@ -71,7 +72,7 @@ func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 	return e.shells, nil
 }
 
-func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
+func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
 	var cache wazero.CompilationCache
 	if cacheDir != "" {
 		var err error
@@ -101,12 +102,12 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 	}
 	// Compiling the module is the slowest part of a cold start: spread
 	// its functions over every core the process may use.
-	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), cpython.Module())
+	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), py.Module)
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	e := &engine{runtime: rt, compiled: compiled, cache: cache, memoryBytes: memoryBytes}
+	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes}
 	t := time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
@@ -116,7 +117,7 @@ func newEngine(ctx context.Context, cacheDir string, memoryBytes int64, warm []s
 	if notShared != nil {
 		logger.Warn("interpreter image not shared; each session copies it", "error", notShared)
 	}
-	logger.Info("wasm interpreter image ready", "boot_seconds", time.Since(t).Seconds(),
+	logger.Info("wasm interpreter image ready", "profile", py.Profile, "boot_seconds", time.Since(t).Seconds(),
 		"memory_bytes", e.image.size, "nonzero_bytes", e.image.residentBytes(), "shared", e.image.shared != nil)
 	return e, nil
 }
@@ -204,7 +205,7 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 	if r.dead || r.outcome != port.OutcomeCompleted {
 		return nil, nil, fmt.Errorf("%w: warming the template up: %s: %s %s", port.ErrRuntimeFailure, r.outcome, strings.TrimSpace(msg), strings.TrimSpace(r.stderr))
 	}
-	return takeImage(it.mod)
+	return takeImage(it.mod, e.rt.Module)
 }
 
 // mounts are the file systems an instance sees as /workspace and /tmp.
@@ -222,7 +223,7 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
 		WithSysFSMount(m.work, workspace.GuestRoot).(sysfs.FSConfig).
 		WithSysFSMount(m.tmp, "/tmp").
-		WithFSMount(cpython.Stdlib(), cpython.StdlibDir)
+		WithFSMount(e.rt.Lib, cpython.StdlibDir)
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(). // a reactor: the host calls its exports

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/adapters/wasm/internal/wasmpatch"
 )
 
@@ -46,7 +45,7 @@ const imageChunk = 4096
 // takeImage copies an instance's memory and its exported mutable globals:
 // the memory into a sharedImage, or where that fails (notShared says why)
 // onto the heap.
-func takeImage(mod api.Module) (img *image, notShared, err error) {
+func takeImage(mod api.Module, module []byte) (img *image, notShared, err error) {
 	mem := mod.Memory()
 	if mem == nil {
 		return nil, nil, errors.New("the interpreter has no memory")
@@ -60,7 +59,7 @@ func takeImage(mod api.Module) (img *image, notShared, err error) {
 	for i := range img.chunks {
 		img.chunks[i] = !allZero(view[i*imageChunk : min((i+1)*imageChunk, len(view))])
 	}
-	if img.globals, err = snapshotGlobals(mod); err != nil {
+	if img.globals, err = snapshotGlobals(mod, module); err != nil {
 		return nil, nil, err
 	}
 	if img.shared, notShared = newSharedImage(view, img.chunks); notShared != nil {
@@ -69,10 +68,10 @@ func takeImage(mod api.Module) (img *image, notShared, err error) {
 	return img, notShared, nil
 }
 
-// snapshotGlobals reads the mutable globals the module exports for
-// snapshots.
-func snapshotGlobals(mod api.Module) ([]globalValue, error) {
-	names, err := wasmpatch.SnapshotGlobals(cpython.Module())
+// snapshotGlobals reads the mutable globals that module (the bytes mod was
+// compiled from) exports for snapshots.
+func snapshotGlobals(mod api.Module, module []byte) ([]globalValue, error) {
+	names, err := wasmpatch.SnapshotGlobals(module)
 	if err != nil {
 		return nil, err
 	}
