@@ -86,7 +86,9 @@ clean:
 shell-rebuild:
 	adapters/wasm/internal/shell/wasmshell/runtime/build.sh
 
-## runtime-rebuild: rebuild the embedded CPython (python.wasm, python313.zip)
-## from pinned sources and fail if a byte differs from their SHA256SUMS
+## runtime-rebuild: rebuild the embedded CPython runtimes (python.wasm and
+## python313.zip; the scientific profile's python-scientific.wasm and
+## site-scientific.zip) from pinned sources and fail if a byte differs from
+## their SHA256SUMS
 runtime-rebuild:
-	adapters/wasm/internal/cpython/runtime/build.sh --check
+	adapters/wasm/internal/cpython/runtime/build.sh --profile scientific --check

@@ -14,6 +14,20 @@
 #        build.sh --check   build into a temporary directory and fail,
 #                           printing both hashes, if a result differs from
 #                           the committed SHA256SUMS (make runtime-rebuild)
+#        build.sh --profile scientific [--check]
+#                           the same, and then a second runtime with numpy
+#                           linked in, written to (or, with --check, checked
+#                           against) ../scientific/runtime/:
+#     python-scientific.wasm  the reactor of entry.c built with
+#                             -DCODEPORT_SCIENTIFIC: numpy's extension modules
+#                             linked statically and registered as built-in
+#                             modules under their dotted names
+#     site-scientific.zip     numpy's Python code, bytecode only, which that
+#                             entry.c puts on sys.path after the stdlib zip,
+#                             as /usr/local/lib/site-scientific.zip
+#     SHA256SUMS   sha256sum(1) lines for both
+#   The default profile's files are the same bytes with either profile. See
+#   "The scientific profile" below for how numpy is built.
 #
 # Why a build of our own: the host instantiates one module per program and
 # drives it through exports, so it needs a reactor with exactly the entry
@@ -29,6 +43,11 @@
 #     machine already uses. Only orig tarballs are used: Debian revisions
 #     come and go, the upstream tarball of a stable release stays.
 #   * tzdata (for zoneinfo) is the PyPI wheel, fetched by pip.
+#   * --profile scientific only: numpy's sdist, fetched by pip by name, and
+#     the tools that build it (meson-python, Cython, ninja, ...), wheels
+#     installed by pip with --require-hashes into a venv in the build
+#     directory; Debian's libc++/libc++abi for wasm32. numpy is patched by
+#     patches/numpy-*.patch (small documented diffs).
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),
@@ -81,22 +100,76 @@ DEB_PACKAGES=(clang-19 lld-19 llvm-19 libclang-rt-19-dev-wasm32 wasi-libc
 # Where entry.c looks for the standard library inside the guest.
 GUEST_STDLIB_ZIP=/usr/local/lib/python${PY_NODOT}.zip
 
+# --- The scientific profile only ---
+# numpy's sdist, fetched by pip by name (see fetch_numpy).
+NUMPY_VERSION=2.2.6
+NUMPY_SDIST=numpy-2.2.6.tar.gz
+NUMPY_SHA256=e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd
+# The build tools, installed by pip (--require-hashes) into a venv of
+# Debian's python3 (3.11, amd64: Cython and ninja are binary wheels for it).
+# numpy builds with the meson it vendors (1.5.2, with its SIMD module);
+# meson itself is here for meson-python. name==version sha256 of the wheel.
+SCI_TOOLS=(
+  "meson==1.8.2 274b49dbe26e00c9a591442dd30f4ae9da8ce11ce53d0f4682cd10a45d50f6fd"
+  "meson-python==0.18.0 3b0fe051551cc238f5febb873247c0949cd60ded556efa130aa57021804868e2"
+  "ninja==1.11.1.4 096487995473320de7f65d622c3f1d16c3ad174797602218ca8c967f51ec38a0"
+  "Cython==3.1.2 e05a36224e3002d48c7c1c695b3771343bd16bc57eab60d6c5d5e08f3cbbafd8"
+  "packaging==26.4 81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2"
+  "pyproject-metadata==0.12.1 f7162d580a96386a8eb096da06215f981f547d1490f03055ef99e323bc2da427"
+)
+# numpy's extension modules linked into python-scientific.wasm (its test
+# modules and _simd, a SIMD test helper, are left out).
+NUMPY_MODULES=(
+  numpy._core._multiarray_umath
+  numpy.fft._pocketfft_umath
+  numpy.linalg.lapack_lite
+  numpy.linalg._umath_linalg
+  numpy.random._bounded_integers
+  numpy.random._common
+  numpy.random._mt19937
+  numpy.random._philox
+  numpy.random._pcg64
+  numpy.random._sfc64
+  numpy.random.bit_generator
+  numpy.random._generator
+  numpy.random.mtrand
+)
+# libc++ and libc++abi for wasm32 (numpy has C++ parts); python3-venv for
+# the tools' venv.
+SCI_DEB_PACKAGES=(libc++-19-dev-wasm32 libc++abi-19-dev-wasm32 python3-venv patch)
+GUEST_SITE_ZIP=/usr/local/lib/site-scientific.zip
+
 # ---------------------------------------------------------------------------
 # Arguments and environment
 # ---------------------------------------------------------------------------
 
 CHECK=0
-case "${1:-}" in
-  "") ;;
-  --check) CHECK=1 ;;
-  -h | --help)
-    sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-    exit 0
-    ;;
-  *)
-    echo "usage: $0 [--check]" >&2
-    exit 2
-    ;;
+PROFILE=default
+usage() {
+  echo "usage: $0 [--check] [--profile default|scientific]" >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) CHECK=1 ;;
+    --profile)
+      [ $# -ge 2 ] || usage
+      PROFILE=$2
+      shift
+      ;;
+    --profile=*) PROFILE=${1#--profile=} ;;
+    -h | --help)
+      sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) usage ;;
+  esac
+  shift
+done
+case "$PROFILE" in
+  default) ;;
+  scientific) DEB_PACKAGES+=("${SCI_DEB_PACKAGES[@]}") ;;
+  *) usage ;;
 esac
 
 START_TIME=$(date +%s)
@@ -688,6 +761,430 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/python$PY_
 }
 
 # ---------------------------------------------------------------------------
+# The scientific profile (--profile scientific): numpy in a second reactor
+# ---------------------------------------------------------------------------
+#
+# How. numpy's own meson build (the meson it vendors) cross-compiles with a
+# cross file written here; the Python it introspects is the native CPython
+# reporting the cross build's sysconfig (python-cross). Extension modules
+# are meson shared modules, which wasm32-wasi cannot link: the compiler
+# wrapper (cc-wrap) turns each such link into an archive of the module's
+# objects plus a list (ARCHIVE.libs) of the static libraries it links.
+# python-scientific.wasm is the reactor's link of CPython, with entry.c
+# compiled with -DCODEPORT_SCIENTIFIC, plus those archives (whole, so that
+# a symbol defined twice is an error, not a silent pick) and libraries.
+#
+# One namespace. Linked statically, all modules share one symbol namespace.
+# After a first build, sci-plan.py lists with llvm-nm the global symbols
+# that would clash (Cython 3.1's non-static __pyx_CommonTypesMetaclass_get_module
+# in every Cython module; mtrand's legacy builds of distributions.c, which
+# libnpyrandom defines too, with other code and other signatures), and each
+# module that defines one is compiled again with a generated header
+# (clang -include) renaming its own definitions: #define sym module__sym.
+# (llvm-objcopy cannot rename symbols of wasm objects.) A second pass must
+# find no clash. The link fails on any warning (--fatal-warnings), in
+# particular wasm-ld's "function signature mismatch", which otherwise only
+# warns and binds a call to a function of another type: an earlier attempt
+# bound RandomState.poisson to another module's function that way.
+# lapack_lite's duplicate f2c sources are handled by a patch (patches/).
+#
+# Options. No threads, no SIMD (wasmpatch refuses SIMD; numpy's baseline C
+# loops, no dispatch), no BLAS/LAPACK (numpy's bundled lapack_lite), no
+# SVML, highway or x86-simd-sort. C++ is compiled with -fexceptions but
+# without WebAssembly exception handling: catch blocks are compiled out and
+# a throw ends the instance (cxx_stubs.c; Debian's libc++abi for wasm32
+# has no __cxa_throw); -Drestrict=__restrict because CPython's pthread
+# stubs header uses C's restrict. wasi-libc's long double printf/strtold
+# is linked: numpy's longdouble needs it.
+
+SCI=$B/sci
+SCI_ENV=$SCI/hostenv
+SCI_GEN=$SCI/gen
+NUMPY_SRC=$SCI/numpy-src
+NUMPY_BLD=$SCI/numpy-build
+SCI_STAGE=$SCI/stage
+SCI_LINK=$CROSS/codeport/scientific
+ARTIFACTS_SCI=$(cd "$HERE/.." && pwd)/scientific/runtime
+SCI_EXT_SUFFIX=.cpython-$PY_NODOT-wasm32-wasi.so
+
+# The build tools' venv (fresh each run; the wheels are cached in
+# $DL/sci-tools, and pip checks each against its pinned hash).
+sci_tools() {
+  fresh "$SCI"
+  mkdir -p "$DL/sci-tools"
+  local t req=$SCI/requirements.txt
+  : >"$req"
+  for t in "${SCI_TOOLS[@]}"; do
+    echo "${t% *} --hash=sha256:${t#* }" >>"$req"
+  done
+  "$HOST_PYTHON" -m pip --version >/dev/null 2>&1 || die "$HOST_PYTHON has no pip (python3-pip)"
+  run_logged "$HOST_PYTHON" -m pip download --no-deps --only-binary=:all: --require-hashes \
+    --no-cache-dir --disable-pip-version-check -d "$DL/sci-tools" -r "$req"
+  run_logged "$HOST_PYTHON" -m venv "$SCI_ENV"
+  run_logged "$SCI_ENV/bin/python" -m pip install --no-index --find-links "$DL/sci-tools" \
+    --no-deps --only-binary=:all: --require-hashes --no-cache-dir --disable-pip-version-check -r "$req"
+}
+
+# numpy's sdist. Before saving an sdist, pip prepares its metadata through
+# the sdist's build backend; meson-python has no hook for that, so pip would
+# build all of numpy natively just to read its name and version (8.5 min
+# here). A stand-in "mesonpy" module, first on PYTHONPATH with
+# --no-build-isolation, answers with the sdist's own PKG-INFO instead.
+fetch_numpy() {
+  if [ -f "$DL/$NUMPY_SDIST" ] && [ "$(sha256 "$DL/$NUMPY_SDIST")" = "$NUMPY_SHA256" ]; then
+    echo "    $NUMPY_SDIST (cached)"
+    return 0
+  fi
+  rm -f "$DL/$NUMPY_SDIST"
+  echo "    fetching $NUMPY_SDIST"
+  local tmp
+  tmp=$(mktemp -d "$DL/pip.XXXXXX")
+  mkdir -p "$tmp/stub/mesonpy"
+  cat >"$tmp/stub/mesonpy/__init__.py" <<'EOF'
+# Stand-in for meson-python while pip downloads an sdist (build.sh).
+import email.parser
+import os
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    with open("PKG-INFO", encoding="utf-8") as f:
+        text = f.read()
+    msg = email.parser.Parser().parsestr(text, headersonly=True)
+    name = f"{msg['Name'].replace('-', '_')}-{msg['Version']}.dist-info"
+    os.makedirs(os.path.join(metadata_directory, name))
+    with open(os.path.join(metadata_directory, name, "METADATA"), "w", encoding="utf-8") as f:
+        f.write(text)
+    return name
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    raise RuntimeError("build.sh only downloads this sdist")
+EOF
+  run_logged env PYTHONPATH="$tmp/stub" "$HOST_PYTHON" -m pip download --no-deps --no-binary=:all: \
+    --no-build-isolation --no-cache-dir --disable-pip-version-check -d "$tmp" "numpy==$NUMPY_VERSION"
+  [ -f "$tmp/$NUMPY_SDIST" ] || die "pip did not produce $NUMPY_SDIST"
+  [ "$(sha256 "$tmp/$NUMPY_SDIST")" = "$NUMPY_SHA256" ] ||
+    die "$NUMPY_SDIST has sha256 $(sha256 "$tmp/$NUMPY_SDIST"), want $NUMPY_SHA256; refusing it"
+  mv "$tmp/$NUMPY_SDIST" "$DL/$NUMPY_SDIST"
+  rm -rf "$tmp"
+}
+
+# sci_archive MODULE: the archive cc-wrap makes for a dotted module name,
+# relative to the meson build directory.
+sci_archive() {
+  local m=$1
+  echo "$(echo "${m%.*}" | tr . /)/${m##*.}$SCI_EXT_SUFFIX"
+}
+
+# The cross-compilation helpers: python-cross, cc-wrap, the cross file, and
+# the clash finder.
+write_sci_tools() {
+  cat >"$SCI_GEN/python-cross" <<EOF
+#!/bin/sh
+# The native CPython $PY_VERSION, reporting the wasm32-wasi build's sysconfig
+# (include directories, EXT_SUFFIX) to meson: a cross build's Python.
+export _PYTHON_SYSCONFIGDATA_NAME=$(basename "$SYSCONFIGDATA" .py)
+export _PYTHON_PROJECT_BASE=$CROSS
+export PYTHONPATH=$(dirname "$SYSCONFIGDATA")
+exec $NATIVE_PY "\$@"
+EOF
+  cat >"$SCI_GEN/cc-wrap" <<'EOF'
+#!/bin/bash
+# cc-wrap COMPILER ARG...: runs the cross compiler (clang), except:
+#  * meson's links of Python extension modules (-shared), which wasm32-wasi
+#    cannot make, become an archive of the module's objects (linked
+#    statically into the reactor later), with the static libraries the
+#    module links listed in OUTPUT.libs;
+#  * no -fPIC (meson's default for modules): the objects are linked
+#    statically like CPython's own, and PIC wasm code goes through GOT
+#    imports;
+#  * a compile of an extension module's source (an object under
+#    MOD.so.p/) gets -include $SCI_RENAME_DIR/<dotted module>.h if the
+#    build wrote one (symbol clashes, see build.sh).
+shared=0 out= prev= args=()
+for a in "$@"; do
+  case "$a" in
+    -shared) shared=1 ;;
+    -fPIC) continue ;;
+  esac
+  [ "$prev" = -o ] && out=$a
+  prev=$a
+  args+=("$a")
+done
+if [ $shared = 0 ]; then
+  case "$out" in
+    *.so.p/*.o)
+      base=${out%%.so.p/*}
+      mod=${base##*/}
+      mod=${mod%%.*}
+      dir=.
+      case "$base" in */*) dir=${base%/*} ;; esac
+      key=$(echo "$dir/$mod" | sed 's|^\./||; s|/|.|g')
+      if [ -n "${SCI_RENAME_DIR:-}" ] && [ -f "$SCI_RENAME_DIR/$key.h" ]; then
+        args+=(-include "$SCI_RENAME_DIR/$key.h")
+      fi
+      ;;
+  esac
+  exec "${args[@]}"
+fi
+objs=() libs=()
+prev=
+for a in "${args[@]}"; do
+  if [ "$prev" != -o ]; then
+    case "$a" in
+      *.o) objs+=("$a") ;;
+      *.a) libs+=("$a") ;;
+    esac
+  fi
+  prev=$a
+done
+rm -f "$out"
+llvm-ar-19 rcD "$out" "${objs[@]}"
+: >"$out.libs"
+[ ${#libs[@]} = 0 ] || printf '%s\n' "${libs[@]}" >"$out.libs"
+EOF
+  chmod +x "$SCI_GEN/python-cross" "$SCI_GEN/cc-wrap"
+  local cc="'$SCI_GEN/cc-wrap', 'clang-19', '-B$TOOLS', '--target=wasm32-wasi', '--sysroot=$SYSROOT'"
+  local flags="'-O2', '-ffile-prefix-map=$B=.'"
+  cat >"$SCI_GEN/cross.ini" <<EOF
+[binaries]
+c = [$cc]
+cpp = [${cc/clang-19/clang++-19}]
+ar = 'llvm-ar-19'
+strip = 'llvm-strip-19'
+python = '$SCI_GEN/python-cross'
+cython = '$SCI_ENV/bin/cython'
+
+[host_machine]
+system = 'wasi'
+cpu_family = 'wasm32'
+cpu = 'wasm32'
+endian = 'little'
+
+[properties]
+needs_exe_wrapper = true
+# numpy runs a test program for this unless told (clang's wasm32 long
+# double is IEEE binary128).
+longdouble_format = 'IEEE_QUAD_LE'
+
+[built-in options]
+c_args = [$flags]
+cpp_args = [$flags, '-fexceptions', '-Drestrict=__restrict']
+EOF
+  cat >"$SCI_GEN/sci-plan.py" <<'EOF'
+# sci-plan.py BUILD_DIR RENAME_DIR MODULE=ARCHIVE...: the global symbols
+# that would clash in one static link of the modules, and for each module
+# defining one, RENAME_DIR/MODULE.h renaming its own definitions. A symbol
+# clashes if it is defined (strongly) by the objects of two modules, or by
+# a module and a static library one of them links.
+import os, subprocess, sys
+from collections import defaultdict
+
+
+def defined(path):
+    out = subprocess.run(["llvm-nm-19", "--defined-only", "--extern-only", path],
+                         check=True, capture_output=True, text=True).stdout
+    return {f[2] for f in (l.split() for l in out.splitlines()) if len(f) == 3 and f[1] in "TDBR"}
+
+
+os.chdir(sys.argv[1])
+rename_dir = sys.argv[2]
+mods = [a.split("=", 1) for a in sys.argv[3:]]
+owners = defaultdict(set)
+libs = set()
+for name, archive in mods:
+    for s in defined(archive):
+        owners[s].add(name)
+    with open(archive + ".libs") as f:
+        libs.update(l.strip() for l in f if l.strip())
+lib_syms = set()
+for lib in sorted(libs):
+    lib_syms |= defined(lib)
+renames = defaultdict(list)
+for s, who in owners.items():
+    if s.startswith("PyInit_"):
+        if len(who) > 1:
+            sys.exit(f"two modules define {s}: {sorted(who)}")
+        continue
+    if len(who) > 1 or s in lib_syms:
+        for m in who:
+            renames[m].append(s)
+os.makedirs(rename_dir, exist_ok=True)
+for m, syms in sorted(renames.items()):
+    prefix = m.replace(".", "_") + "__"
+    with open(os.path.join(rename_dir, m + ".h"), "w") as f:
+        f.write(f"/* Generated by build.sh: {m}'s symbols that clash in the static link. */\n")
+        for s in sorted(syms):
+            f.write(f"#define {s} {prefix}{s}\n")
+    print(f"    {m}: {len(syms)} symbols renamed ({', '.join(sorted(syms)[:3])}{', ...' if len(syms) > 3 else ''})")
+EOF
+}
+
+# sci_plan DIR: runs sci-plan.py on the built modules, writing DIR.
+sci_plan() {
+  local m args=()
+  for m in "${NUMPY_MODULES[@]}"; do
+    args+=("$m=$(sci_archive "$m")")
+  done
+  rm -rf "$1"
+  "$NATIVE_PY" -I "$SCI_GEN/sci-plan.py" "$NUMPY_BLD" "$1" "${args[@]}" | tee -a "$STEP_LOG"
+}
+
+sci_ninja() {
+  run_logged env PATH="$SCI_ENV/bin:$PATH" "$@" ninja -C "$NUMPY_BLD" -j"$JOBS" "${SCI_TARGETS[@]}"
+}
+
+build_numpy() {
+  unpack "$DL/$NUMPY_SDIST" "$NUMPY_SRC"
+  local p m
+  for p in "$HERE"/patches/numpy-"$NUMPY_VERSION"-*.patch; do
+    run_logged patch -d "$NUMPY_SRC" -p1 --no-backup-if-mismatch -i "$p"
+  done
+  fresh "$SCI_GEN" "$NUMPY_BLD"
+  write_sci_tools
+  run_logged env PATH="$SCI_ENV/bin:$PATH" "$SCI_ENV/bin/python" "$NUMPY_SRC/vendored-meson/meson/meson.py" \
+    setup "$NUMPY_BLD" "$NUMPY_SRC" --cross-file "$SCI_GEN/cross.ini" \
+    -Dbuildtype=release -Db_ndebug=if-release -Dpython.bytecompile=-1 \
+    -Ddisable-optimization=true -Ddisable-threading=true \
+    -Dallow-noblas=true -Dblas=none -Dlapack=none \
+    -Ddisable-svml=true -Ddisable-highway=true -Ddisable-intel-sort=true
+  SCI_TARGETS=()
+  for m in "${NUMPY_MODULES[@]}"; do
+    SCI_TARGETS+=("$(sci_archive "$m")")
+  done
+  sci_ninja
+  # Symbol clashes: rebuild the modules concerned with their renames.
+  sci_plan "$SCI_GEN/rename"
+  local h a
+  for h in "$SCI_GEN"/rename/*.h; do
+    [ -f "$h" ] || continue
+    a=$NUMPY_BLD/$(sci_archive "$(basename "$h" .h)")
+    find "$a.p" -name '*.o' -delete
+    rm -f "$a"
+  done
+  sci_ninja SCI_RENAME_DIR="$SCI_GEN/rename"
+  sci_plan "$SCI_GEN/recheck"
+  [ -z "$(ls -A "$SCI_GEN/recheck")" ] || die "symbols still clash after renaming: $(ls "$SCI_GEN/recheck")"
+}
+
+# The scientific reactor: link_reactor's link plus numpy (see above).
+link_scientific() {
+  fresh "$SCI_LINK"
+  cp "$HERE/entry.c" "$SCI_LINK/entry.c"
+  local m mods libs="" archives=""
+  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" | LC_ALL=C sort)
+  {
+    echo "/* Generated by build.sh (--profile scientific), included by entry.c:"
+    echo " * the extension modules linked into this module, by dotted name. */"
+    for m in $mods; do
+      echo "extern PyObject *PyInit_${m##*.}(void);"
+    done
+    echo
+    echo "static struct _inittab codeport_scientific_inittab[] = {"
+    for m in $mods; do
+      echo "    {\"$m\", PyInit_${m##*.}},"
+    done
+    echo "    {NULL, NULL},"
+    echo "};"
+  } >"$SCI_LINK/scientific_modules.h"
+  cat >"$SCI_LINK/cxx_stubs.c" <<'EOF'
+/* Generated by build.sh (--profile scientific). C++ code (numpy's FFT,
+ * sorting, string ufuncs) is compiled with -fexceptions but without
+ * WebAssembly exception handling, so no throw can be caught, and Debian's
+ * libc++abi for wasm32 has no __cxa_throw: a throw ends the instance here
+ * (pocketfft throws only on bad input numpy checks first, or out of memory). */
+#include <stdio.h>
+#include <stdlib.h>
+
+void *__cxa_allocate_exception(unsigned long size) {
+    void *p = malloc(size);
+    if (p == NULL) {
+        abort();
+    }
+    return p;
+}
+
+void __cxa_throw(void *exception, void *type, void (*destructor)(void *)) {
+    (void)exception;
+    (void)type;
+    (void)destructor;
+    fputs("codeport: a C++ exception was thrown; this runtime cannot catch it\n", stderr);
+    abort();
+}
+EOF
+  cat >"$CROSS/codeport/scientific.mk" <<'EOF'
+# Included after CPython's Makefile: make -f Makefile -f codeport/scientific.mk
+# SCI_MODULES: the modules' archives; SCI_LIBS: the static libraries they link.
+codeport/scientific/entry.o: codeport/scientific/entry.c codeport/scientific/scientific_modules.h $(PYTHON_HEADERS)
+	$(CC) -c $(PY_STDMODULE_CFLAGS) -DCODEPORT_SCIENTIFIC -Icodeport/scientific -o $@ codeport/scientific/entry.c
+
+codeport/scientific/cxx_stubs.o: codeport/scientific/cxx_stubs.c
+	$(CC) -c $(PY_STDMODULE_CFLAGS) -o $@ codeport/scientific/cxx_stubs.c
+
+codeport/scientific/python.wasm: codeport/scientific/entry.o codeport/scientific/cxx_stubs.o $(LINK_PYTHON_DEPS)
+	$(LINKCC) $(PY_CORE_LDFLAGS) $(LINKFORSHARED) -mexec-model=reactor -Wl,--fatal-warnings -o $@ \
+		codeport/scientific/entry.o codeport/scientific/cxx_stubs.o $(LINK_PYTHON_OBJS) \
+		-Wl,--whole-archive $(SCI_MODULES) -Wl,--no-whole-archive $(SCI_LIBS) \
+		-lc++ -lc++abi -lc-printscan-long-double $(LIBS) $(MODLIBS) $(SYSLIBS)
+EOF
+  for m in "${NUMPY_MODULES[@]}"; do
+    archives+=" $NUMPY_BLD/$(sci_archive "$m")"
+    libs+=$'\n'$(cat "$NUMPY_BLD/$(sci_archive "$m").libs")
+  done
+  libs=$(echo "$libs" | grep . | LC_ALL=C sort -u | sed "s|^|$NUMPY_BLD/|" | xargs)
+  cd "$CROSS"
+  run_logged make -f Makefile -f codeport/scientific.mk codeport/scientific/python.wasm \
+    SCI_MODULES="${archives# }" SCI_LIBS="$libs"
+  ! grep -qi 'signature mismatch' "$STEP_LOG" || die "function signature mismatch in the link (see $STEP_LOG)"
+  cp "$SCI_LINK/python.wasm" "$WORK_OUT/python-scientific-linked.wasm"
+  check_module "$WORK_OUT/python-scientific-linked.wasm"
+}
+
+patch_scientific() {
+  [ -n "$GO" ] && [ "$PATCHED" = 1 ] || die "the scientific profile needs Go and wasmpatch"
+  (cd "$REPO" && run_logged "$GO" run ./adapters/wasm/internal/wasmpatch/cmd/wasmpatch \
+    -in "$WORK_OUT/python-scientific-linked.wasm" -out "$WORK_OUT/python-scientific.wasm")
+  tail -n 1 "$STEP_LOG" | sed 's/^/    /'
+  check_module "$WORK_OUT/python-scientific.wasm" codeport_init_data
+}
+
+# numpy's Python code as build_stdlib_zip makes the stdlib's: what meson
+# installs with the python-runtime tag (no tests), less headers, Cython
+# declarations, type stubs, examples and PyInstaller hooks; bytecode only.
+build_site_zip() {
+  local dest=$SCI/install sp
+  fresh "$dest" "$SCI_STAGE"
+  run_logged env PATH="$SCI_ENV/bin:$PATH" "$SCI_ENV/bin/python" "$NUMPY_SRC/vendored-meson/meson/meson.py" \
+    install -C "$NUMPY_BLD" --no-rebuild --destdir "$dest" --tags python-runtime
+  sp=$(find "$dest" -type d -name site-packages)
+  [ -d "$sp/numpy" ] || die "meson installed no numpy package (see $STEP_LOG)"
+  (cd "$sp" && find . \( -name __pycache__ -o -name _examples -o -name _pyinstaller -o -name include \
+    -o -name tests \) -prune -o -type f \( -name '*.py' -o -name 'LICENSE*' \) -print |
+    LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
+    -d "$GUEST_SITE_ZIP" "$SCI_STAGE"
+  local py missing=0
+  while IFS= read -r -d '' py; do
+    if [ -f "${py}c" ]; then rm "$py"; else echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; fi
+  done < <(find "$SCI_STAGE" -name '*.py' -print0)
+  [ "$missing" = 0 ] || die "some modules did not compile (see $STEP_LOG)"
+  find "$SCI_STAGE" -type f -exec chmod 0644 {} +
+  find "$SCI_STAGE" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  rm -f "$WORK_OUT/site-scientific.zip"
+  (cd "$SCI_STAGE" && find . -type f | sed 's|^\./||' | LC_ALL=C sort |
+    zip -q -X -D -9 "$WORK_OUT/site-scientific.zip" -@)
+  "$NATIVE_PY" -I -c 'import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+lack = [n for n in sys.argv[2:] if n not in names]
+sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/site-scientific.zip" \
+    numpy/__init__.pyc numpy/_core/__init__.pyc numpy/version.pyc numpy/__config__.pyc numpy/random/__init__.pyc
+}
+
+# ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
 
@@ -705,6 +1202,11 @@ step toolchain
 install_toolchain
 step download
 fetch_all
+if [ "$PROFILE" = scientific ]; then
+  step sci-download
+  sci_tools
+  fetch_numpy
+fi
 step unpack
 unpack_sources
 step native-python
@@ -727,6 +1229,16 @@ step wasmpatch
 patch_module
 step stdlib-zip
 build_stdlib_zip
+if [ "$PROFILE" = scientific ]; then
+  step numpy
+  build_numpy
+  step sci-reactor
+  link_scientific
+  step sci-wasmpatch
+  patch_scientific
+  step sci-zip
+  build_site_zip
+fi
 
 # ---------------------------------------------------------------------------
 # Results
@@ -780,6 +1292,49 @@ if [ "$CHECK" = 1 ]; then
   fi
 else
   echo "wrote $ARTIFACTS/{python.wasm,python$PY_NODOT.zip,SHA256SUMS}"
+fi
+
+# The scientific profile's files, in their own folder, checked the same way.
+if [ "$PROFILE" = scientific ]; then
+  SCI_FILES=(python-scientific.wasm site-scientific.zip)
+  if [ "$CHECK" = 1 ]; then
+    OUT_SCI=$(mktemp -d "${TMPDIR:-/tmp}/codeport-cpython-check.XXXXXX")
+  else
+    OUT_SCI=$ARTIFACTS_SCI
+    mkdir -p "$OUT_SCI"
+  fi
+  for f in "${SCI_FILES[@]}"; do
+    cp "$WORK_OUT/$f" "$OUT_SCI/$f.tmp"
+    mv "$OUT_SCI/$f.tmp" "$OUT_SCI/$f"
+  done
+  (cd "$OUT_SCI" && sha256sum "${SCI_FILES[@]}" >SHA256SUMS.tmp &&
+    mv SHA256SUMS.tmp SHA256SUMS)
+  echo
+  echo "scientific: linked module before wasmpatch: $(sha256 "$WORK_OUT/python-scientific-linked.wasm")  $(stat -c %s "$WORK_OUT/python-scientific-linked.wasm") bytes"
+  for f in "${SCI_FILES[@]}"; do
+    printf '%s  %s  %d bytes\n' "$(sha256 "$OUT_SCI/$f")" "$OUT_SCI/$f" "$(stat -c %s "$OUT_SCI/$f")"
+  done
+  if [ "$CHECK" = 1 ]; then
+    if [ ! -f "$ARTIFACTS_SCI/SHA256SUMS" ]; then
+      echo "check: there is no committed $ARTIFACTS_SCI/SHA256SUMS to compare with" >&2
+      status=1
+    elif cmp -s "$ARTIFACTS_SCI/SHA256SUMS" "$OUT_SCI/SHA256SUMS"; then
+      echo "check: the rebuilt scientific artifacts match SHA256SUMS"
+      rm -rf "$OUT_SCI"
+      if ! (cd "$ARTIFACTS_SCI" && sha256sum --quiet -c SHA256SUMS); then
+        echo "check: but the committed files in $ARTIFACTS_SCI do not match SHA256SUMS" >&2
+        status=1
+      fi
+    else
+      echo "check: MISMATCH between the committed SHA256SUMS and the rebuild" >&2
+      sed 's/^/    /' "$ARTIFACTS_SCI/SHA256SUMS" >&2
+      echo "  rebuilt ($OUT_SCI, kept for comparison):" >&2
+      sed 's/^/    /' "$OUT_SCI/SHA256SUMS" >&2
+      status=1
+    fi
+  else
+    echo "wrote $ARTIFACTS_SCI/{python-scientific.wasm,site-scientific.zip,SHA256SUMS}"
+  fi
 fi
 echo "total wall time: $(($(date +%s) - START_TIME))s"
 exit "$status"
