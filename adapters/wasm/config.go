@@ -45,7 +45,7 @@ type Settings struct {
 	WarmPool            int           `json:"warm_pool" setting:"warm-pool" help:"interpreters restored ahead of demand, so a session need not wait for one (0: off)"`
 	WarmPoolRefill      int           `json:"warm_pool_refill" setting:"warm-pool-refill" help:"interpreters the warm pool restores at once when it refills (0: fill once, never refill)"`
 	WarmModules         ModuleList    `json:"warm_modules" setting:"warm-modules" help:"comma-separated modules the interpreter image imports, so every session has them (none: import nothing; empty: the default list)"`
-	Profile             string        `json:"profile,omitempty" setting:"profile" help:"the runtime sessions run: default (CPython and its standard library) or scientific (the same CPython with numpy and pandas built in); empty: default"`
+	Profile             string        `json:"profile,omitempty" setting:"profile" help:"the runtime sessions run: default (CPython and its standard library) or scientific (the same CPython with numpy built in); empty: default"`
 	DisplayValues       bool          `json:"display_values" setting:"display-values" help:"show a code_execution cell's last expression as Jupyter does: its repr on stdout, and image, SVG or HTML representations (and display() calls) as produced files; false keeps stdout to what the program printed (a call can ask otherwise)"`
 	// RetryAfter is the retry hint given with a capacity refusal.
 	RetryAfter time.Duration `json:"retry_after"`
@@ -298,6 +298,12 @@ func (c Config) WithSessionLifetimes(defaultIdle, maxIdle, maxLifetime time.Dura
 // WithDisplayValues sets whether a code_execution cell's last expression
 // is displayed, as in Jupyter, when a call does not say (on by default).
 func (c Config) WithDisplayValues(on bool) Config { c.DisplayValues = on; return c }
+
+// WithProfile chooses the runtime sessions run (see Profiles): "default",
+// CPython and its standard library, or "scientific", the same CPython
+// with numpy built in, whose module is larger (longer to compile the first
+// time, then cached) and whose image holds numpy already imported.
+func (c Config) WithProfile(name string) Config { c.Profile = name; return c }
 
 // WithRetryAfter sets the retry hint given with a capacity refusal.
 func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }

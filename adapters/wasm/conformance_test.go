@@ -19,3 +19,12 @@ func TestConformance(t *testing.T) {
 	cpu := func() time.Duration { return measure.CPU(os.Getpid()) }
 	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, CPUTime: cpu} })
 }
+
+// TestConformanceScientific runs the same suite on the scientific
+// profile: another build of the interpreter, which must pass everything
+// the default one does, and the checks of the packages it lists.
+func TestConformanceScientific(t *testing.T) {
+	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4).WithProfile("scientific") })
+	cpu := func() time.Duration { return measure.CPU(os.Getpid()) }
+	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, CPUTime: cpu} })
+}

@@ -1,0 +1,60 @@
+// Package scientific holds the scientific runtime profile: the same CPython
+// 3.13 build as the default runtime, with numpy's extension modules linked
+// into the module (registered as built-in modules under their dotted names)
+// and numpy's Python code in a second zip beside the standard library. Both are made by ../runtime/build.sh --profile scientific from
+// upstream sources fetched by package name and checked by sha256;
+// runtime/SHA256SUMS names them.
+//
+//	py := scientific.Runtime()
+//	compiled, err := rt.CompileModule(ctx, py.Module)
+//	fsCfg := wazero.NewFSConfig().WithFSMount(py.Lib, cpython.StdlibDir)
+package scientific
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+)
+
+// Profile is the name the Profile setting uses for this runtime.
+const Profile = "scientific"
+
+// SiteZip is the zip of the packages' Python code; the module's entry code
+// puts it on sys.path after the standard library's.
+const SiteZip = "site-scientific.zip"
+
+//go:embed runtime/python-scientific.wasm
+var module []byte
+
+//go:embed runtime/site-scientific.zip
+var artifacts embed.FS
+
+// Runtime returns the scientific runtime: its library is the default
+// runtime's standard-library zip and SiteZip.
+func Runtime() cpython.Runtime {
+	sub, _ := fs.Sub(artifacts, "runtime") // a valid name of an embedded folder: no error
+	return cpython.Runtime{
+		Profile: Profile,
+		Module:  module,
+		Lib:     cpython.Union(cpython.Stdlib(), sub),
+		Packages: []cpython.Package{
+			{Name: "numpy", Version: NumpyVersion},
+		},
+		Warm:        []string{"numpy"},
+		Limitations: limitations(),
+	}
+}
+
+// NumpyVersion is the numpy release linked in.
+const NumpyVersion = "2.2.6"
+
+// limitations are what numpy cannot do in this build, each checked by a
+// test of the adapter.
+func limitations() []string {
+	return []string{
+		"numpy has no floating-point error flags here (WebAssembly has none): np.seterr(all='raise') and np.errstate never raise or warn; division by zero, overflow and invalid operations silently give inf, nan or 0",
+		"numpy's default integer is 32-bit (np.int_ and np.intp are int32 on wasm32): pass dtype=np.int64 for large integers; np.longdouble is IEEE binary128 in software",
+		"numpy runs without BLAS or SIMD (linear algebra uses its bundled lapack_lite): a 200x200 matrix product takes tens of milliseconds",
+	}
+}
