@@ -1,0 +1,113 @@
+package conformance
+
+import (
+	"strings"
+
+	"github.com/codeport/codeport/port"
+)
+
+// The package checks: a backend that lists a package in Describe must
+// import it and give the results its users rely on, with the workspace's
+// files. A backend that does not list it skips them.
+
+func packageChecks() []Check {
+	return []Check{
+		{"packages/listed-import", check(packagesListedImport)},
+		{"packages/numpy", check(packagesNumpy)},
+		{"packages/pandas", check(packagesPandas)},
+	}
+}
+
+// requirePackage skips the check unless Describe lists name.
+func (e *env) requirePackage(name string) {
+	caps, err := e.describe()
+	if err != nil {
+		e.t.Skipf("Describe failed (%v): which packages the backend has is unknown", err)
+	}
+	for _, p := range caps.Packages {
+		if p.Name == name {
+			return
+		}
+	}
+	e.t.Skipf("Describe does not list %s", name)
+}
+
+// packagesListedImport: every package Describe lists imports, at the
+// version it names.
+func packagesListedImport(e *env) {
+	e.requireTool(port.ToolCodeExecution)
+	caps, err := e.describe()
+	if err != nil {
+		e.t.Skipf("Describe failed: %v", err)
+	}
+	if len(caps.Packages) == 0 {
+		e.t.Skipf("Describe lists no packages")
+	}
+	id := e.session()
+	for _, p := range caps.Packages {
+		code := "import importlib, importlib.metadata\n" +
+			"m = importlib.import_module(" + py(p.Name) + ")\n" +
+			"v = getattr(m, '__version__', None)\n" +
+			"if v is None:\n    v = importlib.metadata.version(" + py(p.Name) + ")\n" +
+			"print(v)"
+		res := e.code(id, code)
+		if res.ReturnCode != 0 {
+			e.t.Errorf("import %s: return code %d, stderr %q", p.Name, res.ReturnCode, clip(res.Stderr))
+			continue
+		}
+		if p.Version != "" && strings.TrimSpace(res.Stdout) != p.Version {
+			e.t.Errorf("%s: Describe says version %s, the module says %q", p.Name, p.Version, clip(res.Stdout))
+		}
+	}
+}
+
+// packagesNumpy: linear algebra, FFT, random generators (both APIs),
+// and a table saved to and loaded from the workspace.
+func packagesNumpy(e *env) {
+	e.requireTool(port.ToolCodeExecution)
+	e.requirePackage("numpy")
+	id := e.session()
+	e.expectStdout(id, "import numpy as np\n"+
+		"a = np.arange(12).reshape(3, 4)\n"+
+		"print(a.sum(), (a @ a.T).trace(), np.linalg.inv(np.eye(3) * 2)[0, 0])\n"+
+		"m = np.array([[3.0, 1.0], [1.0, 2.0]])\n"+
+		"x = np.linalg.solve(m, np.array([9.0, 8.0]))\n"+
+		"print(np.allclose(m @ x, [9, 8]), round(float(np.linalg.det(m)), 6))\n"+
+		"w = np.linalg.eigvalsh(m)\n"+
+		"print(np.allclose(sorted(w), sorted(np.linalg.eigvals(m).real)))\n"+
+		"f = np.fft.fft(np.array([1.0, 0.0, 0.0, 0.0]))\n"+
+		"print(np.allclose(f, 1), np.allclose(np.fft.ifft(np.fft.fft(a[0])), a[0]))\n"+
+		"g = np.random.default_rng(7)\n"+
+		"s = g.poisson(3.0, 10000)\n"+
+		"print(abs(s.mean() - 3.0) < 0.2, (np.random.default_rng(7).poisson(3.0, 10000) == s).all())\n"+
+		"r = np.random.RandomState(7).poisson(3.0, 10000)\n"+
+		"print(abs(r.mean() - 3.0) < 0.2)\n"+
+		"np.savetxt('numpy-table.csv', a, delimiter=',', fmt='%d')\n"+
+		"print(np.loadtxt('numpy-table.csv', delimiter=',', dtype=int).tolist() == a.tolist())\n",
+		"66 506 0.5\nTrue 5.0\nTrue\nTrue True\nTrue True\nTrue\nTrue\n")
+	if got := e.readText(id, "numpy-table.csv"); got != "0,1,2,3\n4,5,6,7\n8,9,10,11\n" {
+		e.t.Errorf("numpy-table.csv reads %q", clip(got))
+	}
+}
+
+// packagesPandas: read_csv of a workspace file, groupby, merge, and a
+// result written back.
+func packagesPandas(e *env) {
+	e.requireTool(port.ToolCodeExecution)
+	e.requirePackage("pandas")
+	id := e.session()
+	e.writeText(id, "sales.csv", "region,item,units\nnorth,a,3\nsouth,b,5\nnorth,b,4\nsouth,a,1\n")
+	e.writeText(id, "prices.csv", "item,price\na,2.5\nb,10\n")
+	e.expectStdout(id, "import pandas as pd\n"+
+		"s = pd.read_csv('sales.csv')\n"+
+		"p = pd.read_csv('prices.csv')\n"+
+		"m = s.merge(p, on='item')\n"+
+		"m['revenue'] = m.units * m.price\n"+
+		"g = m.groupby('region')['revenue'].sum()\n"+
+		"print(g.to_dict())\n"+
+		"g.to_csv('revenue.csv')\n",
+		"{'north': 47.5, 'south': 52.5}\n")
+	if got := e.readText(id, "revenue.csv"); got != "region,revenue\nnorth,47.5\nsouth,52.5\n" {
+		e.t.Errorf("revenue.csv reads %q", clip(got))
+	}
+}
