@@ -278,3 +278,70 @@ func BenchmarkStreamedOutput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScientific: the scientific profile. "first_result": create a
+// session and run a numpy expression (numpy is in the image, so this is a
+// restore, not an import); "matmul200": a 200x200 float64 matrix product
+// in a live session (numpy without BLAS or SIMD); "idle_memory": resident
+// memory per idle session that has used numpy, over 16 sessions.
+func BenchmarkScientific(b *testing.B) {
+	sci := func(pool int) func(Config) Config {
+		return func(c Config) Config { return c.WithProfile("scientific").WithWarmPool(pool, nil) }
+	}
+	b.Run("first_result", func(b *testing.B) {
+		a := newTestAdapter(b, sci(1))
+		ctx := context.Background()
+		var first []time.Duration
+		for b.Loop() {
+			for len(a.d.pool) < 1 {
+				time.Sleep(5 * time.Millisecond)
+			}
+			t := time.Now()
+			s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import numpy as np\nprint(np.arange(4).sum())"})
+			if err != nil || res.Stdout != "6\n" {
+				b.Fatalf("%v %q %q", err, res.Stdout, res.Stderr)
+			}
+			first = append(first, time.Since(t))
+			if err := a.DestroySession(ctx, s.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+		measure.Report(b, "first-result", first)
+	})
+	b.Run("matmul200", func(b *testing.B) {
+		a := newTestAdapter(b, sci(0))
+		id := newSession(b, a)
+		if _, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import numpy as np\nm = np.random.default_rng(0).random((200, 200))"}); err != nil {
+			b.Fatal(err)
+		}
+		callLatency(b, a, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print((m @ m).shape)"}, "(200, 200)\n")
+	})
+	b.Run("idle_memory", func(b *testing.B) {
+		a := newTestAdapter(b, sci(0))
+		ctx := context.Background()
+		const n = 16
+		for b.Loop() {
+			runtime.GC()
+			debug.FreeOSMemory()
+			before := measure.RSS()
+			ids := make([]string, 0, n)
+			for range n {
+				id := newSession(b, a)
+				if res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import numpy as np\nx = np.arange(1000).sum()"}); err != nil || res.ReturnCode != 0 {
+					b.Fatal(err, res.Stderr)
+				}
+				ids = append(ids, id)
+			}
+			runtime.GC()
+			debug.FreeOSMemory()
+			b.ReportMetric(float64(measure.RSS()-before)/n/(1<<20), "MiB/idle-session")
+			for _, id := range ids {
+				_ = a.DestroySession(ctx, id)
+			}
+		}
+	})
+}
