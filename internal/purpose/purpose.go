@@ -31,7 +31,11 @@ func Hint(c port.Capabilities, opts Options) string {
 		runtime = "Python"
 	}
 	fmt.Fprintf(&b, "Runs Python code in a sandboxed %s interpreter and returns what it prints. ", runtime)
-	b.WriteString("Print the results you need: only stdout and stderr come back, not the value of the last expression. ")
+	if !c.DisplaysValues {
+		// Where values are displayed, the notebook sentence below says so;
+		// saying both would contradict it.
+		b.WriteString("Print the results you need: only stdout and stderr come back, not the value of the last expression. ")
+	}
 	if opts.FreshState {
 		b.WriteString("Every call starts with fresh Python state: variables, imports and files from earlier calls are gone, so each program must be complete. ")
 	} else {

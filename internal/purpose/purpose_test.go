@@ -29,3 +29,16 @@ func TestHintDescribesTheShell(t *testing.T) {
 		t.Errorf("a hint without a command list lists commands:\n%s", h)
 	}
 }
+
+// The hint says one thing about a cell's last expression: shown where the
+// backend displays values, not returned where it does not.
+func TestHintOnLastExpressionAgreesWithDisplay(t *testing.T) {
+	for _, displays := range []bool{true, false} {
+		h := Hint(port.Capabilities{Runtime: "CPython", DisplaysValues: displays}, Options{})
+		notReturned := strings.Contains(h, "not the value of the last expression")
+		shown := strings.Contains(h, "last expression is shown")
+		if notReturned == displays || shown != displays {
+			t.Errorf("DisplaysValues %v: the hint says the last expression is not returned: %v, is shown: %v\n%s", displays, notReturned, shown, h)
+		}
+	}
+}
