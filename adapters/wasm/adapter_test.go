@@ -991,12 +991,17 @@ func TestBashMemoryBombLeavesOtherSessionsAlone(t *testing.T) {
 			other = append(other, res)
 		}
 	})
+	// The producers write 4 KiB lines, so that the bombs reach the limit
+	// in a few thousand pipe writes rather than millions. The deadline is
+	// far beyond what they take (seconds on a quiet machine): only a shell
+	// that never ends could meet it, whatever the machine's load.
 	for _, bomb := range []string{
 		`x=a; while true; do x=$x$x; done`,
-		`x=$(yes | head -c 2000000000); echo ${#x}`,
-		`yes | tr y n | sort > /dev/null`,
+		`x=$(yes "$(printf '%4096s')" | head -c 2000000000); echo ${#x}`,
+		`yes "$(printf '%4096s')" | sort > /dev/null`,
 	} {
-		res := bash(t, a, bombID, bomb, time.Minute)
+		res := bash(t, a, bombID, bomb, 5*time.Minute) // the default max-timeout
+		t.Logf("%s: %s in %s", bomb, res.Outcome, res.Duration)
 		switch {
 		case res.Outcome == port.OutcomeMemoryLimit && res.ReturnCode == port.ReturnCodeMemoryLimit && res.StateLost &&
 			strings.Contains(res.Stderr, "the session's limit is 64MiB"):
