@@ -1,9 +1,6 @@
 package cpython
 
-import (
-	"io/fs"
-	"slices"
-)
+import "io/fs"
 
 // Runtime is one build of the interpreter that sessions can run: its module,
 // the read-only files it imports from (mounted at StdlibDir), and what it
@@ -42,12 +39,3 @@ func Default() Runtime {
 
 // DefaultProfile names the runtime that has the standard library only.
 const DefaultProfile = "default"
-
-// Clone returns r with its slices copied, so a caller may keep or change
-// them.
-func (r Runtime) Clone() Runtime {
-	r.Packages = slices.Clone(r.Packages)
-	r.Warm = slices.Clone(r.Warm)
-	r.Limitations = slices.Clone(r.Limitations)
-	return r
-}
