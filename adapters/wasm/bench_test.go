@@ -71,33 +71,41 @@ func BenchmarkSessionFirstResult(b *testing.B) {
 	}{{"pool", 1}, {"cold", 0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			a := newTestAdapter(b, func(c Config) Config { return c.WithWarmPool(bc.pool, nil) })
-			ctx := context.Background()
-			var first, whole []time.Duration
-			for b.Loop() {
-				// Waiting for the refill stays on the clock, so ns/op is
-				// the sustained rate; the samples below are the latency.
-				for len(a.d.pool) < bc.pool {
-					time.Sleep(5 * time.Millisecond)
-				}
-				t := time.Now()
-				s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1 + 1)"})
-				if err != nil || res.Stdout != "2\n" {
-					b.Fatalf("%v %q", err, res.Stdout)
-				}
-				first = append(first, time.Since(t))
-				if err := a.DestroySession(ctx, s.ID); err != nil {
-					b.Fatal(err)
-				}
-				whole = append(whole, time.Since(t))
-			}
-			measure.Report(b, "first-result", first)
-			measure.Report(b, "create-call-destroy", whole)
+			firstResults(b, a, bc.pool, "print(1 + 1)", "2\n")
 		})
 	}
+}
+
+// firstResults creates a session, runs code (which must print want) and
+// destroys the session, over and over, and reports the time to the first
+// result and to the end of the destroy. The pool, of size pool, is
+// refilled between iterations.
+func firstResults(b *testing.B, a *testAdapter, pool int, code, want string) {
+	ctx := context.Background()
+	var first, whole []time.Duration
+	for b.Loop() {
+		// Waiting for the refill stays on the clock, so ns/op is the
+		// sustained rate; the samples below are the latency.
+		for len(a.d.pool) < pool {
+			time.Sleep(5 * time.Millisecond)
+		}
+		t := time.Now()
+		s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
+		if err != nil || res.Stdout != want {
+			b.Fatalf("%v %q %q", err, res.Stdout, res.Stderr)
+		}
+		first = append(first, time.Since(t))
+		if err := a.DestroySession(ctx, s.ID); err != nil {
+			b.Fatal(err)
+		}
+		whole = append(whole, time.Since(t))
+	}
+	measure.Report(b, "first-result", first)
+	measure.Report(b, "create-call-destroy", whole)
 }
 
 // BenchmarkDeadlineOverrun: how long after its deadline a busy loop's call
@@ -289,28 +297,7 @@ func BenchmarkScientific(b *testing.B) {
 		return func(c Config) Config { return c.WithProfile("scientific").WithWarmPool(pool, nil) }
 	}
 	b.Run("first_result", func(b *testing.B) {
-		a := newTestAdapter(b, sci(1))
-		ctx := context.Background()
-		var first []time.Duration
-		for b.Loop() {
-			for len(a.d.pool) < 1 {
-				time.Sleep(5 * time.Millisecond)
-			}
-			t := time.Now()
-			s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import numpy as np\nprint(np.arange(4).sum())"})
-			if err != nil || res.Stdout != "6\n" {
-				b.Fatalf("%v %q %q", err, res.Stdout, res.Stderr)
-			}
-			first = append(first, time.Since(t))
-			if err := a.DestroySession(ctx, s.ID); err != nil {
-				b.Fatal(err)
-			}
-		}
-		measure.Report(b, "first-result", first)
+		firstResults(b, newTestAdapter(b, sci(1)), 1, "import numpy as np\nprint(np.arange(4).sum())", "6\n")
 	})
 	b.Run("matmul200", func(b *testing.B) {
 		a := newTestAdapter(b, sci(0))
