@@ -424,16 +424,12 @@ func Capabilities(s Settings) port.Capabilities {
 	// Settings that passed Validate name a runtime this build has; an
 	// unknown profile is described as the default, with no packages.
 	py, _ := s.runtime()
-	var packages []port.Package
-	for _, p := range py.Packages {
-		packages = append(packages, port.Package{Name: p.Name, Version: p.Version})
-	}
 	return port.Capabilities{
 		Backend:            "wasm",
 		Runtime:            "CPython",
 		RuntimeVersion:     RuntimeVersion,
 		Tools:              []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution},
-		Packages:           packages,
+		Packages:           slices.Clone(py.Packages),
 		UnavailableModules: modules,
 		Limitations:        append(append(lims, py.Limitations...), s.workspaceLimitation()),
 		ShellCommands:      slices.Clone(shellCommands),

@@ -1,6 +1,10 @@
 package cpython
 
-import "io/fs"
+import (
+	"io/fs"
+
+	"github.com/codeport/codeport/port"
+)
 
 // Runtime is one build of the interpreter that sessions can run: its module,
 // the read-only files it imports from (mounted at StdlibDir), and what it
@@ -16,8 +20,9 @@ type Runtime struct {
 	// Lib holds the zips the module's entry code puts on sys.path, at its
 	// root; the host mounts it read-only at StdlibDir.
 	Lib fs.FS
-	// Packages are the third-party packages the build can import.
-	Packages []Package
+	// Packages are the third-party packages the build can import, as
+	// Describe lists them.
+	Packages []port.Package
 	// Warm are modules worth importing into the image every session
 	// starts from (the packages' top-level modules): their first import
 	// costs a session far more than a restore of the memory they fill.
@@ -25,11 +30,6 @@ type Runtime struct {
 	// Limitations are what a program cannot do with the packages, in a
 	// sentence each, for the capability description.
 	Limitations []string
-}
-
-// Package is a third-party package of a runtime.
-type Package struct {
-	Name, Version string
 }
 
 // Default returns the standard-library runtime of runtime/.

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+	"github.com/codeport/codeport/port"
 )
 
 // Profile is the name the Profile setting uses for this runtime.
@@ -38,7 +39,7 @@ func Runtime() cpython.Runtime {
 		Profile: Profile,
 		Module:  module,
 		Lib:     cpython.Union(cpython.Stdlib(), sub),
-		Packages: []cpython.Package{
+		Packages: []port.Package{
 			{Name: "numpy", Version: NumpyVersion},
 		},
 		Warm:        []string{"numpy"},
