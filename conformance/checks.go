@@ -1033,12 +1033,19 @@ tried = 0
 f = sys._getframe()
 while f is not None:
     for v in list(f.f_locals.values()) + list(f.f_globals.values()):
-        if callable(v) and getattr(v, "__name__", "") in ("handle", "done", "complete", "finish", "report"):
+        try:
+            name = getattr(v, "__name__", "")
+        except BaseException:  # a lazy module (six.moves) imports on access
+            continue
+        if callable(v) and name in ("handle", "done", "complete", "finish", "report"):
             tried += 1
     f = f.f_back
 for o in gc.get_objects():
-    code = getattr(o, "__code__", None)
-    name = getattr(o, "__name__", "")
+    try:
+        code = getattr(o, "__code__", None)
+        name = getattr(o, "__name__", "")
+    except BaseException:
+        continue
     if code is not None and getattr(code, "co_filename", "") == "<codeport>" and name in ("handle", "session_start", "flush"):
         try:
             o(83, b"") if name == "handle" else o()
