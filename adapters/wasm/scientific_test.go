@@ -29,30 +29,85 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(caps.Packages, port.Package{Name: "numpy", Version: "2.2.6"}) {
-		t.Fatalf("packages %v, want numpy 2.2.6", caps.Packages)
-	}
-	if hint := purpose.Hint(caps, purpose.Options{}); !strings.Contains(hint, "numpy 2.2.6") {
-		t.Errorf("the purpose hint does not name numpy: %q", hint)
+	hint := purpose.Hint(caps, purpose.Options{})
+	for _, p := range []port.Package{{Name: "numpy", Version: "2.2.6"}, {Name: "pandas", Version: "2.2.3"},
+		{Name: "dateutil", Version: "2.9.0.post0"}, {Name: "pytz", Version: "2025.2"}, {Name: "six", Version: "1.17.0"}} {
+		if !slices.Contains(caps.Packages, p) {
+			t.Errorf("packages %v, want %s %s", caps.Packages, p.Name, p.Version)
+		}
+		if !strings.Contains(hint, p.Name+" "+p.Version) {
+			t.Errorf("the purpose hint does not name %s %s: %q", p.Name, p.Version, hint)
+		}
 	}
 	lims := strings.Join(caps.Limitations, "\n")
-	for _, want := range []string{"np.seterr(all='raise')", "32-bit", "lapack_lite"} {
+	for _, want := range []string{"np.seterr(all='raise')", "32-bit", "lapack_lite", "read_parquet", "memory_map=True", "import matplotlib"} {
 		if !strings.Contains(lims, want) {
 			t.Errorf("the limitations do not say %q:\n%s", want, lims)
 		}
 	}
 	id := newSession(t, a)
-	// The image holds numpy imported: a session's first cell finds it.
-	expect(t, run(t, a, id, "import sys\nprint('numpy' in sys.modules)"), "True\n", 0, port.OutcomeCompleted)
+	// The image holds numpy and pandas imported: a session's first cell
+	// finds them.
+	expect(t, run(t, a, id, "import sys\nprint('numpy' in sys.modules, 'pandas' in sys.modules)"), "True True\n", 0, port.OutcomeCompleted)
 	// No floating-point error flags: 'raise' gives inf and nan, no error.
 	expect(t, run(t, a, id, "import numpy as np, warnings\nnp.seterr(all='raise')\nwith warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n    print(np.array([1.0]) / 0, np.sqrt(np.array([-1.0])), np.float64(1e308) * 10, np.array([7]) // 0)\nprint(len(w))"),
 		"[inf] [nan] inf [0]\n0\n", 0, port.OutcomeCompleted)
 	expect(t, run(t, a, id, "print(np.array([1]).dtype, np.intp, np.array([2**31 - 1]) + 1, np.array([2**31 - 1], dtype=np.int64) + 1)"),
 		"int32 <class 'numpy.int32'> [-2147483648] [2147483648]\n", 0, port.OutcomeCompleted)
+	// pandas: no optional engine, each refusal an ordinary exception that
+	// says what is missing; memory_map=True refused with the reason.
+	run(t, a, id, "import pandas as pd\npd.DataFrame({'a': [1, 2]}).to_csv('t.csv', index=False)")
+	for _, c := range []struct{ call, want string }{
+		{"pd.read_parquet('t.csv')", "ImportError"},
+		{"pd.read_excel('t.csv', engine='openpyxl')", "ImportError: Missing optional dependency 'openpyxl'"},
+		{"pd.read_html('<table><tr><td>1</td></tr></table>')", "ImportError"},
+		{"pd.read_csv('t.csv', memory_map=True)", "OSError: memory_map=True needs the mmap module"},
+		{"import matplotlib", "ModuleNotFoundError: No module named 'matplotlib'"},
+	} {
+		res := run(t, a, id, c.call)
+		if res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, c.want) {
+			t.Errorf("%s: want a program error with %q, got %+v", c.call, c.want, res)
+		}
+	}
+	expect(t, run(t, a, id, "print(pd.read_csv('t.csv').a.sum())"), "3\n", 0, port.OutcomeCompleted)
 	// The bash tool's python is the same build.
-	if res := bash(t, a, id, `python -c 'import numpy; print(numpy.__version__)'`, 0); res.Stdout != "2.2.6\n" {
+	if res := bash(t, a, id, `python -c 'import numpy, pandas; print(numpy.__version__, pandas.__version__)'`, 0); res.Stdout != "2.2.6 2.2.3\n" {
 		t.Errorf("bash python: %+v", res)
 	}
+}
+
+// pandas' compiled parts work linked into one module: time zones from the
+// zone files in the site zip (pytz's and dateutil's), the C++ rolling
+// windows, the C JSON codec, hashing and the C CSV tokenizer. The expected
+// lines are what native CPython prints with the same package versions.
+func TestScientificPandasCompiledParts(t *testing.T) {
+	a := scientificAdapter(t, nil)
+	id := newSession(t, a)
+	expect(t, run(t, a, id, "import io\n"+
+		"import numpy as np, pandas as pd, pytz\n"+
+		"from dateutil import tz\n"+
+		"print(pd.Timestamp('2024-03-10 12:00', tz='US/Eastern').isoformat())\n"+
+		"print(pytz.timezone('Europe/Paris').utcoffset(pd.Timestamp('2024-07-01').to_pydatetime()))\n"+
+		"print(pd.Timestamp('2024-01-15 09:30', tz=tz.gettz('Asia/Tokyo')).tz_convert('UTC').isoformat())\n"+
+		"print(list(pd.date_range('2024-03-30', periods=3, freq='D', tz='Europe/Paris').strftime('%d %z')))\n"+
+		"print(pd.Series([1.0, 2.0, 4.0, 8.0]).rolling(2).mean().tolist()[1:])\n"+
+		"print(pd.Series([5.0, 1.0, 3.0, 2.0]).rolling(3).max().tolist()[2:])\n"+
+		"d = pd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})\n"+
+		"print(d.to_json(), pd.read_json(io.StringIO(d.to_json())).equals(d))\n"+
+		"print(pd.util.hash_pandas_object(pd.Series(['a', 'b']), index=False).tolist())\n"+
+		"print(pd.read_csv(io.StringIO('x;y\\n1;\"a;b\"\\n2;c\\n'), sep=';').to_dict('list'))\n"+
+		"print(pd.Series(np.arange(10**5) % 7).value_counts().sort_index().tolist()[:3])\n"),
+		"2024-03-10T12:00:00-04:00\n"+
+			"2:00:00\n"+
+			"2024-01-15T00:30:00+00:00\n"+
+			"['30 +0100', '31 +0100', '01 +0200']\n"+
+			"[1.5, 3.0, 6.0]\n"+
+			"[5.0, 3.0]\n"+
+			"{\"a\":{\"0\":1,\"1\":2},\"b\":{\"0\":\"x\",\"1\":\"y\"}} True\n"+
+			"[13950350942979735504, 12688059582079114975]\n"+
+			"{'x': [1, 2], 'y': ['a;b', 'c']}\n"+
+			"[14286, 14286, 14286]\n",
+		0, port.OutcomeCompleted)
 }
 
 // The default profile has no packages: numpy is not importable there.

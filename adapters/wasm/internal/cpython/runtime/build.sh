@@ -16,15 +16,18 @@
 #                           the committed SHA256SUMS (make runtime-rebuild)
 #        build.sh --profile scientific [--check]
 #                           the same, and then a second runtime with numpy
-#                           linked in, written to (or, with --check, checked
-#                           against) ../scientific/runtime/:
+#                           and pandas linked in, written to (or, with
+#                           --check, checked against) ../scientific/runtime/:
 #     python-scientific.wasm  the reactor of entry.c built with
-#                             -DCODEPORT_SCIENTIFIC: numpy's extension modules
-#                             linked statically and registered as built-in
-#                             modules under their dotted names
-#     site-scientific.zip     numpy's Python code, bytecode only, which that
-#                             entry.c puts on sys.path after the stdlib zip,
-#                             as /usr/local/lib/site-scientific.zip
+#                             -DCODEPORT_SCIENTIFIC: numpy's and pandas'
+#                             extension modules linked statically and
+#                             registered as built-in modules under their
+#                             dotted names
+#     site-scientific.zip     their Python code and pandas' pure-Python
+#                             dependencies (dateutil, pytz, six), bytecode
+#                             only, which that entry.c puts on sys.path after
+#                             the stdlib zip, as
+#                             /usr/local/lib/site-scientific.zip
 #     SHA256SUMS   sha256sum(1) lines for both
 #   The default profile's files are the same bytes with either profile. See
 #   "The scientific profile" below for how numpy is built.
@@ -43,11 +46,13 @@
 #     machine already uses. Only orig tarballs are used: Debian revisions
 #     come and go, the upstream tarball of a stable release stays.
 #   * tzdata (for zoneinfo) is the PyPI wheel, fetched by pip.
-#   * --profile scientific only: numpy's sdist, fetched by pip by name, and
-#     the tools that build it (meson-python, Cython, ninja, ...), wheels
-#     installed by pip with --require-hashes into a venv in the build
-#     directory; Debian's libc++/libc++abi for wasm32. numpy is patched by
-#     patches/numpy-*.patch (small documented diffs).
+#   * --profile scientific only: numpy's and pandas' sdists, fetched by pip
+#     by name; pandas' pure-Python dependencies, wheels fetched by pip with
+#     --require-hashes; the tools that build them (meson, meson-python,
+#     Cython, ninja, ...), wheels installed by pip with --require-hashes
+#     into a venv in the build directory; Debian's libc++/libc++abi for
+#     wasm32. Upstream code is patched by patches/*.patch (small documented
+#     diffs).
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),
@@ -101,7 +106,7 @@ DEB_PACKAGES=(clang-19 lld-19 llvm-19 libclang-rt-19-dev-wasm32 wasi-libc
 GUEST_STDLIB_ZIP=/usr/local/lib/python${PY_NODOT}.zip
 
 # --- The scientific profile only ---
-# numpy's sdist, fetched by pip by name (see fetch_numpy).
+# numpy's sdist, fetched by pip by name (see fetch_sdist).
 NUMPY_VERSION=2.2.6
 NUMPY_SDIST=numpy-2.2.6.tar.gz
 NUMPY_SHA256=e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd
@@ -133,6 +138,37 @@ NUMPY_MODULES=(
   numpy.random.bit_generator
   numpy.random._generator
   numpy.random.mtrand
+)
+# pandas' sdist, fetched by pip by name like numpy's, built by the meson
+# pinned in SCI_TOOLS (pandas' own pin needs distutils), against the numpy
+# built here.
+PANDAS_VERSION=2.2.3
+PANDAS_SDIST=pandas-2.2.3.tar.gz
+PANDAS_SHA256=4f18ba62b61d7e192368b84517265a99b4d7ee8912f8708660fb4a366cc82667
+# pandas' extension modules (its test helper modules are not built by its
+# meson.build: all of these are).
+PANDAS_MODULES=(
+  pandas._libs.algos pandas._libs.arrays pandas._libs.byteswap pandas._libs.groupby
+  pandas._libs.hashing pandas._libs.hashtable pandas._libs.index pandas._libs.indexing
+  pandas._libs.internals pandas._libs.interval pandas._libs.join pandas._libs.json
+  pandas._libs.lib pandas._libs.missing pandas._libs.ops pandas._libs.ops_dispatch
+  pandas._libs.pandas_datetime pandas._libs.pandas_parser pandas._libs.parsers
+  pandas._libs.properties pandas._libs.reshape pandas._libs.sas pandas._libs.sparse
+  pandas._libs.testing pandas._libs.tslib pandas._libs.writers
+  pandas._libs.tslibs.base pandas._libs.tslibs.ccalendar pandas._libs.tslibs.conversion
+  pandas._libs.tslibs.dtypes pandas._libs.tslibs.fields pandas._libs.tslibs.nattype
+  pandas._libs.tslibs.np_datetime pandas._libs.tslibs.offsets pandas._libs.tslibs.parsing
+  pandas._libs.tslibs.period pandas._libs.tslibs.strptime pandas._libs.tslibs.timedeltas
+  pandas._libs.tslibs.timestamps pandas._libs.tslibs.timezones pandas._libs.tslibs.tzconversion
+  pandas._libs.tslibs.vectorized pandas._libs.window.aggregations pandas._libs.window.indexers
+)
+# pandas' pure-Python dependencies, wheels fetched by pip (--require-hashes)
+# and put in site-scientific.zip as they are (pytz patched, see patches/).
+# name==version sha256 of the wheel.
+SCI_WHEELS=(
+  "python-dateutil==2.9.0.post0 a8b2bc7bffae282281c8140a97d3aa9c14da0b136dfe83f850eea9a5f7470427"
+  "pytz==2025.2 5ddf76296dd8c44c26eb8f4b6f35488f3ccbf6fbbd7adee0b7262d43f0ec2f00"
+  "six==1.17.0 4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"
 )
 # libc++ and libc++abi for wasm32 (numpy has C++ parts); python3-venv for
 # the tools' venv.
@@ -761,7 +797,8 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/python$PY_
 }
 
 # ---------------------------------------------------------------------------
-# The scientific profile (--profile scientific): numpy in a second reactor
+# The scientific profile (--profile scientific): numpy and pandas in a
+# second reactor
 # ---------------------------------------------------------------------------
 #
 # How. numpy's own meson build (the meson it vendors) cross-compiles with a
@@ -782,7 +819,10 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/python$PY_
 # module that defines one is compiled again with a generated header
 # (clang -include) renaming its own definitions: #define sym module__sym.
 # (llvm-objcopy cannot rename symbols of wasm objects.) A second pass must
-# find no clash. The link fails on any warning (--fatal-warnings), in
+# find no clash. pandas is built after numpy, against its headers, and a
+# clash between the two renames pandas' side (sci-plan.py --fixed): pandas'
+# datetime helpers are copies of numpy's, and every Cython module defines
+# the same metaclass helper. The link fails on any warning (--fatal-warnings), in
 # particular wasm-ld's "function signature mismatch", which otherwise only
 # warns and binds a call to a function of another type: an earlier attempt
 # bound RandomState.poisson to another module's function that way.
@@ -802,6 +842,10 @@ SCI_ENV=$SCI/hostenv
 SCI_GEN=$SCI/gen
 NUMPY_SRC=$SCI/numpy-src
 NUMPY_BLD=$SCI/numpy-build
+# numpy as meson installs it (headers, .pxd), for building pandas.
+SCI_NUMPY_DEV=$SCI/numpy-dev
+PANDAS_SRC=$SCI/pandas-src
+PANDAS_BLD=$SCI/pandas-build
 SCI_STAGE=$SCI/stage
 SCI_LINK=$CROSS/codeport/scientific
 ARTIFACTS_SCI=$(cd "$HERE/.." && pwd)/scientific/runtime
@@ -825,19 +869,21 @@ sci_tools() {
     --no-deps --only-binary=:all: --require-hashes --no-cache-dir --disable-pip-version-check -r "$req"
 }
 
-# numpy's sdist. Before saving an sdist, pip prepares its metadata through
-# the sdist's build backend; meson-python has no hook for that, so pip would
-# build all of numpy natively just to read its name and version (8.5 min
-# here). A stand-in "mesonpy" module, first on PYTHONPATH with
-# --no-build-isolation, answers with the sdist's own PKG-INFO instead.
-fetch_numpy() {
-  if [ -f "$DL/$NUMPY_SDIST" ] && [ "$(sha256 "$DL/$NUMPY_SDIST")" = "$NUMPY_SHA256" ]; then
-    echo "    $NUMPY_SDIST (cached)"
+# fetch_sdist NAME VERSION FILE SHA256: a package's sdist (numpy's,
+# pandas'), by pip by name, into $DL. Before saving an sdist, pip prepares
+# its metadata through the sdist's build backend; meson-python has no hook
+# for that, so pip would build all of numpy natively just to read its name
+# and version (8.5 min here). A stand-in "mesonpy" module, first on
+# PYTHONPATH with --no-build-isolation, answers with the sdist's own
+# PKG-INFO instead.
+fetch_sdist() {
+  local name=$1 version=$2 file=$3 want=$4 tmp
+  if [ -f "$DL/$file" ] && [ "$(sha256 "$DL/$file")" = "$want" ]; then
+    echo "    $file (cached)"
     return 0
   fi
-  rm -f "$DL/$NUMPY_SDIST"
-  echo "    fetching $NUMPY_SDIST"
-  local tmp
+  rm -f "$DL/$file"
+  echo "    fetching $file"
   tmp=$(mktemp -d "$DL/pip.XXXXXX")
   mkdir -p "$tmp/stub/mesonpy"
   cat >"$tmp/stub/mesonpy/__init__.py" <<'EOF'
@@ -865,12 +911,25 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     raise RuntimeError("build.sh only downloads this sdist")
 EOF
   run_logged env PYTHONPATH="$tmp/stub" "$HOST_PYTHON" -m pip download --no-deps --no-binary=:all: \
-    --no-build-isolation --no-cache-dir --disable-pip-version-check -d "$tmp" "numpy==$NUMPY_VERSION"
-  [ -f "$tmp/$NUMPY_SDIST" ] || die "pip did not produce $NUMPY_SDIST"
-  [ "$(sha256 "$tmp/$NUMPY_SDIST")" = "$NUMPY_SHA256" ] ||
-    die "$NUMPY_SDIST has sha256 $(sha256 "$tmp/$NUMPY_SDIST"), want $NUMPY_SHA256; refusing it"
-  mv "$tmp/$NUMPY_SDIST" "$DL/$NUMPY_SDIST"
+    --no-build-isolation --no-cache-dir --disable-pip-version-check -d "$tmp" "$name==$version"
+  [ -f "$tmp/$file" ] || die "pip did not produce $file"
+  [ "$(sha256 "$tmp/$file")" = "$want" ] ||
+    die "$file has sha256 $(sha256 "$tmp/$file"), want $want; refusing it"
+  mv "$tmp/$file" "$DL/$file"
   rm -rf "$tmp"
+}
+
+# pandas' pure-Python dependencies (SCI_WHEELS), checked by pip against
+# their pinned hashes, cached in $DL/sci-wheels.
+fetch_sci_wheels() {
+  mkdir -p "$DL/sci-wheels"
+  local t req=$SCI/wheels.txt
+  : >"$req"
+  for t in "${SCI_WHEELS[@]}"; do
+    echo "${t% *} --hash=sha256:${t#* }" >>"$req"
+  done
+  run_logged "$HOST_PYTHON" -m pip download --no-deps --only-binary=:all: --require-hashes \
+    --no-cache-dir --disable-pip-version-check -d "$DL/sci-wheels" -r "$req"
 }
 
 # sci_archive MODULE: the archive cc-wrap makes for a dotted module name,
@@ -976,11 +1035,15 @@ c_args = [$flags]
 cpp_args = [$flags, '-fexceptions', '-Drestrict=__restrict']
 EOF
   cat >"$SCI_GEN/sci-plan.py" <<'EOF'
-# sci-plan.py BUILD_DIR RENAME_DIR MODULE=ARCHIVE...: the global symbols
-# that would clash in one static link of the modules, and for each module
-# defining one, RENAME_DIR/MODULE.h renaming its own definitions. A symbol
-# clashes if it is defined (strongly) by the objects of two modules, or by
-# a module and a static library one of them links.
+# sci-plan.py RENAME_DIR [--fixed] BUILD_DIR:MODULE=ARCHIVE...: the global
+# symbols that would clash in one static link of the modules, and for each
+# module defining one, RENAME_DIR/MODULE.h renaming its own definitions. A
+# symbol clashes if it is defined (strongly) by the objects of two modules,
+# or by a module and a static library one of them links (the paths in
+# ARCHIVE.libs are relative to the module's BUILD_DIR). Modules after
+# --fixed (another package's, already built and renamed) are never renamed:
+# a clash with one renames only the other side, and a clash among them is
+# an error.
 import os, subprocess, sys
 from collections import defaultdict
 
@@ -991,16 +1054,24 @@ def defined(path):
     return {f[2] for f in (l.split() for l in out.splitlines()) if len(f) == 3 and f[1] in "TDBR"}
 
 
-os.chdir(sys.argv[1])
-rename_dir = sys.argv[2]
-mods = [a.split("=", 1) for a in sys.argv[3:]]
+rename_dir = sys.argv[1]
 owners = defaultdict(set)
+fixed = set()
 libs = set()
-for name, archive in mods:
+is_fixed = False
+for arg in sys.argv[2:]:
+    if arg == "--fixed":
+        is_fixed = True
+        continue
+    build_dir, spec = arg.split(":", 1)
+    name, archive = spec.split("=", 1)
+    if is_fixed:
+        fixed.add(name)
+    archive = os.path.join(build_dir, archive)
     for s in defined(archive):
         owners[s].add(name)
     with open(archive + ".libs") as f:
-        libs.update(l.strip() for l in f if l.strip())
+        libs.update(os.path.join(build_dir, l.strip()) for l in f if l.strip())
 lib_syms = set()
 for lib in sorted(libs):
     lib_syms |= defined(lib)
@@ -1011,7 +1082,10 @@ for s, who in owners.items():
             sys.exit(f"two modules define {s}: {sorted(who)}")
         continue
     if len(who) > 1 or s in lib_syms:
-        for m in who:
+        movable = who - fixed
+        if not movable:
+            sys.exit(f"{s} is defined by {sorted(who)}, none of which this build may rename")
+        for m in movable:
             renames[m].append(s)
 os.makedirs(rename_dir, exist_ok=True)
 for m, syms in sorted(renames.items()):
@@ -1024,23 +1098,62 @@ for m, syms in sorted(renames.items()):
 EOF
 }
 
-# sci_plan DIR: runs sci-plan.py on the built modules, writing DIR.
-sci_plan() {
-  local m args=()
-  for m in "${NUMPY_MODULES[@]}"; do
-    args+=("$m=$(sci_archive "$m")")
+# sci_specs BUILD_DIR MODULE...: sci-plan.py's arguments for the modules.
+sci_specs() {
+  local bld=$1 m
+  shift
+  for m in "$@"; do
+    echo "$bld:$m=$(sci_archive "$m")"
   done
-  rm -rf "$1"
-  "$NATIVE_PY" -I "$SCI_GEN/sci-plan.py" "$NUMPY_BLD" "$1" "${args[@]}" | tee -a "$STEP_LOG"
 }
 
+# sci_plan DIR SPEC...: runs sci-plan.py, writing DIR.
+sci_plan() {
+  local dir=$1
+  shift
+  rm -rf "$dir"
+  "$NATIVE_PY" -I "$SCI_GEN/sci-plan.py" "$dir" "$@" | tee -a "$STEP_LOG"
+}
+
+# sci_ninja BUILD_DIR [VAR=VALUE...]: builds SCI_TARGETS there, with the
+# variables and SCI_NINJA_ENV in the environment.
 sci_ninja() {
-  run_logged env PATH="$SCI_ENV/bin:$PATH" "$@" ninja -C "$NUMPY_BLD" -j"$JOBS" "${SCI_TARGETS[@]}"
+  local bld=$1
+  shift
+  run_logged env PATH="$SCI_ENV/bin:$PATH" "${SCI_NINJA_ENV[@]}" "$@" ninja -C "$bld" -j"$JOBS" "${SCI_TARGETS[@]}"
+}
+
+# sci_modules BUILD_DIR RENAME_DIR FIXED_SPECS MODULE...: builds the
+# modules' archives, then rebuilds those that define a clashing symbol with
+# their renames and checks that nothing clashes any more. FIXED_SPECS is a
+# newline-separated list of another package's modules (sci_specs), which
+# are linked too but never renamed.
+sci_modules() {
+  local bld=$1 rename=$2 fixed=$3 m h a
+  shift 3
+  local specs=() fixed_args=()
+  mapfile -t specs < <(sci_specs "$bld" "$@")
+  [ -z "$fixed" ] || mapfile -t fixed_args < <(echo --fixed; echo "$fixed")
+  SCI_TARGETS=()
+  for m in "$@"; do
+    SCI_TARGETS+=("$(sci_archive "$m")")
+  done
+  sci_ninja "$bld"
+  sci_plan "$rename" "${specs[@]}" "${fixed_args[@]}"
+  for h in "$rename"/*.h; do
+    [ -f "$h" ] || continue
+    a=$bld/$(sci_archive "$(basename "$h" .h)")
+    find "$a.p" -name '*.o' -delete
+    rm -f "$a"
+  done
+  sci_ninja "$bld" SCI_RENAME_DIR="$rename"
+  sci_plan "$rename.recheck" "${specs[@]}" "${fixed_args[@]}"
+  [ -z "$(ls -A "$rename.recheck")" ] || die "symbols still clash after renaming: $(ls "$rename.recheck")"
 }
 
 build_numpy() {
   unpack "$DL/$NUMPY_SDIST" "$NUMPY_SRC"
-  local p m
+  local p
   for p in "$HERE"/patches/numpy-"$NUMPY_VERSION"-*.patch; do
     run_logged patch -d "$NUMPY_SRC" -p1 --no-backup-if-mismatch -i "$p"
   done
@@ -1052,23 +1165,46 @@ build_numpy() {
     -Ddisable-optimization=true -Ddisable-threading=true \
     -Dallow-noblas=true -Dblas=none -Dlapack=none \
     -Ddisable-svml=true -Ddisable-highway=true -Ddisable-intel-sort=true
-  SCI_TARGETS=()
-  for m in "${NUMPY_MODULES[@]}"; do
-    SCI_TARGETS+=("$(sci_archive "$m")")
+  SCI_NINJA_ENV=()
+  sci_modules "$NUMPY_BLD" "$SCI_GEN/rename-numpy" "" "${NUMPY_MODULES[@]}"
+}
+
+# pandas, built against the numpy above: meson (the one in SCI_TOOLS) with
+# the same cross file, except that its Python also finds two build-time
+# stand-ins: a numpy package whose get_include() names the headers of the
+# numpy built here (pandas' meson.build asks numpy for them; the real numpy
+# cannot run on the build machine's Python), and Cython, whose Tempita
+# generates pandas' .pxi files. pandas' generate_version.py imports
+# versioneer even when it only prints the version the sdist records: an
+# empty versioneer module stands in. Cython finds numpy's .pxd in the
+# installed numpy. pandas' modules are renamed against numpy's, never the
+# other way round.
+build_pandas() {
+  unpack "$DL/$PANDAS_SDIST" "$PANDAS_SRC"
+  local p st=$SCI_GEN/pandas-stand-ins npsp
+  for p in "$HERE"/patches/pandas-"$PANDAS_VERSION"-*.patch; do
+    run_logged patch -d "$PANDAS_SRC" -p1 --no-backup-if-mismatch -i "$p"
   done
-  sci_ninja
-  # Symbol clashes: rebuild the modules concerned with their renames.
-  sci_plan "$SCI_GEN/rename"
-  local h a
-  for h in "$SCI_GEN"/rename/*.h; do
-    [ -f "$h" ] || continue
-    a=$NUMPY_BLD/$(sci_archive "$(basename "$h" .h)")
-    find "$a.p" -name '*.o' -delete
-    rm -f "$a"
-  done
-  sci_ninja SCI_RENAME_DIR="$SCI_GEN/rename"
-  sci_plan "$SCI_GEN/recheck"
-  [ -z "$(ls -A "$SCI_GEN/recheck")" ] || die "symbols still clash after renaming: $(ls "$SCI_GEN/recheck")"
+  fresh "$PANDAS_BLD" "$SCI_NUMPY_DEV" "$st"
+  run_logged env PATH="$SCI_ENV/bin:$PATH" "$SCI_ENV/bin/python" "$NUMPY_SRC/vendored-meson/meson/meson.py" \
+    install -C "$NUMPY_BLD" --no-rebuild --destdir "$SCI_NUMPY_DEV" --tags devel,python-runtime
+  npsp=$(find "$SCI_NUMPY_DEV" -type d -name site-packages)
+  [ -f "$npsp/numpy/__init__.pxd" ] || die "numpy's install has no __init__.pxd (see $STEP_LOG)"
+  mkdir -p "$st/numpy"
+  printf '# build.sh: stand-in for numpy while meson configures pandas.\ndef get_include():\n    return %s\n' \
+    "'$npsp/numpy/_core/include'" >"$st/numpy/__init__.py"
+  echo "# build.sh: stand-in; pandas' sdist records its version in _version_meson.py." >"$st/versioneer.py"
+  ln -s "$(echo "$SCI_ENV"/lib/python3*/site-packages/Cython)" "$st/Cython"
+  sed "s|^export PYTHONPATH=\(.*\)|export PYTHONPATH=\1:$st|" "$SCI_GEN/python-cross" >"$SCI_GEN/python-cross-pandas"
+  chmod +x "$SCI_GEN/python-cross-pandas"
+  sed "s|^python = .*|python = '$SCI_GEN/python-cross-pandas'|" "$SCI_GEN/cross.ini" >"$SCI_GEN/cross-pandas.ini"
+  run_logged env PATH="$SCI_ENV/bin:$PATH" PYTHONPATH="$st" "$SCI_ENV/bin/meson" \
+    setup "$PANDAS_BLD" "$PANDAS_SRC" --cross-file "$SCI_GEN/cross-pandas.ini" \
+    -Dbuildtype=release -Db_ndebug=if-release -Dpython.bytecompile=-1
+  local fixed
+  fixed=$(sci_specs "$NUMPY_BLD" "${NUMPY_MODULES[@]}")
+  SCI_NINJA_ENV=(PYTHONPATH="$npsp")
+  sci_modules "$PANDAS_BLD" "$SCI_GEN/rename-pandas" "$fixed" "${PANDAS_MODULES[@]}"
 }
 
 # The scientific reactor: link_reactor's link plus numpy (see above).
@@ -1076,7 +1212,7 @@ link_scientific() {
   fresh "$SCI_LINK"
   cp "$HERE/entry.c" "$SCI_LINK/entry.c"
   local m mods libs="" archives=""
-  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" | LC_ALL=C sort)
+  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" "${PANDAS_MODULES[@]}" | LC_ALL=C sort)
   {
     echo "/* Generated by build.sh (--profile scientific), included by entry.c:"
     echo " * the extension modules linked into this module, by dotted name. */"
@@ -1093,10 +1229,11 @@ link_scientific() {
   } >"$SCI_LINK/scientific_modules.h"
   cat >"$SCI_LINK/cxx_stubs.c" <<'EOF'
 /* Generated by build.sh (--profile scientific). C++ code (numpy's FFT,
- * sorting, string ufuncs) is compiled with -fexceptions but without
- * WebAssembly exception handling, so no throw can be caught, and Debian's
- * libc++abi for wasm32 has no __cxa_throw: a throw ends the instance here
- * (pocketfft throws only on bad input numpy checks first, or out of memory). */
+ * sorting, string ufuncs; pandas' rolling windows) is compiled with
+ * -fexceptions but without WebAssembly exception handling, so no throw can
+ * be caught, and Debian's libc++abi for wasm32 has no __cxa_throw: a throw
+ * ends the instance here (pocketfft throws only on bad input numpy checks
+ * first; all of them throw when out of memory). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -1131,11 +1268,15 @@ codeport/scientific/python.wasm: codeport/scientific/entry.o codeport/scientific
 		-Wl,--whole-archive $(SCI_MODULES) -Wl,--no-whole-archive $(SCI_LIBS) \
 		-lc++ -lc++abi -lc-printscan-long-double $(LIBS) $(MODLIBS) $(SYSLIBS)
 EOF
-  for m in "${NUMPY_MODULES[@]}"; do
-    archives+=" $NUMPY_BLD/$(sci_archive "$m")"
-    libs+=$'\n'$(cat "$NUMPY_BLD/$(sci_archive "$m").libs")
-  done
-  libs=$(echo "$libs" | grep . | LC_ALL=C sort -u | sed "s|^|$NUMPY_BLD/|" | xargs)
+  local spec bld
+  while IFS= read -r spec; do
+    bld=${spec%%:*}
+    m=${spec#*:}
+    m=${m#*=}
+    archives+=" $bld/$m"
+    libs+=$'\n'$(sed "s|^|$bld/|" "$bld/$m.libs")
+  done < <(sci_specs "$NUMPY_BLD" "${NUMPY_MODULES[@]}"; sci_specs "$PANDAS_BLD" "${PANDAS_MODULES[@]}")
+  libs=$(echo "$libs" | grep -v '/$' | grep . | LC_ALL=C sort -u | xargs)
   cd "$CROSS"
   run_logged make -f Makefile -f codeport/scientific.mk codeport/scientific/python.wasm \
     SCI_MODULES="${archives# }" SCI_LIBS="$libs"
@@ -1156,7 +1297,7 @@ patch_scientific() {
 # installs with the python-runtime tag (no tests), less headers, Cython
 # declarations, type stubs, examples and PyInstaller hooks; bytecode only.
 build_site_zip() {
-  local dest=$SCI/install sp
+  local dest=$SCI/install sp p
   fresh "$dest" "$SCI_STAGE"
   run_logged env PATH="$SCI_ENV/bin:$PATH" "$SCI_ENV/bin/python" "$NUMPY_SRC/vendored-meson/meson/meson.py" \
     install -C "$NUMPY_BLD" --no-rebuild --destdir "$dest" --tags python-runtime
@@ -1165,6 +1306,33 @@ build_site_zip() {
   (cd "$sp" && find . \( -name __pycache__ -o -name _examples -o -name _pyinstaller -o -name include \
     -o -name tests \) -prune -o -type f \( -name '*.py' -o -name 'LICENSE*' \) -print |
     LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  # pandas: everything meson installs (its pure-Python packages are
+  # install_subdir()s, which carry no install tag), less tests and pytest
+  # configuration; its licence from the sdist.
+  fresh "$dest-pandas"
+  run_logged env PATH="$SCI_ENV/bin:$PATH" "$SCI_ENV/bin/meson" \
+    install -C "$PANDAS_BLD" --no-rebuild --destdir "$dest-pandas"
+  sp=$(find "$dest-pandas" -type d -name site-packages)
+  [ -f "$sp/pandas/_version_meson.py" ] || die "meson installed no pandas package (see $STEP_LOG)"
+  (cd "$sp" && find . \( -name __pycache__ -o -name tests -o -name conftest.py \) -prune -o \
+    -type f -name '*.py' -print |
+    LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  cp "$PANDAS_SRC/LICENSE" "$SCI_STAGE/pandas/LICENSE"
+  # The wheels, as pip would install them (RECORD left out: it lists the
+  # .py files that become .pyc below); pytz patched to read its zone files
+  # from the zip.
+  local t w
+  for t in "${SCI_WHEELS[@]}"; do
+    t=${t%% *}
+    w=$(find "$DL/sci-wheels" -maxdepth 1 -name "$(echo "${t%%==*}" | tr - _)-${t#*==}-*.whl")
+    [ -n "$w" ] || die "no wheel for $t in $DL/sci-wheels"
+    "$NATIVE_PY" -I -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2], [n for n in z.namelist() if not n.endswith(".dist-info/RECORD")])' "$w" "$SCI_STAGE"
+  done
+  for p in "$HERE"/patches/pytz-*.patch; do
+    run_logged patch -d "$SCI_STAGE" -p1 --no-backup-if-mismatch -i "$p"
+  done
   run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
     -d "$GUEST_SITE_ZIP" "$SCI_STAGE"
   local py missing=0
@@ -1181,7 +1349,9 @@ build_site_zip() {
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 lack = [n for n in sys.argv[2:] if n not in names]
 sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/site-scientific.zip" \
-    numpy/__init__.pyc numpy/_core/__init__.pyc numpy/version.pyc numpy/__config__.pyc numpy/random/__init__.pyc
+    numpy/__init__.pyc numpy/_core/__init__.pyc numpy/version.pyc numpy/__config__.pyc numpy/random/__init__.pyc \
+    pandas/__init__.pyc pandas/_version_meson.pyc pandas/io/parsers/readers.pyc pandas/LICENSE \
+    dateutil/__init__.pyc dateutil/zoneinfo/dateutil-zoneinfo.tar.gz pytz/__init__.pyc pytz/zoneinfo/UTC six.pyc
 }
 
 # ---------------------------------------------------------------------------
@@ -1205,7 +1375,9 @@ fetch_all
 if [ "$PROFILE" = scientific ]; then
   step sci-download
   sci_tools
-  fetch_numpy
+  fetch_sdist numpy "$NUMPY_VERSION" "$NUMPY_SDIST" "$NUMPY_SHA256"
+  fetch_sdist pandas "$PANDAS_VERSION" "$PANDAS_SDIST" "$PANDAS_SHA256"
+  fetch_sci_wheels
 fi
 step unpack
 unpack_sources
@@ -1232,6 +1404,8 @@ build_stdlib_zip
 if [ "$PROFILE" = scientific ]; then
   step numpy
   build_numpy
+  step pandas
+  build_pandas
   step sci-reactor
   link_scientific
   step sci-wasmpatch

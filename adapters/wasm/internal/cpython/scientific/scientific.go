@@ -1,9 +1,10 @@
 // Package scientific holds the scientific runtime profile: the same CPython
-// 3.13 build as the default runtime, with numpy's extension modules linked
-// into the module (registered as built-in modules under their dotted names)
-// and numpy's Python code in a second zip beside the standard library. Both are made by ../runtime/build.sh --profile scientific from
-// upstream sources fetched by package name and checked by sha256;
-// runtime/SHA256SUMS names them.
+// 3.13 build as the default runtime, with the extension modules of numpy and
+// pandas linked into the module (registered as built-in modules under their
+// dotted names) and the packages' Python code, with pandas' pure-Python
+// dependencies, in a second zip beside the standard library. Both are made
+// by ../runtime/build.sh --profile scientific from upstream sources fetched
+// by package name and checked by sha256; runtime/SHA256SUMS names them.
 //
 //	py := scientific.Runtime()
 //	compiled, err := rt.CompileModule(ctx, py.Module)
@@ -41,8 +42,15 @@ func Runtime() cpython.Runtime {
 		Lib:     cpython.Union(cpython.Stdlib(), sub),
 		Packages: []port.Package{
 			{Name: "numpy", Version: NumpyVersion},
+			{Name: "pandas", Version: PandasVersion},
+			{Name: "dateutil", Version: "2.9.0.post0"},
+			{Name: "pytz", Version: "2025.2"},
+			{Name: "six", Version: "1.17.0"},
 		},
-		Warm:        []string{"numpy"},
+		// pandas imports numpy, dateutil, pytz and six: the image holds
+		// them all imported, so no session pays the seconds pandas' import
+		// takes in this runtime.
+		Warm:        []string{"numpy", "pandas"},
 		Limitations: limitations(),
 	}
 }
@@ -50,12 +58,17 @@ func Runtime() cpython.Runtime {
 // NumpyVersion is the numpy release linked in.
 const NumpyVersion = "2.2.6"
 
-// limitations are what numpy cannot do in this build, each checked by a
-// test of the adapter.
+// PandasVersion is the pandas release linked in.
+const PandasVersion = "2.2.3"
+
+// limitations are what the packages cannot do in this build, each checked
+// by a test of the adapter.
 func limitations() []string {
 	return []string{
 		"numpy has no floating-point error flags here (WebAssembly has none): np.seterr(all='raise') and np.errstate never raise or warn; division by zero, overflow and invalid operations silently give inf, nan or 0",
 		"numpy's default integer is 32-bit (np.int_ and np.intp are int32 on wasm32): pass dtype=np.int64 for large integers; np.longdouble is IEEE binary128 in software",
 		"numpy runs without BLAS or SIMD (linear algebra uses its bundled lapack_lite): a 200x200 matrix product takes tens of milliseconds",
+		"pandas has none of its optional engines (no pyarrow, openpyxl, lxml, SQLAlchemy or scipy): read_parquet, read_excel and read_html raise ImportError; CSV, JSON, pickle and in-memory work need none of them; memory_map=True is refused (no mmap)",
+		"matplotlib is not installed (its C++ code needs exception handling this runtime lacks): import matplotlib raises ModuleNotFoundError; to draw a chart, write an SVG file yourself",
 	}
 }
