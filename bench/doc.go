@@ -21,6 +21,12 @@
 // pass with -benchtime 1x; CODEPORT_BENCH_SCALE (default 1) scales the
 // sample counts.
 //
+// The scientific profile's workloads (S1 numpy matmul, S2 pandas groupby)
+// run on two peers only: inproc with --profile scientific, and native, the
+// host's CPython in a cached virtual environment with the numpy and pandas
+// versions the profile's Describe lists (installed by pip on first use;
+// "absent" without python3 or pip).
+//
 // The table is made by bench/cmd/sidebyside, which runs these benchmarks,
 // drives pydantic-monty through bench/monty_driver.py for the same
 // workloads, and writes bench/results.md (`make bench`):

@@ -215,6 +215,13 @@ var rows = []row{
 	{label: "W6 sessions/s, 2 clients (higher is better)", workload: "Curve", unit: "c2-sessions/s", higherBetter: true},
 }
 
+// sciRows are the scientific profile's workloads, compared with native
+// CPython only (the other peers run the default profile).
+var sciRows = []row{
+	{label: "S1 numpy 200×200 matmul (ms)", workload: "S1Matmul", prefix: "matmul"},
+	{label: "S2 pandas groupby, 10**5 rows (ms)", workload: "S2Groupby", prefix: "groupby"},
+}
+
 // key is the metric a row's ratios compare: the median, or the value.
 func (w row) key() string {
 	if w.unit != "" {
@@ -273,7 +280,8 @@ func mdHead(cells ...string) string {
 
 // Markdown renders the tables: the workloads by peer (p50 / p95), the
 // ratios of each codeport column to monty and the reference, the curve by
-// concurrent clients, the burst, and W5 against native CPython.
+// concurrent clients, the burst, W5 against native CPython, and the
+// scientific profile's workloads against native CPython.
 func (r *Results) Markdown() string {
 	var sb strings.Builder
 	cols := r.Columns()
@@ -360,6 +368,17 @@ func (r *Results) Markdown() string {
 			parts = append(parts, Label(c)+" ×"+num(r.Get(c, "W5CPULoop")["loop-p50-ms"]/nat))
 		}
 		sb.WriteString(strings.Join(parts, "; ") + ".\n")
+	}
+
+	if r.Get("inproc", sciRows[0].workload) != nil || r.Failed("inproc", sciRows[0].workload) {
+		sb.WriteString("\n### Scientific profile against native CPython (p50 / p95)\n\n" +
+			"codeport in process with `--profile scientific`, each sample one Execute as a client sees it; " +
+			"native CPython with the same numpy and pandas versions (the wheels from PyPI: numpy with OpenBLAS and SIMD, " +
+			"held to one thread), timed inside the interpreter.\n\n")
+		sb.WriteString(mdHead("workload", Label("inproc"), Label(Native), "codeport ÷ native"))
+		for _, w := range sciRows {
+			sb.WriteString(mdRow(w.label, r.cell("inproc", w), r.cell(Native, w), r.ratio("inproc", Native, w)))
+		}
 	}
 	return sb.String()
 }

@@ -15,6 +15,10 @@ BenchmarkW6IdleMemory/inproc-2   	       1	5854653318 ns/op	         9.975 MiB/s
 --- FAIL: BenchmarkW6IdleMemory/reference
     workloads_test.go:138: boom
 BenchmarkCurve/inproc-2          	       1	26311533954 ns/op	         1.123 c1-p50-ms	       488.5 c1-p95-ms	         3.974 c1-sessions/s	         1.310 c2-p50-ms	       742.8 c2-p95-ms	         5.205 c2-sessions/s
+BenchmarkS1Matmul/inproc-2       	       1	 500000000 ns/op	        24.00 matmul-p50-ms	        26.00 matmul-p95-ms
+BenchmarkS1Matmul/native-2       	       1	 400000000 ns/op	         0.400 matmul-p50-ms	         0.500 matmul-p95-ms
+BenchmarkS2Groupby/inproc-2      	       1	 500000000 ns/op	        30.00 groupby-p50-ms	        33.00 groupby-p95-ms
+BenchmarkS2Groupby/native-2      	       1	      1335 ns/op	         1.000 absent
 BenchmarkBurst/inproc-2          	       1	15781189689 ns/op	      2406 burst-max-ms	      1840 burst-p50-ms	      2360 burst-p95-ms	         6.000 hits	        18.00 misses	         2.000 pool	        24.00 requests
 FAIL
 `
@@ -45,6 +49,8 @@ func TestParseAndRender(t *testing.T) {
 		"| 2 | 1.31 / 743 ms, 5.21/s |",
 		"| codeport in process | 2 | 24 | 1840 | 2360 | 2406 | 6 / 18 |",
 		"| pydantic-monty | n/a |",
+		"| S1 numpy 200×200 matmul (ms) | 24.0 / 26.0 | 0.400 / 0.500 | ×60.0 |",
+		"| S2 pandas groupby, 10**5 rows (ms) | 30.0 / 33.0 | absent | absent |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
