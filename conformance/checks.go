@@ -48,7 +48,7 @@ func Checks() []Check {
 		{"timeout/session-survives", check(timeoutSessionSurvives)},
 		{"timeout/c-loops", check(timeoutCLoops)},
 		{"sandbox/forged-completion", check(forgedCompletion)},
-	}, slices.Concat(resultChecks(), shellChecks(), packageChecks(), hostileChecks())...)
+	}, slices.Concat(resultChecks(), shellChecks(), packageChecks(), snapshotChecks(), hostileChecks())...)
 }
 
 // statePersists: globals, imports, functions and files live on between the

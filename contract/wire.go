@@ -323,6 +323,7 @@ type Capabilities struct {
 	OutputFiles        bool      `json:"output_files,omitempty"`
 	DisplaysValues     bool      `json:"displays_values,omitempty"`
 	StreamsOutput      bool      `json:"streams_output,omitempty"`
+	Snapshots          bool      `json:"snapshots,omitempty"`
 	Network            bool      `json:"network"`
 	WorkingDirectory   string    `json:"working_directory"`
 	Limits             Limits    `json:"limits"`
@@ -691,3 +692,19 @@ func foldKey(k string) string {
 	}
 	return string(out)
 }
+
+// SnapshotMediaType is the media type of a sealed session snapshot, the
+// body of POST /sessions/{id}/snapshot's answer and of POST
+// /snapshots/restore.
+const SnapshotMediaType = "application/octet-stream"
+
+// SnapshotTenantHeader is the request header of the snapshot routes that
+// names, percent-encoded as a URL path segment (a value that is not is
+// taken as it is), whom within the caller's
+// credential the snapshot belongs to (a gateway's user, say). The server
+// binds a snapshot to its credential and this name; a restore must give
+// the same name. Absent is the empty name.
+const SnapshotTenantHeader = "X-Codeport-Snapshot-Tenant"
+
+// MaxSnapshotTenantBytes bounds SnapshotTenantHeader's value, as sent.
+const MaxSnapshotTenantBytes = 768

@@ -40,6 +40,10 @@ type Capabilities struct {
 	// OutputFiles reports whether results list the files each call
 	// produced (Result.Files), each retrievable by GetOutputFile.
 	OutputFiles bool
+	// Snapshots reports whether sessions can be saved and restored
+	// (SessionSnapshots). The Port fills it in: it depends on the
+	// driver and on the Port's configuration (a snapshot key).
+	Snapshots bool
 	// Network reports whether programs can open network connections.
 	Network bool
 	// WorkingDirectory is where files live, as the program sees it.

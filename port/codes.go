@@ -31,6 +31,8 @@ var errorCodes = []struct {
 	{"file_too_large", ErrFileTooLarge},
 	{"file_not_found", ErrFileNotFound},
 	{"is_directory", ErrIsDirectory},
+	{"invalid_snapshot", ErrInvalidSnapshot},
+	{"unsupported", ErrUnsupported},
 	{"invalid_request", ErrInvalidRequest},
 	{"backend_unreachable", ErrBackendUnreachable},
 	{"runtime_failure", ErrRuntimeFailure},

@@ -11,14 +11,16 @@ type Op string
 
 // The operations.
 const (
-	OpCreateSession  Op = "create_session"
-	OpExecute        Op = "execute"
-	OpDestroySession Op = "destroy_session"
-	OpListFiles      Op = "list_files"
-	OpGetFile        Op = "get_file"
-	OpPutFile        Op = "put_file"
-	OpGetOutputFile  Op = "get_output_file"
-	OpDescribe       Op = "describe"
+	OpCreateSession   Op = "create_session"
+	OpExecute         Op = "execute"
+	OpDestroySession  Op = "destroy_session"
+	OpListFiles       Op = "list_files"
+	OpGetFile         Op = "get_file"
+	OpPutFile         Op = "put_file"
+	OpGetOutputFile   Op = "get_output_file"
+	OpDescribe        Op = "describe"
+	OpSnapshotSession Op = "snapshot_session"
+	OpRestoreSession  Op = "restore_session"
 )
 
 // Call is one call a Port served, as an Observer sees it. It carries no

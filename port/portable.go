@@ -30,6 +30,9 @@ type Port struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	snapshotKey []byte
+	maxSnapshot int64
 }
 
 var _ CodeExecutionPort = (*Port)(nil)
@@ -38,8 +41,10 @@ var _ CodeExecutionPort = (*Port)(nil)
 type Option func(*options)
 
 type options struct {
-	logger    *slog.Logger
-	observers []Observer
+	logger      *slog.Logger
+	observers   []Observer
+	snapshotKey []byte
+	maxSnapshot int64
 }
 
 // WithLogger logs one record per call: the operation, the adapter, the
@@ -77,7 +82,10 @@ func New(d Driver, opts ...Option) *Port {
 			opt(&o)
 		}
 	}
-	p := &Port{d: d, info: d.Info()}
+	p := &Port{d: d, info: d.Info(), snapshotKey: o.snapshotKey, maxSnapshot: o.maxSnapshot}
+	if p.maxSnapshot == 0 {
+		p.maxSnapshot = DefaultMaxSnapshotBytes
+	}
 	if o.logger == nil {
 		o.logger = p.info.Logger
 	}
@@ -377,6 +385,7 @@ func (p *Port) Describe(ctx context.Context) (Capabilities, error) {
 	if err != nil {
 		return Capabilities{}, err
 	}
+	c.Snapshots = p.SnapshotsOffered()
 	return c, nil
 }
 

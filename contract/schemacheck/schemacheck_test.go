@@ -24,6 +24,7 @@ import (
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/pyvenv"
 	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/port"
 )
 
 // schemathesisVersion is the pinned schemathesis, the newest released when
@@ -93,7 +94,7 @@ func TestServerConformsToItsOpenAPIDocument(t *testing.T) {
 			WithSessionLifetimes(30*time.Second, 30*time.Second, 2*time.Minute).
 			WithRetryAfter(time.Second).
 			WithMetrics(reg)
-	})
+	}, port.WithSnapshotKey([]byte("schemacheck: a snapshot key of 32 bytes or more")))
 	token := randomToken(t)
 	// httptest serves on 127.0.0.1. Registered after wasmtest.New, so the
 	// server is closed (and its requests finished) before the adapter.

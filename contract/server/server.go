@@ -14,6 +14,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -92,6 +93,8 @@ func (s *server) routes() {
 	handle("GET /sessions/{id}/files/list", s.listFiles, true)
 	handle("GET /sessions/{id}/files", s.getFile, true)
 	handle("POST /sessions/{id}/files", s.putFile, true)
+	handle("POST /sessions/{id}/snapshot", s.snapshotSession, true)
+	handle("POST /snapshots/restore", s.restoreSession, true)
 	handle("GET /capabilities", s.capabilities, true)
 	handle("GET /metrics", s.serveMetrics, true)
 	handle("GET /openapi.yaml", s.openAPI, true)
@@ -534,6 +537,106 @@ func (u *uploadReader) rest() error {
 	}
 }
 
+// snapshots is the port's snapshot operations, or route_not_found when
+// it offers none.
+func (s *server) snapshots() (port.SessionSnapshots, error) {
+	sn, ok := s.port.(port.SessionSnapshots)
+	if !ok || !sn.SnapshotsOffered() {
+		// As /metrics without a gatherer: the deployment has no such route.
+		return nil, refuse(contract.CodeRouteNotFound, "this server offers no session snapshots (see snapshots in /capabilities)")
+	}
+	return sn, nil
+}
+
+// snapshotTenant is whom a snapshot made or restored through this server
+// belongs to: the name the request gives (contract.SnapshotTenantHeader)
+// within the server's one credential. The seal (the server's snapshot key)
+// keeps other servers' snapshots out.
+func (s *server) snapshotTenant(r *http.Request) (port.SnapshotOptions, error) {
+	raw := r.Header.Get(contract.SnapshotTenantHeader)
+	if len(raw) > contract.MaxSnapshotTenantBytes {
+		return port.SnapshotOptions{}, invalidf("header %s is over %d bytes", contract.SnapshotTenantHeader, contract.MaxSnapshotTenantBytes)
+	}
+	name, err := url.PathUnescape(raw)
+	if err != nil {
+		// Not percent-encoded: the value is the name as it is.
+		name = raw
+	}
+	return port.SnapshotOptions{Tenant: "credential/" + name}, nil
+}
+
+// snapshotSession answers with a sealed snapshot of the session. It is
+// made into a temporary file first, so that a failure is an error
+// answer, never a 200 with a truncated body.
+func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
+	sn, err := s.snapshots()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opt, err := s.snapshotTenant(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f, err := os.CreateTemp("", "codeport-snapshot-")
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("%w: snapshot: temporary file: %v", port.ErrRuntimeFailure, err))
+		return
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name())
+	}()
+	if err := sn.SnapshotSession(r.Context(), r.PathValue("id"), f, opt); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("%w: snapshot: %v", port.ErrRuntimeFailure, err))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", contract.SnapshotMediaType)
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.Copy(w, f)
+}
+
+// restoreSession makes a session from a sealed snapshot in the body
+// (application/octet-stream), answering 201 with the session.
+func (s *server) restoreSession(w http.ResponseWriter, r *http.Request) {
+	sn, err := s.snapshots()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != contract.SnapshotMediaType {
+		s.writeError(w, r, refuse(contract.CodeUnsupportedMediaType, "request body must be "+contract.SnapshotMediaType))
+		return
+	}
+	opt, err := s.snapshotTenant(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body := &bodyTracker{ReadCloser: r.Body}
+	sess, err := sn.RestoreSession(r.Context(), body, opt)
+	if err != nil {
+		if f := body.failure(); f != nil {
+			err = f
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, contract.SessionFromPort(sess))
+}
+
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 	caps, err := s.port.Describe(r.Context())
 	if err != nil {
@@ -650,6 +753,8 @@ var answers = map[string]answer{
 	"file_too_large":                  {http.StatusRequestEntityTooLarge, false},
 	"file_not_found":                  {http.StatusNotFound, false},
 	"is_directory":                    {http.StatusBadRequest, false},
+	"invalid_snapshot":                {http.StatusBadRequest, false},
+	"unsupported":                     {http.StatusNotImplemented, false},
 	"invalid_request":                 {http.StatusUnprocessableEntity, false},
 	"backend_unreachable":             {http.StatusBadGateway, false},
 	"runtime_failure":                 {http.StatusInternalServerError, false},

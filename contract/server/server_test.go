@@ -139,6 +139,8 @@ func TestErrorCodes(t *testing.T) {
 		"file_too_large":         {http.StatusRequestEntityTooLarge, false},
 		"file_not_found":         {http.StatusNotFound, false},
 		"is_directory":           {http.StatusBadRequest, false},
+		"invalid_snapshot":       {http.StatusBadRequest, false},
+		"unsupported":            {http.StatusNotImplemented, false},
 		"invalid_request":        {http.StatusUnprocessableEntity, false},
 		"backend_unreachable":    {http.StatusBadGateway, false},
 		"runtime_failure":        {http.StatusInternalServerError, false},
