@@ -14,6 +14,10 @@
 #             run in the same interpreter and namespace.
 #   "W" (87): a JSON list of modules to import before the snapshot is taken.
 #   "S" (83): a session starts from the snapshot: its own random state.
+#   "Z" (90): the host is about to save the session (a session snapshot):
+#             note the descriptors the program holds open.
+#   "R" (82): the session was restored from a session snapshot, possibly in
+#             another process, whose host has none of those descriptors.
 # handle returns (status, return code); statuses as in the runtime's entry
 # file. The driver's names live in this namespace, not in the one user code
 # runs in: cells run in a fresh __main__ module.
@@ -76,6 +80,20 @@ def _install_asyncio():
     se.BaseSelectorEventLoop._write_to_self = lambda self: None
 
 
+def _open_fds(limit=4096):
+    # The descriptors open in this instance. WASI hands out the lowest free
+    # number, so a program's descriptors are below limit unless it holds
+    # thousands open.
+    fds = []
+    for fd in range(limit):
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        fds.append(fd)
+    return fds
+
+
 def _make_handler():
     _install_sleep()
     _install_asyncio()
@@ -89,6 +107,15 @@ def _make_handler():
     streams = (sys.stdout, sys.stderr)
     reserve = [bytearray(256 * 1024)]  # freed to report a MemoryError
     cells = [0]
+    # Descriptors open before any program ran (the standard streams and the
+    # preopened directories, the same in every instance), and the others
+    # open when a session snapshot was taken.
+    open_fds = _open_fds
+    base_fds = frozenset(open_fds())
+    saved_fds = []
+    # Directory descriptors that hold, after a restore, the numbers of
+    # descriptors the program had: never reused for another file.
+    placeholders = []
 
     def flush():
         for s in (sys.stdout, sys.stderr) + streams:
@@ -409,6 +436,47 @@ def _make_handler():
             t._name_sequence = None
         return _OK, 0
 
+    def snapshot_prepare():
+        saved_fds[:] = [fd for fd in open_fds() if fd not in base_fds]
+        return _OK, 0
+
+    def restored():
+        # The host that restored this memory has none of the program's
+        # descriptors. File objects holding one are closed (using one
+        # raises ValueError: I/O operation on closed file), and each number
+        # is taken by a directory descriptor, so a number the program kept
+        # (os.open) fails with OSError instead of reaching a file opened
+        # after the restore.
+        import gc
+        import io
+
+        kept = frozenset(saved_fds)
+        for o in gc.get_objects():
+            if isinstance(o, io.FileIO):
+                try:
+                    if not o.closed and o.fileno() in kept:
+                        o.close()
+                except (OSError, ValueError):
+                    pass
+        need = set(kept)
+        spare = []
+        while need:
+            try:
+                fd = os.open("/tmp", os.O_RDONLY)
+            except OSError:
+                break
+            if fd in need:
+                need.discard(fd)
+                placeholders.append(fd)
+            else:
+                spare.append(fd)
+            if fd > max(kept):
+                break
+        for fd in spare:
+            os.close(fd)
+        saved_fds.clear()
+        return _OK, 0
+
     def handle(kind, payload):
         nonlocal streams
         text = payload.decode("utf-8", "replace")
@@ -418,6 +486,10 @@ def _make_handler():
             r = warm(text)
         elif kind == 83:  # "S"
             r = session_start()
+        elif kind == 90:  # "Z"
+            r = snapshot_prepare()
+        elif kind == 82:  # "R"
+            r = restored()
         else:
             r = run_cell(text, kind == 68)  # "D"
         if len(r) == 3:
@@ -438,4 +510,4 @@ def _make_handler():
 
 
 handle = _make_handler()
-del _make_handler, _install_sleep, _install_asyncio
+del _make_handler, _install_sleep, _install_asyncio, _open_fds

@@ -47,6 +47,10 @@ type engine struct {
 	cache       wazero.CompilationCache
 	memoryBytes int64
 
+	// build identifies the runtime for session snapshots (buildID).
+	buildOnce sync.Once
+	build     string
+
 	// The bash tool's shell, a guest of its own runtime (see
 	// internal/shell/wasmshell) sharing the cache and the memory limit,
 	// compiled at the first bash call (shellEngine): a process that never
@@ -145,11 +149,13 @@ const (
 
 // Request kinds; see driver.py.
 const (
-	requestCell    = 'C' // source run in the session's __main__
-	requestDisplay = 'D' // the same, displaying the last expression
-	requestPython  = 'P' // a `python ...` command line from the bash tool
-	requestWarm    = 'W' // modules to import before the image is taken
-	requestSession = 'S' // a session starts from the image
+	requestCell     = 'C' // source run in the session's __main__
+	requestDisplay  = 'D' // the same, displaying the last expression
+	requestPython   = 'P' // a `python ...` command line from the bash tool
+	requestWarm     = 'W' // modules to import before the image is taken
+	requestSession  = 'S' // a session starts from the image
+	requestSnapshot = 'Z' // the session is about to be saved
+	requestRestored = 'R' // the session was restored from a snapshot
 )
 
 // bootTemplate starts CPython and the driver in an instance of its own,

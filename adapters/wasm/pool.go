@@ -63,6 +63,19 @@ func claimSessionsDir(dir string, log *slog.Logger) (*workspace.Claim, error) {
 
 // newSandbox makes the directories and an interpreter over them.
 func (a *adapter) newSandbox(ctx context.Context) (*sandbox, error) {
+	sb, err := a.newSandboxDirs()
+	if err != nil {
+		return nil, err
+	}
+	if sb.interp, err = a.startInterpreter(ctx, sb.mounts()); err != nil {
+		sb.discard()
+		return nil, err
+	}
+	return sb, nil
+}
+
+// newSandboxDirs makes a sandbox's directories, without an interpreter.
+func (a *adapter) newSandboxDirs() (*sandbox, error) {
 	dir := filepath.Join(a.sessionsDir, uuid.NewString())
 	quota := workspace.NewQuota(a.cfg.WorkspaceLimit).WithEntryLimit(int64(a.cfg.WorkspaceEntries))
 	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
@@ -78,10 +91,6 @@ func (a *adapter) newSandbox(ctx context.Context) (*sandbox, error) {
 	if sb.outputs, err = workspace.NewOutputs(filepath.Join(dir, "outputs"), quota, maxKeptOutputs); err != nil {
 		sb.discard()
 		return nil, fmt.Errorf("%w: create outputs directory: %v", port.ErrRuntimeFailure, err)
-	}
-	if sb.interp, err = a.startInterpreter(ctx, sb.mounts()); err != nil {
-		sb.discard()
-		return nil, err
 	}
 	return sb, nil
 }

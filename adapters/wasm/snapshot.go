@@ -1,0 +1,512 @@
+package wasm
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/zstd"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/codeport/codeport/internal/editor"
+	"github.com/codeport/codeport/internal/workspace"
+	"github.com/codeport/codeport/port"
+)
+
+// A session snapshot (port.Snapshotter) is the session's whole state: the
+// interpreter's linear memory and mutable globals, which are everything
+// CPython and the program have (objects, frames of suspended generators,
+// imported modules, the hash secret, the random state), and the files of
+// the workspace and the temporary directory. It is a zstd stream of:
+//
+//	u32 length, then JSON snapshotMeta
+//	the memory: (u32 chunk index, imageChunk bytes) for every chunk that
+//	  is not all zeros, in increasing order, then u32 0xFFFFFFFF
+//	a tar archive of directories and regular files, named workspace/...
+//	  and tmp/...
+//
+// The whole memory is written, not its difference from the interpreter
+// image: every process boots its own image, with its own hash secret, so
+// two processes' images differ. A restore still leaves the chunks equal to
+// this process's image shared with it.
+//
+// Not carried: the host's side of the program's open files (see
+// driver.py's restored: the program's file objects are closed, and their
+// descriptor numbers refuse every use), the bash tool's shell (the next
+// bash call starts a fresh one, in the workspace directory), the editor's
+// undo history, and the files earlier results listed by file_id.
+type snapshotMeta struct {
+	Format int `json:"format"`
+	// Build names the runtime the memory belongs to (engine.buildID): a
+	// memory is meaningful only to the same module, library and driver.
+	Build    string        `json:"build"`
+	Profile  string        `json:"profile"`
+	Idle     time.Duration `json:"idle"`
+	Lifetime time.Duration `json:"lifetime"`
+	// Memory is the interpreter's memory size in bytes; 0 when the session
+	// had lost its interpreter (the next call starts a fresh one).
+	Memory  uint32        `json:"memory"`
+	Globals []savedGlobal `json:"globals,omitempty"`
+}
+
+type savedGlobal struct {
+	Name  string `json:"name"`
+	Value uint64 `json:"value"`
+}
+
+const (
+	snapshotFormat = 1
+	// snapshotMetaMax bounds the JSON a restore reads.
+	snapshotMetaMax = 1 << 20
+	chunkEnd        = 0xFFFFFFFF
+)
+
+// buildID identifies the runtime a memory belongs to: the module, its
+// library (the zips on sys.path, whose directories the memory caches by
+// offset) and the driver, hashed once.
+func (e *engine) buildID() string {
+	e.buildOnce.Do(func() {
+		h := sha256.New()
+		fmt.Fprintf(h, "profile %s\nmodule %d\n", e.rt.Profile, len(e.rt.Module))
+		h.Write(e.rt.Module)
+		fmt.Fprintf(h, "driver %d\n", len(driverSource))
+		h.Write([]byte(driverSource))
+		err := fs.WalkDir(e.rt.Lib, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := fs.ReadFile(e.rt.Lib, p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "lib %s %d\n", p, len(b))
+			h.Write(b)
+			return nil
+		})
+		if err != nil {
+			// An embedded file system that cannot be read: no snapshot of
+			// this build can be trusted to match another.
+			e.build = "unreadable library: " + err.Error()
+			return
+		}
+		e.build = hex.EncodeToString(h.Sum(nil))
+	})
+	return e.build
+}
+
+// SnapshotSession implements port.Snapshotter.
+func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) error {
+	if err := a.WaitReady(ctx); err != nil {
+		return err
+	}
+	s, err := a.lookup(id)
+	if err != nil {
+		return err
+	}
+	if !s.mu.TryLock() {
+		return fmt.Errorf("%w: session %s is running another call", port.ErrSessionBusy, s.id)
+	}
+	defer s.mu.Unlock()
+	if s.gone {
+		return fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
+	}
+	s.busy.Store(true)
+	defer s.busy.Store(false)
+
+	meta := snapshotMeta{Format: snapshotFormat, Build: a.eng.buildID(), Profile: a.eng.rt.Profile, Idle: s.idle, Lifetime: s.lifetime}
+	var mem []byte
+	if it := s.interp; it != nil {
+		r := it.run(ctx, requestSnapshot, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
+		switch {
+		case r.dead:
+			it.kill()
+			s.interp = nil
+		case r.outcome != port.OutcomeCompleted:
+			return fmt.Errorf("%w: preparing the snapshot: %s", port.ErrRuntimeFailure, r.outcome)
+		default:
+			m := it.mod.Memory()
+			view, ok := m.Read(0, m.Size())
+			if !ok {
+				return fmt.Errorf("%w: cannot read the interpreter's memory", port.ErrRuntimeFailure)
+			}
+			globals, err := snapshotGlobals(it.mod, a.eng.rt.Module)
+			if err != nil {
+				return fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
+			}
+			for _, g := range globals {
+				meta.Globals = append(meta.Globals, savedGlobal{g.name, g.value})
+			}
+			meta.Memory, mem = uint32(len(view)), view
+		}
+	}
+	enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return fmt.Errorf("%w: snapshot compressor: %v", port.ErrRuntimeFailure, err)
+	}
+	defer enc.Close()
+	bw := bufio.NewWriterSize(enc, 256<<10)
+	if err := writeSnapshot(bw, meta, mem, s.sandbox); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
+	}
+	return nil
+}
+
+func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, sb *sandbox) error {
+	fail := func(err error) error { return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err) }
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return fail(err)
+	}
+	var u32 [4]byte
+	binary.BigEndian.PutUint32(u32[:], uint32(len(mb)))
+	if _, err := w.Write(u32[:]); err != nil {
+		return fail(err)
+	}
+	if _, err := w.Write(mb); err != nil {
+		return fail(err)
+	}
+	for i := 0; i*imageChunk < len(mem); i++ {
+		c := mem[i*imageChunk : min((i+1)*imageChunk, len(mem))]
+		if allZero(c) {
+			continue
+		}
+		binary.BigEndian.PutUint32(u32[:], uint32(i))
+		if _, err := w.Write(u32[:]); err != nil {
+			return fail(err)
+		}
+		if _, err := w.Write(c); err != nil {
+			return fail(err)
+		}
+	}
+	binary.BigEndian.PutUint32(u32[:], chunkEnd)
+	if _, err := w.Write(u32[:]); err != nil {
+		return fail(err)
+	}
+	tw := tar.NewWriter(w)
+	for _, dir := range []struct{ prefix, root string }{{"workspace", sb.ws.Root()}, {"tmp", sb.tmpDir}} {
+		if err := tarTree(tw, dir.prefix, dir.root); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// tarTree adds the directories and regular files under root, named
+// prefix/relative path, without following symbolic links (the sandbox
+// makes none; anything else is left out).
+func tarTree(tw *tar.Writer, prefix, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		name := prefix + "/" + filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o700, Format: tar.FormatPAX})
+		case d.Type().IsRegular():
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: fi.Size(), ModTime: fi.ModTime(), Format: tar.FormatPAX}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			// A file that changes size while it is copied: exactly Size
+			// bytes are written, or the snapshot fails.
+			if _, err := io.CopyN(tw, f, fi.Size()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RestoreSession implements port.Snapshotter.
+func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (port.Session, error) {
+	if err := a.WaitReady(ctx); err != nil {
+		return port.Session{}, err
+	}
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", port.ErrInvalidSnapshot, fmt.Sprintf(format, args...))
+	}
+	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
+	if err != nil {
+		return port.Session{}, invalid("not compressed as a session snapshot: %v", err)
+	}
+	defer dec.Close()
+	br := bufio.NewReaderSize(dec, 256<<10)
+	var u32 [4]byte
+	if _, err := io.ReadFull(br, u32[:]); err != nil {
+		return port.Session{}, invalid("its contents end early")
+	}
+	n := binary.BigEndian.Uint32(u32[:])
+	if n > snapshotMetaMax {
+		return port.Session{}, invalid("its description is malformed")
+	}
+	mb := make([]byte, n)
+	if _, err := io.ReadFull(br, mb); err != nil {
+		return port.Session{}, invalid("its contents end early")
+	}
+	var meta snapshotMeta
+	if err := json.Unmarshal(mb, &meta); err != nil || meta.Format != snapshotFormat {
+		return port.Session{}, invalid("it is of another snapshot format")
+	}
+	if meta.Build != a.eng.buildID() || meta.Profile != a.eng.rt.Profile {
+		return port.Session{}, invalid("it was made by another runtime build (profile %q); this backend runs profile %q, and a session's memory is meaningful only to the build that made it", meta.Profile, a.eng.rt.Profile)
+	}
+	if limit := a.cfg.Limits().MemoryBytes; limit > 0 && int64(meta.Memory) > limit {
+		return port.Session{}, invalid("its interpreter has %d bytes of memory, over this backend's limit of %d", meta.Memory, limit)
+	}
+
+	if err := a.reserveSlot(); err != nil {
+		return port.Session{}, err
+	}
+	sb, err := a.newSandboxDirs()
+	if err != nil {
+		a.releaseSlot()
+		return port.Session{}, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			sb.discard()
+			a.releaseSlot()
+		}
+	}()
+	if meta.Memory > 0 {
+		t := time.Now()
+		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), meta, br)
+		if err != nil {
+			return port.Session{}, err
+		}
+		sb.interp = it
+		a.metrics.InstanceStarted(time.Since(t).Seconds())
+	} else if err := skipChunks(br); err != nil {
+		return port.Session{}, err
+	}
+	if err := a.restoreFiles(tar.NewReader(br), sb); err != nil {
+		return port.Session{}, err
+	}
+	if sb.interp != nil {
+		res := sb.interp.run(ctx, requestRestored, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
+		if res.dead || res.outcome != port.OutcomeCompleted {
+			return port.Session{}, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, res.outcome)
+		}
+	}
+	now := time.Now()
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &session{
+		sandbox: sb,
+		id:      uuid.NewString(),
+		editor: editor.New(sb.ws, editor.Options{
+			MaxFileBytes:    a.cfg.FileLimit,
+			MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
+		}),
+		created:  now,
+		idle:     a.cfg.Limits().IdleTimeout(meta.Idle),
+		lifetime: a.cfg.Limits().Lifetime(meta.Lifetime),
+		ctx:      sctx, cancel: cancel,
+	}
+	s.lastActive.Store(now.UnixNano())
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.metrics.SessionOpened()
+	ok = true
+	return s.handle(), nil
+}
+
+// skipChunks reads past the memory of a snapshot without one (meta.Memory
+// 0 writes only the end marker).
+func skipChunks(r io.Reader) error {
+	var u32 [4]byte
+	if _, err := io.ReadFull(r, u32[:]); err != nil || binary.BigEndian.Uint32(u32[:]) != chunkEnd {
+		return fmt.Errorf("%w: its memory section is malformed", port.ErrInvalidSnapshot)
+	}
+	return nil
+}
+
+// restoreInterpreter makes an interpreter over m whose memory and globals
+// are the snapshot's: an instance restored from this process's image (so
+// that chunks equal to it stay shared), then every chunk that differs
+// overwritten and every chunk the snapshot does not list cleared.
+func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshotMeta, r io.Reader) (*interpreter, error) {
+	invalid := func(what string) error {
+		return fmt.Errorf("%w: its memory section is %s", port.ErrInvalidSnapshot, what)
+	}
+	var alloc *allocation
+	ictx := ctx
+	if e.image.shared != nil {
+		alloc = e.image.shared.allocation()
+		ictx = experimental.WithMemoryAllocator(ctx, alloc)
+	}
+	it, err := e.instantiate(ictx, m)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*interpreter, error) {
+		it.kill()
+		return nil, err
+	}
+	if err := e.image.restore(it.mod, alloc != nil && alloc.mapped); err != nil {
+		return fail(fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err))
+	}
+	mem := it.mod.Memory()
+	if meta.Memory%wasmPage != 0 || meta.Memory < uint32(e.image.size) {
+		return fail(invalid("of an impossible size"))
+	}
+	if have := mem.Size(); have < meta.Memory {
+		if _, ok := mem.Grow((meta.Memory - have) / wasmPage); !ok {
+			return fail(fmt.Errorf("%w: its interpreter's %d bytes of memory do not fit under this backend's limit", port.ErrInvalidSnapshot, meta.Memory))
+		}
+	}
+	view, ok := mem.Read(0, meta.Memory)
+	if !ok {
+		return fail(fmt.Errorf("%w: cannot address the instance's memory", port.ErrRuntimeFailure))
+	}
+	nChunks := (len(view) + imageChunk - 1) / imageChunk
+	clearUpTo := func(next int, from int) {
+		for i := from; i < next; i++ {
+			c := view[i*imageChunk : min((i+1)*imageChunk, len(view))]
+			if !allZero(c) {
+				clear(c)
+			}
+		}
+	}
+	buf := make([]byte, imageChunk)
+	var u32 [4]byte
+	next := 0
+	for {
+		if _, err := io.ReadFull(r, u32[:]); err != nil {
+			return fail(invalid("truncated"))
+		}
+		idx := binary.BigEndian.Uint32(u32[:])
+		if idx == chunkEnd {
+			break
+		}
+		if int(idx) < next || int(idx) >= nChunks {
+			return fail(invalid("out of order"))
+		}
+		clearUpTo(int(idx), next)
+		c := view[int(idx)*imageChunk : min(int(idx+1)*imageChunk, len(view))]
+		if _, err := io.ReadFull(r, buf[:len(c)]); err != nil {
+			return fail(invalid("truncated"))
+		}
+		if !bytes.Equal(c, buf[:len(c)]) {
+			copy(c, buf[:len(c)])
+		}
+		next = int(idx) + 1
+	}
+	clearUpTo(nChunks, next)
+	want, err := snapshotGlobals(it.mod, e.rt.Module)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err))
+	}
+	if len(want) != len(meta.Globals) {
+		return fail(fmt.Errorf("%w: its globals do not match this runtime's", port.ErrInvalidSnapshot))
+	}
+	for i, g := range meta.Globals {
+		if g.Name != want[i].name {
+			return fail(fmt.Errorf("%w: its globals do not match this runtime's", port.ErrInvalidSnapshot))
+		}
+		mg, ok := it.mod.ExportedGlobal(g.Name).(api.MutableGlobal)
+		if !ok {
+			return fail(fmt.Errorf("%w: global %s is not mutable", port.ErrRuntimeFailure, g.Name))
+		}
+		mg.Set(g.Value)
+	}
+	return it, nil
+}
+
+// restoreFiles writes the snapshot's files into the sandbox through its
+// workspaces, so that every byte and entry is charged to the session's
+// quota: a snapshot whose files do not fit is refused.
+func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
+	tmp, err := workspace.New(sb.tmpDir, sb.quota)
+	if err != nil {
+		return fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
+	}
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: its files are malformed: %v", port.ErrInvalidSnapshot, err)
+		}
+		top, rel, found := strings.Cut(strings.TrimSuffix(hdr.Name, "/"), "/")
+		if !found || rel == "" || path.Clean(rel) != rel {
+			return fmt.Errorf("%w: it names a file outside the session (%q)", port.ErrInvalidSnapshot, clipName(hdr.Name))
+		}
+		var ws *workspace.Workspace
+		switch top {
+		case "workspace":
+			ws = sb.ws
+		case "tmp":
+			ws = tmp
+		default:
+			return fmt.Errorf("%w: it names a file outside the session (%q)", port.ErrInvalidSnapshot, clipName(hdr.Name))
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			err = ws.MkdirAll(rel)
+		case tar.TypeReg:
+			if err = ws.MkdirAll(path.Dir(rel)); err == nil {
+				_, err = ws.Write(rel, tr, a.cfg.WorkspaceLimit)
+			}
+		default:
+			return fmt.Errorf("%w: it holds an entry that is neither a file nor a directory", port.ErrInvalidSnapshot)
+		}
+		if err != nil {
+			if errors.Is(err, port.ErrFileTooLarge) || errors.Is(err, port.ErrPathEscapesWorkspace) || errors.Is(err, port.ErrInvalidRequest) {
+				return fmt.Errorf("restoring %s/%s: %w", top, clipName(rel), err)
+			}
+			return fmt.Errorf("%w: restoring the files: %v", port.ErrRuntimeFailure, err)
+		}
+	}
+}
+
+func clipName(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

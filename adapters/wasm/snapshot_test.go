@@ -1,0 +1,192 @@
+package wasm_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/port"
+)
+
+func snapshotPort(t *testing.T, tweak func(wasm.Config) wasm.Config) *port.Port {
+	return wasmtest.New(t, tweak, port.WithSnapshotKey(testSnapshotKey))
+}
+
+func mustRun(t *testing.T, p *port.Port, id, code, want string) {
+	t.Helper()
+	res, err := p.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != port.OutcomeCompleted || res.Stdout != want || res.StateLost {
+		t.Fatalf("%q: %s stdout %q stderr %q state_lost %v; want %q", code, res.Outcome, res.Stdout, res.Stderr, res.StateLost, want)
+	}
+}
+
+// A snapshot made by one adapter restores in another of the same build,
+// which booted its own interpreter image (with another str hash secret):
+// the snapshot carries the whole memory, so dictionaries and sets built
+// before it still find their keys, and new ones agree with them.
+func TestSnapshotMovesBetweenAdapters(t *testing.T) {
+	ctx := context.Background()
+	a, b := snapshotPort(t, nil), snapshotPort(t, nil)
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, a, s.ID, "d = {str(i): i for i in range(50000)}\nseen = set(d)\nprint(len(d))", "50000\n")
+	var buf bytes.Buffer
+	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The first adapter is gone before the second restores.
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, b, r.ID, "k = ''.join(['4', '2', '1'])\nprint(d[k], k in seen, hash(k) == hash('421'), sum(d[str(i)] for i in range(50000)) == sum(range(50000)))",
+		"421 True True True\n")
+}
+
+// A session's memory means something only to the build that made it: the
+// scientific profile's runtime refuses the default one's snapshot.
+func TestSnapshotRefusedByAnotherBuild(t *testing.T) {
+	ctx := context.Background()
+	def := snapshotPort(t, nil)
+	sci := snapshotPort(t, func(c wasm.Config) wasm.Config { return c.WithProfile("scientific") })
+	s, err := def.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, def, s.ID, "x = 1\nprint(x)", "1\n")
+	var buf bytes.Buffer
+	if err := def.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sci.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{})
+	if !errors.Is(err, port.ErrInvalidSnapshot) || !strings.Contains(err.Error(), "another runtime build") {
+		t.Fatalf("restore into another build: %v, want ErrInvalidSnapshot naming the build", err)
+	}
+}
+
+// Snapshots are off without a key, and a snapshot sealed with one key is
+// refused under another.
+func TestSnapshotKeys(t *testing.T) {
+	ctx := context.Background()
+	off := wasmtest.New(t, nil)
+	s, err := off.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.SnapshotsOffered() {
+		t.Error("snapshots offered without a key")
+	}
+	if err := off.SnapshotSession(ctx, s.ID, &bytes.Buffer{}, port.SnapshotOptions{}); !errors.Is(err, port.ErrUnsupported) {
+		t.Errorf("snapshot without a key: %v, want ErrUnsupported", err)
+	}
+	short := wasmtest.New(t, nil, port.WithSnapshotKey([]byte("too short")))
+	if short.SnapshotsOffered() {
+		t.Error("snapshots offered with a 9-byte key")
+	}
+	a := snapshotPort(t, nil)
+	other := wasmtest.New(t, nil, port.WithSnapshotKey(bytes.Repeat([]byte{7}, 32)))
+	s, err = a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{}); !errors.Is(err, port.ErrInvalidSnapshot) {
+		t.Errorf("restore under another key: %v, want ErrInvalidSnapshot", err)
+	}
+	if err := a.SnapshotSession(ctx, "no-such-session", &bytes.Buffer{}, port.SnapshotOptions{}); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("snapshot of an unknown session: %v, want ErrSessionNotFound", err)
+	}
+}
+
+// A session in a call cannot be saved: its memory is changing.
+func TestSnapshotOfABusySession(t *testing.T) {
+	ctx := context.Background()
+	a := snapshotPort(t, nil)
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		_, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import time\nprint('in', flush=True)\ntime.sleep(3)",
+			OnOutput: func(port.Stream, []byte) {
+				select {
+				case <-started:
+				default:
+					close(started)
+				}
+			}})
+		done <- err
+	}()
+	<-started
+	if err := a.SnapshotSession(ctx, s.ID, &bytes.Buffer{}, port.SnapshotOptions{}); !errors.Is(err, port.ErrSessionBusy) {
+		t.Errorf("snapshot during a call: %v, want ErrSessionBusy", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkSnapshot: an idle session holding about 50 MB of Python
+// objects (a million-entry dict of str to float) saved and restored:
+// the snapshot's time and size (bytes and the ratio to the interpreter's
+// non-zero memory), and the time from a restore's start to the restored
+// session's first result.
+func BenchmarkSnapshot(b *testing.B) {
+	ctx := context.Background()
+	a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil) }, port.WithSnapshotKey(testSnapshotKey))
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code: "import sys\nd = {f'key-{i}': i * 0.5 for i in range(1000000)}\nprint(len(d))"})
+	if err != nil || res.Stdout != "1000000\n" {
+		b.Fatalf("setup: %v %+v", err, res)
+	}
+	var snapTimes, restoreTimes []time.Duration
+	var size int
+	for b.Loop() {
+		var buf bytes.Buffer
+		t0 := time.Now()
+		if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		snapTimes = append(snapTimes, time.Since(t0))
+		size = buf.Len()
+		t0 = time.Now()
+		r, err := a.RestoreSession(ctx, &buf, port.SnapshotOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := a.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(d['key-999999'])"})
+		if err != nil || res.Stdout != "499999.5\n" {
+			b.Fatalf("restored: %v %+v", err, res)
+		}
+		restoreTimes = append(restoreTimes, time.Since(t0))
+		if err := a.DestroySession(ctx, r.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	measure.Report(b, "snapshot", snapTimes)
+	measure.Report(b, "restore-first-result", restoreTimes)
+	b.ReportMetric(float64(size)/(1<<20), "snapshot-MiB")
+}
