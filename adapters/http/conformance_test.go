@@ -31,7 +31,7 @@ func conformanceClient(t *testing.T, baseURL, token string) *port.Port {
 // handler on loopback, with room for four sessions.
 func TestConformance(t *testing.T) {
 	const token = "conformance-token"
-	backend := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) })
+	backend := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(4) }, port.WithSnapshotKey([]byte("http adapter conformance: a 32-byte key or longer")))
 	srv := httptest.NewServer(server.NewHandler(backend, server.WithBearerToken(token)))
 	t.Cleanup(srv.Close)
 	a := conformanceClient(t, srv.URL, token)

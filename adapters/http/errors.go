@@ -39,6 +39,9 @@ const (
 	// opProbe lists a session's workspace root to learn whether the
 	// session exists (see settleNotFound).
 	opProbe
+	// opSnapshot and opRestore are codeport's snapshot extension.
+	opSnapshot
+	opRestore
 )
 
 // call is one HTTP exchange, as error messages and logs name it.
@@ -155,6 +158,10 @@ func codedError(c *call, prefix, code string, retryAfter time.Duration) (error, 
 		// the Retry-After hint applies.
 		code = "at_capacity"
 	case contract.CodeRouteNotFound, contract.CodeMethodNotAllowed:
+		if c.op == opSnapshot || c.op == opRestore {
+			// An extension a codeport server answers only with snapshots on.
+			return wrap(port.ErrUnsupported)
+		}
 		// Every route and method this adapter calls is contract v1's, and
 		// codeport's server serves them all: the base URL does not lead to
 		// one (a wrong path prefix, say).
