@@ -49,6 +49,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observers watch every call (metrics, tracing); see port.Observer.
 	Observers []port.Observer
+	// SnapshotKey, when set, turns session snapshots on for an adapter
+	// that can make them (see port.WithSnapshotKey).
+	SnapshotKey []byte
 }
 
 // PortOptions are the port options opts stand for, for an Opener to pass
@@ -57,6 +60,9 @@ func (o Options) PortOptions() []port.Option {
 	opts := []port.Option{port.WithLogger(o.Logger)}
 	for _, obs := range o.Observers {
 		opts = append(opts, port.WithObserver(obs))
+	}
+	if len(o.SnapshotKey) > 0 {
+		opts = append(opts, port.WithSnapshotKey(o.SnapshotKey))
 	}
 	return opts
 }
@@ -106,6 +112,9 @@ type Config struct {
 	AuthToken string `setting:"auth-token" help:"bearer token clients must send (empty: no authentication); prefer auth-token-file or the environment, as a flag shows in the process list"`
 	// AuthTokenFile names a file holding the token instead.
 	AuthTokenFile string `setting:"auth-token-file" help:"file holding the bearer token clients must send, on one line; unlike --auth-token it does not show in the process list (refused if other users may write it, warned about if they may read it)"`
+	// SnapshotKeyFile names a file holding the key session snapshots are
+	// sealed with; without it, snapshots are off.
+	SnapshotKeyFile string `setting:"snapshot-key-file" help:"file holding the key (at least 32 bytes, on one line; e.g. 48 random bytes in base64) that seals session snapshots; servers sharing it restore each other's snapshots (empty: snapshots off; refused if other users may write it)"`
 	// AllowedHosts are the Host names served besides the loopback ones:
 	// comma-separated, "*" for any (see AllowedHostList).
 	AllowedHosts string `setting:"allowed-hosts" help:"comma-separated host names the server answers to besides localhost, 127.0.0.1 and [::1]; then every request is checked (\"*\": any host). Without it, unauthenticated requests on loopback must name a loopback host"`

@@ -195,7 +195,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1
 	}
-	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}})
+	key, keyWarnings, err := snapshotKey(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 2
+	}
+	for _, w := range keyWarnings {
+		logger.Warn(w)
+	}
+	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}, SnapshotKey: key})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1

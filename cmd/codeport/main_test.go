@@ -194,7 +194,7 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not shut down")
 	}
 	if log := errb.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") ||
-		!strings.Contains(log, "every user of this machine can read the token") {
+		!strings.Contains(log, "every user of this machine can read the secret") {
 		t.Fatalf("log:\n%s", log)
 	}
 }

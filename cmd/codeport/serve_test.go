@@ -188,18 +188,18 @@ func writeToken(t *testing.T, content string, mode os.FileMode) string {
 }
 
 func TestAuthTokenFile(t *testing.T) {
-	tok, warnings, err := readTokenFile(writeToken(t, "s3cret-token\n", 0o600))
+	tok, warnings, err := readSecretFile("auth-token-file", writeToken(t, "s3cret-token\n", 0o600))
 	if err != nil || tok != "s3cret-token" || len(warnings) != 0 {
 		t.Errorf("0600: %q %v %v", tok, warnings, err)
 	}
-	tok, warnings, err = readTokenFile(writeToken(t, "  s3cret-token\r\n\n", 0o640))
+	tok, warnings, err = readSecretFile("auth-token-file", writeToken(t, "  s3cret-token\r\n\n", 0o640))
 	if err != nil || tok != "s3cret-token" || len(warnings) != 0 {
 		t.Errorf("0640, padded: %q %v %v", tok, warnings, err)
 	}
 	// Readable by others: used, with a warning that names the file, not
 	// the token.
 	path := writeToken(t, "s3cret-token", 0o644)
-	tok, warnings, err = readTokenFile(path)
+	tok, warnings, err = readSecretFile("auth-token-file", path)
 	if err != nil || tok != "s3cret-token" || len(warnings) != 1 || !strings.Contains(warnings[0], path) || strings.Contains(warnings[0], "s3cret") {
 		t.Errorf("0644: %q %v %v", tok, warnings, err)
 	}
@@ -212,7 +212,7 @@ func TestAuthTokenFile(t *testing.T) {
 		"a directory":        t.TempDir(),
 		"missing":            filepath.Join(t.TempDir(), "nope"),
 	} {
-		if tok, _, err := readTokenFile(path); err == nil {
+		if tok, _, err := readSecretFile("auth-token-file", path); err == nil {
 			t.Errorf("%s: accepted %q", name, tok)
 		} else if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: the error quotes the token: %v", name, err)

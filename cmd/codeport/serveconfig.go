@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/port"
 )
 
 // Bounds of serve's HTTP server beyond its settings (binding.Config's
@@ -40,7 +41,7 @@ func authToken(cfg binding.Config, tokenFlagGiven bool) (token string, warnings 
 	case cfg.AuthToken != "" && cfg.AuthTokenFile != "":
 		return "", nil, errors.New("give auth-token or auth-token-file, not both")
 	case cfg.AuthTokenFile != "":
-		return readTokenFile(cfg.AuthTokenFile)
+		return readSecretFile("auth-token-file", cfg.AuthTokenFile)
 	case tokenFlagGiven:
 		// Any user of the machine can read a process's arguments.
 		warnings = append(warnings, "--auth-token is visible to every user of this machine in the process list; use --auth-token-file or CODEPORT_AUTH_TOKEN instead")
@@ -48,48 +49,64 @@ func authToken(cfg binding.Config, tokenFlagGiven bool) (token string, warnings 
 	return cfg.AuthToken, warnings, nil
 }
 
-// readTokenFile reads a token file: one line, surrounding white space
-// dropped. A file that other users may write is refused, since whoever
-// writes it chooses the token; one that they may read is used with a
+// snapshotKey is the key of --snapshot-key-file, or nil without one (then
+// snapshots are off).
+func snapshotKey(cfg binding.Config) ([]byte, []string, error) {
+	if cfg.SnapshotKeyFile == "" {
+		return nil, nil, nil
+	}
+	key, warnings, err := readSecretFile("snapshot-key-file", cfg.SnapshotKeyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(key) < port.MinSnapshotKeyBytes {
+		return nil, nil, fmt.Errorf("snapshot-key-file %s: the key is %d bytes; it must be at least %d (for example 48 random bytes in base64)", cfg.SnapshotKeyFile, len(key), port.MinSnapshotKeyBytes)
+	}
+	return []byte(key), warnings, nil
+}
+
+// readSecretFile reads a token or key file (setting names it in errors):
+// one line, surrounding white space dropped. A file that other users may
+// write is refused, since whoever writes it chooses the secret; one that they may read is used with a
 // warning, because that is how container runtimes mount secrets (Docker's
 // are 0444, Kubernetes' 0644 unless told otherwise) where the other users
 // are the container's own.
-func readTokenFile(path string) (string, []string, error) {
+func readSecretFile(setting, path string) (string, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", nil, fmt.Errorf("auth-token-file: %w", err)
+		return "", nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", nil, fmt.Errorf("auth-token-file: %w", err)
+		return "", nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", nil, fmt.Errorf("auth-token-file %s: not a regular file", path)
+		return "", nil, fmt.Errorf("%s %s: not a regular file", setting, path)
 	}
 	perm := fi.Mode().Perm()
 	if perm&0o002 != 0 {
-		return "", nil, fmt.Errorf("auth-token-file %s: mode %#o lets every user replace the token; chmod o-w it (0600 is best)", path, perm)
+		return "", nil, fmt.Errorf("%s %s: mode %#o lets every user replace the secret; chmod o-w it (0600 is best)", setting, path, perm)
 	}
 	var warnings []string
 	if perm&0o004 != 0 {
-		warnings = append(warnings, fmt.Sprintf("auth-token-file %s has mode %#o: every user of this machine can read the token; chmod 600 it unless only trusted users share the machine", path, perm))
+		warnings = append(warnings, fmt.Sprintf("%s %s has mode %#o: every user of this machine can read the secret; chmod 600 it unless only trusted users share the machine", setting, path, perm))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
 	if err != nil {
-		return "", nil, fmt.Errorf("auth-token-file: %w", err)
+		return "", nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	if len(b) > maxTokenFileBytes {
-		return "", nil, fmt.Errorf("auth-token-file %s: over %d bytes; it must hold the token alone", path, maxTokenFileBytes)
+		return "", nil, fmt.Errorf("%s %s: over %d bytes; it must hold the secret alone", setting, path, maxTokenFileBytes)
 	}
 	tok := strings.TrimSpace(string(b))
 	switch {
 	case tok == "":
-		return "", nil, fmt.Errorf("auth-token-file %s is empty", path)
+		return "", nil, fmt.Errorf("%s %s is empty", setting, path)
 	case strings.ContainsAny(tok, "\r\n"):
-		return "", nil, fmt.Errorf("auth-token-file %s: more than one line; it must hold the token alone", path)
+		return "", nil, fmt.Errorf("%s %s: more than one line; it must hold the secret alone", setting, path)
 	case strings.ContainsFunc(tok, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return "", nil, fmt.Errorf("auth-token-file %s: the token contains control characters", path)
+		return "", nil, fmt.Errorf("%s %s: the secret contains control characters", setting, path)
 	}
 	return tok, warnings, nil
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/port"
+)
+
+// startServe runs `codeport serve` in process with args, waits until it
+// is healthy, and returns its base URL and a stop that ends it and waits.
+func startServe(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var errb syncBuffer
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--listen", addr, "--sessions-dir", t.TempDir()}, args...),
+			strings.NewReader(""), &bytes.Buffer{}, &errb)
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute):
+			t.Errorf("serve did not stop; log:\n%s", errb.String())
+		}
+	}
+	t.Cleanup(stop)
+	base := "http://" + addr
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base, stop
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d; log:\n%s", code, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never healthy: %v; log:\n%s", err, errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func client(t *testing.T, base, token string) *port.Port {
+	t.Helper()
+	p, err := httpadapter.New(httpadapter.NewConfig(base).WithToken(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// A session saved through one `codeport serve` comes back in another
+// started later with the same snapshot key, after the first has exited:
+// a restart loses nothing a client saved. The snapshot is bound to the
+// name the client gave, and a server with another key refuses it.
+func TestServeSnapshotSurvivesARestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	keyFile, otherKey, tokenFile := filepath.Join(dir, "key"), filepath.Join(dir, "other"), filepath.Join(dir, "token")
+	for f, content := range map[string]string{
+		keyFile:   "c2VydmUgc25hcHNob3Qga2V5IGZvciB0aGUgcmVzdGFydCB0ZXN0Cg==\n",
+		otherKey:  "YW5vdGhlciBzZXJ2ZXIncyBzbmFwc2hvdCBrZXksIDMyIGJ5dGVzIG9yIG1vcmU=\n",
+		tokenFile: "restart-token\n",
+	} {
+		if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := port.SnapshotOptions{Tenant: "user 42/ü"}
+
+	base, stop := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", keyFile)
+	first := client(t, base, "restart-token")
+	caps, err := first.Describe(ctx)
+	if err != nil || !caps.Snapshots {
+		t.Fatalf("capabilities: snapshots %v, %v", caps.Snapshots, err)
+	}
+	s, err := first.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := first.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code: "g = (i * 3 for i in range(100))\nnext(g)\nnotes = {'kept': [1, 2, 3]}\nopen('saved.txt', 'w').write('on disk')\nprint('set')"})
+	if err != nil || res.Stdout != "set\n" {
+		t.Fatalf("setup: %v %+v", err, res)
+	}
+	var snap bytes.Buffer
+	if err := first.SnapshotSession(ctx, s.ID, &snap, opt); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	base2, _ := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", keyFile)
+	second := client(t, base2, "restart-token")
+	if _, err := second.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{Tenant: "user 43"}); !errors.Is(err, port.ErrInvalidSnapshot) {
+		t.Errorf("restore under another tenant name: %v, want ErrInvalidSnapshot", err)
+	}
+	r, err := second.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = second.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code: "print(next(g), notes['kept'], open('saved.txt').read())"})
+	if err != nil || res.Stdout != "3 [1, 2, 3] on disk\n" || res.StateLost {
+		t.Fatalf("restored after a restart: %v %+v", err, res)
+	}
+
+	base3, _ := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", otherKey)
+	third := client(t, base3, "restart-token")
+	if _, err := third.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), opt); !errors.Is(err, port.ErrInvalidSnapshot) {
+		t.Errorf("restore on a server with another key: %v, want ErrInvalidSnapshot", err)
+	}
+	// Without a key, the routes are not there and Describe says so.
+	base4, _ := startServe(t, "--auth-token-file", tokenFile)
+	fourth := client(t, base4, "restart-token")
+	if caps, err := fourth.Describe(ctx); err != nil || caps.Snapshots {
+		t.Errorf("capabilities without a key: snapshots %v, %v", caps.Snapshots, err)
+	}
+	if _, err := fourth.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), opt); !errors.Is(err, port.ErrUnsupported) {
+		t.Errorf("restore without snapshots: %v, want ErrUnsupported", err)
+	}
+}
