@@ -40,6 +40,11 @@ func (s Settings) Validate() error {
 	case s.MinWorkers*s.SessionsPerWorker > s.MaxSessions:
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers times sessions-per-worker must be at most max-sessions"))
 	}
+	if s.HibernateAfter != 0 || s.HibernateDir != "" {
+		// A worker's sessions die with it; hibernation is the in-process
+		// adapter's.
+		errs = append(errs, errors.New("subprocess adapter settings: hibernate-after and hibernate-dir are not offered with isolation process"))
+	}
 	return errors.Join(errs...)
 }
 

@@ -34,6 +34,10 @@ type adapter struct {
 	ownSessionsDir bool
 	claim          *workspace.Claim // this process's part of a configured sessions directory
 
+	// hibDir holds hibernated sessions; hibLock locks a configured one.
+	hibDir  string
+	hibLock *os.File
+
 	mu       sync.Mutex
 	sessions map[string]*session
 	slots    int // live sessions plus those being created
@@ -94,6 +98,12 @@ func newAdapter(cfg Config) (*adapter, error) {
 		return nil, err
 	} else {
 		a.sessionsDir = a.claim.Dir()
+	}
+	if cfg.HibernateAfter > 0 || cfg.HibernateDir != "" {
+		if err := a.openHibernation(); err != nil {
+			a.releaseDirs()
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
@@ -255,6 +265,9 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	if s.gone {
 		return port.Result{}, fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
 	}
+	if err := a.wake(ctx, s); err != nil {
+		return port.Result{}, err
+	}
 	s.busy.Store(true)
 	s.touch()
 	defer func() {
@@ -365,47 +378,70 @@ func (a *adapter) DestroySession(_ context.Context, id string) error {
 
 // finish stops a session taken out of the map and releases its slot.
 func (a *adapter) finish(s *session) {
-	s.destroy()
-	a.releaseSlot()
+	if s.destroy() {
+		a.metrics.Hibernated(-1)
+	} else {
+		a.releaseSlot()
+	}
 	a.metrics.SessionClosed()
 }
 
 // ListFiles implements port.Driver.
-func (a *adapter) ListFiles(_ context.Context, id, dir string) ([]port.FileInfo, error) {
+func (a *adapter) ListFiles(ctx context.Context, id, dir string) ([]port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return nil, err
 	}
+	release, err := a.awake(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s.touch()
 	return s.ws.List(dir)
 }
 
 // GetFile implements port.Driver.
-func (a *adapter) GetFile(_ context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
+func (a *adapter) GetFile(ctx context.Context, id, path string) (io.ReadCloser, port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return nil, port.FileInfo{}, err
 	}
+	release, err := a.awake(ctx, s)
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	defer release()
 	s.touch()
 	return s.ws.Open(path)
 }
 
 // PutFile implements port.Driver.
-func (a *adapter) PutFile(_ context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
+func (a *adapter) PutFile(ctx context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return port.FileInfo{}, err
 	}
+	release, err := a.awake(ctx, s)
+	if err != nil {
+		return port.FileInfo{}, err
+	}
+	defer release()
 	s.touch()
 	return s.ws.Write(path, r, a.cfg.FileLimit)
 }
 
 // GetOutputFile implements port.Driver.
-func (a *adapter) GetOutputFile(_ context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
+func (a *adapter) GetOutputFile(ctx context.Context, id, fileID string) (io.ReadCloser, port.FileInfo, error) {
 	s, err := a.lookup(id)
 	if err != nil {
 		return nil, port.FileInfo{}, err
 	}
+	release, err := a.awake(ctx, s)
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	defer release()
 	s.touch()
 	return s.outputs.Open(fileID)
 }
@@ -488,6 +524,21 @@ func (a *adapter) Close() error {
 			delete(a.sessions, id)
 		}
 		a.mu.Unlock()
+		if a.hibLock != nil && a.eng != nil {
+			// Sessions kept for the next start: saved, not destroyed (a
+			// session that could not be saved is destroyed below).
+			saved := a.hibernateAll(live)
+			a.cfg.logger.Info("sessions hibernated for the next start", "saved", saved, "lost", len(live)-saved)
+			kept := live[:0]
+			for _, s := range live {
+				if !s.asleep.Load() {
+					kept = append(kept, s)
+				} else {
+					s.cancel()
+				}
+			}
+			live = kept
+		}
 		var wg sync.WaitGroup
 		for _, s := range live {
 			wg.Add(1)
@@ -502,13 +553,24 @@ func (a *adapter) Close() error {
 		if a.eng != nil {
 			err = a.eng.close(context.Background())
 		}
-		if a.ownSessionsDir {
-			err = errors.Join(err, os.RemoveAll(a.sessionsDir))
-		}
-		if a.claim != nil {
-			err = errors.Join(err, a.claim.Release())
-		}
+		err = errors.Join(err, a.releaseDirs())
 	})
+	return err
+}
+
+// releaseDirs removes the sessions directory the adapter made, releases
+// its part of a configured one, and unlocks the hibernation directory.
+func (a *adapter) releaseDirs() error {
+	var err error
+	if a.ownSessionsDir {
+		err = errors.Join(err, os.RemoveAll(a.sessionsDir))
+	}
+	if a.claim != nil {
+		err = errors.Join(err, a.claim.Release())
+	}
+	if a.hibLock != nil {
+		err = errors.Join(err, a.hibLock.Close())
+	}
 	return err
 }
 
@@ -540,6 +602,7 @@ func (a *adapter) reap(ctx context.Context) {
 				a.metrics.Reclaimed(reasons[i])
 				a.cfg.logger.Info("session reclaimed", "session", s.id, "reason", reasons[i])
 			}
+			a.hibernateIdle(ctx, now)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"io"
 	"log/slog"
 	"os"
@@ -118,6 +119,7 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 		_ = rt.Close(ctx)
 		return nil, err
 	}
+	e.image.id = uuid.NewString()
 	if notShared != nil {
 		logger.Warn("interpreter image not shared; each session copies it", "error", notShared)
 	}

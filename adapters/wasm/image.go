@@ -32,6 +32,10 @@ type image struct {
 	// holds it instead. Never both: the image is 20 MiB.
 	shared *sharedImage
 	memory []byte
+	// id names this image, which is this process's own (its hash secret
+	// is drawn at boot): a snapshot made as a difference from it is
+	// meaningful only here.
+	id string
 }
 
 type globalValue struct {
@@ -156,4 +160,26 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// chunk reads chunk i of the image into buf (imageChunk bytes) and
+// returns the part of buf it fills; nil for a chunk past the image.
+func (img *image) chunk(i int, buf []byte) ([]byte, error) {
+	lo := i * imageChunk
+	if lo >= img.size {
+		return nil, nil
+	}
+	hi := min(lo+imageChunk, img.size)
+	b := buf[:hi-lo]
+	switch {
+	case !img.chunks[i]:
+		clear(b)
+	case img.shared != nil:
+		if err := img.shared.readAt(b, lo); err != nil {
+			return nil, err
+		}
+	default:
+		copy(b, img.memory[lo:hi])
+	}
+	return b, nil
 }

@@ -13,6 +13,9 @@ type metrics struct {
 	instanceStart prometheus.Histogram
 	reclaimed     *prometheus.CounterVec
 	poolTakes     *prometheus.CounterVec
+	hibernated    prometheus.Gauge
+	hibernations  prometheus.Counter
+	wakes         prometheus.Histogram
 }
 
 // newMetrics creates the metrics and registers them with reg.
@@ -36,7 +39,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Sessions created from the warm pool (hit) or with a cold start (miss).",
 		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.sessionsLive, m.instanceStart, m.reclaimed, m.poolTakes} {
+	m.hibernated = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "codeport_sessions_hibernated",
+		Help: "Sessions hibernated: saved to disk, their memory released (counted in codeport_sessions_live too).",
+	})
+	m.hibernations = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "codeport_hibernations_total",
+		Help: "Sessions hibernated, including at shutdown, or found hibernated at start.",
+	})
+	m.wakes = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "codeport_session_wake_duration_seconds",
+		Help:    "Time to restore a hibernated session at its next call.",
+		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	})
+	for _, c := range []prometheus.Collector{m.sessionsLive, m.instanceStart, m.reclaimed, m.poolTakes, m.hibernated, m.hibernations, m.wakes} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -88,4 +104,21 @@ func (m *metrics) PoolTaken(hit bool) {
 // "miss"), for tests.
 func (m *metrics) PoolTakes(result string) prometheus.Counter {
 	return m.poolTakes.WithLabelValues(result)
+}
+
+// Hibernated records sessions going to sleep (+1) or leaving it (-1).
+func (m *metrics) Hibernated(delta int) {
+	if m != nil {
+		m.hibernated.Add(float64(delta))
+		if delta > 0 {
+			m.hibernations.Add(float64(delta))
+		}
+	}
+}
+
+// Woken records the restore of a hibernated session.
+func (m *metrics) Woken(seconds float64) {
+	if m != nil {
+		m.wakes.Observe(seconds)
+	}
 }

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,14 @@ type session struct {
 	editor *editor.Editor
 	shell  *wasmshell.Shell // nil until the first bash call
 	gone   bool
+
+	// asleep: the session is hibernated (see hibernate.go): its sandbox
+	// and editor are nil and its state is in hibFile. It changes under mu
+	// and hmu; the file operations, which do not take mu, hold hmu for
+	// reading so that the session is not hibernated under them.
+	asleep  atomic.Bool
+	hmu     sync.RWMutex
+	hibFile string
 }
 
 func (s *session) touch() { s.lastActive.Store(time.Now().UnixNano()) }
@@ -62,15 +71,25 @@ func (s *session) expired(now time.Time) string {
 }
 
 // destroy stops a call in progress, waits for it, and removes everything
-// the session holds. The session must already be out of the adapter's map.
-func (s *session) destroy() {
+// the session holds; it reports whether the session was hibernated (it
+// then held no slot). The session must already be out of the adapter's
+// map.
+func (s *session) destroy() (wasAsleep bool) {
 	s.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.gone {
+		return false
+	}
 	s.gone = true
+	if s.asleep.Load() {
+		_ = os.Remove(s.hibFile)
+		return true
+	}
 	if s.shell != nil {
 		s.shell.Close()
 	}
 	s.discard()
 	s.interp = nil
+	return false
 }

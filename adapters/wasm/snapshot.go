@@ -24,7 +24,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/codeport/codeport/internal/editor"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -63,6 +62,11 @@ type snapshotMeta struct {
 	// had lost its interpreter (the next call starts a fresh one).
 	Memory  uint32        `json:"memory"`
 	Globals []savedGlobal `json:"globals,omitempty"`
+	// Base, when set, is the id of the interpreter image the memory was
+	// written as a difference from (hibernation within one process): the
+	// chunks listed are those that differ from it, and the others are
+	// the image's. Empty: every non-zero chunk is listed.
+	Base string `json:"base,omitempty"`
 }
 
 type savedGlobal struct {
@@ -126,10 +130,25 @@ func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) e
 	if s.gone {
 		return fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
 	}
+	// A hibernated session is woken: its file may hold only what differs
+	// from this process's image, and a snapshot must restore anywhere.
+	if err := a.wake(ctx, s); err != nil {
+		return err
+	}
 	s.busy.Store(true)
 	defer s.busy.Store(false)
+	return a.saveLocked(ctx, s, w, false)
+}
 
+// saveLocked writes a snapshot of s, which is awake; s.mu is held. With
+// diff, the memory is written as its difference from this process's
+// image: far smaller, but restorable only in this process.
+func (a *adapter) saveLocked(ctx context.Context, s *session, w io.Writer, diff bool) error {
 	meta := snapshotMeta{Format: snapshotFormat, Build: a.eng.buildID(), Profile: a.eng.rt.Profile, Idle: s.idle, Lifetime: s.lifetime}
+	var base *image
+	if diff {
+		base, meta.Base = a.eng.image, a.eng.image.id
+	}
 	var mem []byte
 	if it := s.interp; it != nil {
 		r := it.run(ctx, requestSnapshot, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
@@ -161,7 +180,7 @@ func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) e
 	}
 	defer enc.Close()
 	bw := bufio.NewWriterSize(enc, 256<<10)
-	if err := writeSnapshot(bw, meta, mem, s.sandbox); err != nil {
+	if err := writeSnapshot(bw, meta, mem, base, s.sandbox); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -173,7 +192,7 @@ func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) e
 	return nil
 }
 
-func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, sb *sandbox) error {
+func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, sb *sandbox) error {
 	fail := func(err error) error { return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err) }
 	mb, err := json.Marshal(meta)
 	if err != nil {
@@ -187,9 +206,22 @@ func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, sb *sandbox) erro
 	if _, err := w.Write(mb); err != nil {
 		return fail(err)
 	}
+	buf := make([]byte, imageChunk)
 	for i := 0; i*imageChunk < len(mem); i++ {
 		c := mem[i*imageChunk : min((i+1)*imageChunk, len(mem))]
-		if allZero(c) {
+		if base != nil {
+			b, err := base.chunk(i, buf)
+			if err != nil {
+				return fail(err)
+			}
+			if b == nil {
+				if allZero(c) {
+					continue // past the image: zero unless written
+				}
+			} else if bytes.Equal(b, c) {
+				continue
+			}
+		} else if allZero(c) {
 			continue
 		}
 		binary.BigEndian.PutUint32(u32[:], uint32(i))
@@ -264,94 +296,88 @@ func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (por
 	if err := a.WaitReady(ctx); err != nil {
 		return port.Session{}, err
 	}
+	if err := a.reserveSlot(); err != nil {
+		return port.Session{}, err
+	}
+	sb, meta, err := a.restoreSandbox(ctx, r)
+	if err != nil {
+		a.releaseSlot()
+		return port.Session{}, err
+	}
+	s := a.newRestoredSession(sb, uuid.NewString(), meta)
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.metrics.SessionOpened()
+	return s.handle(), nil
+}
+
+// restoreSandbox makes a sandbox whose interpreter and files are the
+// snapshot's, read from r (without the Port's seal).
+func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader) (*sandbox, snapshotMeta, error) {
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", port.ErrInvalidSnapshot, fmt.Sprintf(format, args...))
 	}
+	var meta snapshotMeta
 	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
-		return port.Session{}, invalid("not compressed as a session snapshot: %v", err)
+		return nil, meta, invalid("not compressed as a session snapshot: %v", err)
 	}
 	defer dec.Close()
 	br := bufio.NewReaderSize(dec, 256<<10)
 	var u32 [4]byte
 	if _, err := io.ReadFull(br, u32[:]); err != nil {
-		return port.Session{}, invalid("its contents end early")
+		return nil, meta, invalid("its contents end early")
 	}
 	n := binary.BigEndian.Uint32(u32[:])
 	if n > snapshotMetaMax {
-		return port.Session{}, invalid("its description is malformed")
+		return nil, meta, invalid("its description is malformed")
 	}
 	mb := make([]byte, n)
 	if _, err := io.ReadFull(br, mb); err != nil {
-		return port.Session{}, invalid("its contents end early")
+		return nil, meta, invalid("its contents end early")
 	}
-	var meta snapshotMeta
 	if err := json.Unmarshal(mb, &meta); err != nil || meta.Format != snapshotFormat {
-		return port.Session{}, invalid("it is of another snapshot format")
+		return nil, meta, invalid("it is of another snapshot format")
 	}
 	if meta.Build != a.eng.buildID() || meta.Profile != a.eng.rt.Profile {
-		return port.Session{}, invalid("it was made by another runtime build (profile %q); this backend runs profile %q, and a session's memory is meaningful only to the build that made it", meta.Profile, a.eng.rt.Profile)
+		return nil, meta, invalid("it was made by another runtime build (profile %q); this backend runs profile %q, and a session's memory is meaningful only to the build that made it", meta.Profile, a.eng.rt.Profile)
 	}
 	if limit := a.cfg.Limits().MemoryBytes; limit > 0 && int64(meta.Memory) > limit {
-		return port.Session{}, invalid("its interpreter has %d bytes of memory, over this backend's limit of %d", meta.Memory, limit)
-	}
-
-	if err := a.reserveSlot(); err != nil {
-		return port.Session{}, err
+		return nil, meta, invalid("its interpreter has %d bytes of memory, over this backend's limit of %d", meta.Memory, limit)
 	}
 	sb, err := a.newSandboxDirs()
 	if err != nil {
-		a.releaseSlot()
-		return port.Session{}, err
+		return nil, meta, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
 			sb.discard()
-			a.releaseSlot()
 		}
 	}()
 	if meta.Memory > 0 {
 		t := time.Now()
 		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), meta, br)
 		if err != nil {
-			return port.Session{}, err
+			return nil, meta, err
 		}
 		sb.interp = it
 		a.metrics.InstanceStarted(time.Since(t).Seconds())
 	} else if err := skipChunks(br); err != nil {
-		return port.Session{}, err
+		return nil, meta, err
 	}
 	if err := a.restoreFiles(tar.NewReader(br), sb); err != nil {
-		return port.Session{}, err
+		return nil, meta, err
 	}
 	if sb.interp != nil {
 		res := sb.interp.run(ctx, requestRestored, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
 		if res.dead || res.outcome != port.OutcomeCompleted {
-			return port.Session{}, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, res.outcome)
+			return nil, meta, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, res.outcome)
 		}
 	}
-	now := time.Now()
-	sctx, cancel := context.WithCancel(context.Background())
-	s := &session{
-		sandbox: sb,
-		id:      uuid.NewString(),
-		editor: editor.New(sb.ws, editor.Options{
-			MaxFileBytes:    a.cfg.FileLimit,
-			MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
-		}),
-		created:  now,
-		idle:     a.cfg.Limits().IdleTimeout(meta.Idle),
-		lifetime: a.cfg.Limits().Lifetime(meta.Lifetime),
-		ctx:      sctx, cancel: cancel,
-	}
-	s.lastActive.Store(now.UnixNano())
-	a.mu.Lock()
-	a.sessions[s.id] = s
-	a.mu.Unlock()
-	a.metrics.SessionOpened()
 	ok = true
-	return s.handle(), nil
+	return sb, meta, nil
 }
 
 // skipChunks reads past the memory of a snapshot without one (meta.Memory
@@ -393,6 +419,10 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 	if meta.Memory%wasmPage != 0 || meta.Memory < uint32(e.image.size) {
 		return fail(invalid("of an impossible size"))
 	}
+	if meta.Base != "" && meta.Base != e.image.id {
+		return fail(fmt.Errorf("%w: it was saved as a difference from another process's interpreter image", port.ErrInvalidSnapshot))
+	}
+	diff := meta.Base != ""
 	if have := mem.Size(); have < meta.Memory {
 		if _, ok := mem.Grow((meta.Memory - have) / wasmPage); !ok {
 			return fail(fmt.Errorf("%w: its interpreter's %d bytes of memory do not fit under this backend's limit", port.ErrInvalidSnapshot, meta.Memory))
@@ -404,6 +434,11 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 	}
 	nChunks := (len(view) + imageChunk - 1) / imageChunk
 	clearUpTo := func(next int, from int) {
+		if diff {
+			// Unlisted chunks are the image's, which the restore put there
+			// (and past the image, the memory grown is zero).
+			return
+		}
 		for i := from; i < next; i++ {
 			c := view[i*imageChunk : min((i+1)*imageChunk, len(view))]
 			if !allZero(c) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -147,5 +148,37 @@ func TestServeSnapshotSurvivesARestart(t *testing.T) {
 	}
 	if _, err := fourth.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), opt); !errors.Is(err, port.ErrUnsupported) {
 		t.Errorf("restore without snapshots: %v, want ErrUnsupported", err)
+	}
+}
+
+// With --hibernate-dir, stopping `codeport serve` (as SIGTERM does) saves
+// every live session and the next serve on that directory answers the same
+// session ids with the same state: a client does not notice a restart.
+func TestServeRestartKeepsSessions(t *testing.T) {
+	ctx := context.Background()
+	hib := t.TempDir()
+	base, stop := startServe(t, "--hibernate-dir", hib)
+	first := client(t, base, "")
+	var ids []string
+	for i := range 3 {
+		s, err := first.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+		code := fmt.Sprintf("it = iter(range(100))\nnext(it)\nclass K:\n    tag = %q\nprint('ok')", string(rune('a'+i)))
+		if res, err := first.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code}); err != nil || res.Stdout != "ok\n" {
+			t.Fatalf("setup %d: %v %+v", i, err, res)
+		}
+	}
+	stop()
+	base2, _ := startServe(t, "--hibernate-dir", hib)
+	second := client(t, base2, "")
+	for i, id := range ids {
+		res, err := second.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(next(it), K.tag)"})
+		want := "1 " + string(rune('a'+i)) + "\n"
+		if err != nil || res.Stdout != want || res.StateLost {
+			t.Errorf("session %d after the restart: %v %+v, want %q", i, err, res, want)
+		}
 	}
 }
