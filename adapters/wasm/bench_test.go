@@ -289,7 +289,8 @@ func BenchmarkStreamedOutput(b *testing.B) {
 
 // BenchmarkScientific: the scientific profile. "first_result": create a
 // session and run a numpy expression (numpy is in the image, so this is a
-// restore, not an import); "matmul200": a 200x200 float64 matrix product
+// restore, not an import); "first_result_pandas": the same with a pandas
+// DataFrame (the acceptance line of the scientific issue); "matmul200": a 200x200 float64 matrix product
 // in a live session (numpy without BLAS or SIMD); "idle_memory": resident
 // memory per idle session that has used numpy, over 16 sessions.
 func BenchmarkScientific(b *testing.B) {
@@ -298,6 +299,9 @@ func BenchmarkScientific(b *testing.B) {
 	}
 	b.Run("first_result", func(b *testing.B) {
 		firstResults(b, newTestAdapter(b, sci(1)), 1, "import numpy as np\nprint(np.arange(4).sum())", "6\n")
+	})
+	b.Run("first_result_pandas", func(b *testing.B) {
+		firstResults(b, newTestAdapter(b, sci(1)), 1, "import numpy as np, pandas as pd\nprint(pd.DataFrame({'a': np.arange(3)}).a.sum())", "3\n")
 	})
 	b.Run("matmul200", func(b *testing.B) {
 		a := newTestAdapter(b, sci(0))

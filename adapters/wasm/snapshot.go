@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
@@ -32,7 +32,10 @@ import (
 // interpreter's linear memory and mutable globals, which are everything
 // CPython and the program have (objects, frames of suspended generators,
 // imported modules, the hash secret, the random state), and the files of
-// the workspace and the temporary directory. It is a zstd stream of:
+// the workspace and the temporary directory. It is an S2 stream
+// (klauspost/compress: Snappy's format, extended; on a 100 MB interpreter
+// it took half the time of zstd's fastest level, for a third more bytes)
+// of:
 //
 //	u32 length, then JSON snapshotMeta
 //	the memory: (u32 chunk index, imageChunk bytes) for every chunk that
@@ -174,10 +177,7 @@ func (a *adapter) saveLocked(ctx context.Context, s *session, w io.Writer, diff 
 			meta.Memory, mem = uint32(len(view)), view
 		}
 	}
-	enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return fmt.Errorf("%w: snapshot compressor: %v", port.ErrRuntimeFailure, err)
-	}
+	enc := s2.NewWriter(w, s2.WriterConcurrency(1))
 	defer enc.Close()
 	bw := bufio.NewWriterSize(enc, 256<<10)
 	if err := writeSnapshot(bw, meta, mem, base, s.sandbox); err != nil {
@@ -319,11 +319,7 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader) (*sandbox, sn
 		return fmt.Errorf("%w: %s", port.ErrInvalidSnapshot, fmt.Sprintf(format, args...))
 	}
 	var meta snapshotMeta
-	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
-	if err != nil {
-		return nil, meta, invalid("not compressed as a session snapshot: %v", err)
-	}
-	defer dec.Close()
+	dec := s2.NewReader(r)
 	br := bufio.NewReaderSize(dec, 256<<10)
 	var u32 [4]byte
 	if _, err := io.ReadFull(br, u32[:]); err != nil {
