@@ -524,11 +524,18 @@ func (a *adapter) Close() error {
 			delete(a.sessions, id)
 		}
 		a.mu.Unlock()
-		if a.hibLock != nil && a.eng != nil {
-			// Sessions kept for the next start: saved, not destroyed (a
-			// session that could not be saved is destroyed below).
-			saved := a.hibernateAll(live)
-			a.cfg.logger.Info("sessions hibernated for the next start", "saved", saved, "lost", len(live)-saved)
+		if a.hibLock != nil {
+			// Sessions kept for the next start: saved, not destroyed. A
+			// session that could not be saved is destroyed below; one
+			// already asleep (perhaps since a previous process) is left
+			// as it is, even when the runtime never became ready.
+			select {
+			case <-a.ready:
+				if a.engErr == nil {
+					a.hibernateAll(live)
+				}
+			default:
+			}
 			kept := live[:0]
 			for _, s := range live {
 				if !s.asleep.Load() {
@@ -537,6 +544,7 @@ func (a *adapter) Close() error {
 					s.cancel()
 				}
 			}
+			a.cfg.logger.Info("sessions kept hibernated for the next start", "kept", len(live)-len(kept), "lost", len(kept))
 			live = kept
 		}
 		var wg sync.WaitGroup

@@ -311,19 +311,15 @@ func (a *adapter) hibernateIdle(ctx context.Context, now time.Time) {
 	}
 }
 
-// hibernateAll saves every live session at Close, within
+// hibernateAll saves every live session that is awake, at Close, within
 // hibernateOnCloseLimit, two at a time.
-func (a *adapter) hibernateAll(live []*session) (saved int) {
+func (a *adapter) hibernateAll(live []*session) {
 	ctx, cancel := context.WithTimeout(context.Background(), hibernateOnCloseLimit)
 	defer cancel()
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for _, s := range live {
 		if s.asleep.Load() {
-			mu.Lock()
-			saved++
-			mu.Unlock()
 			continue
 		}
 		wg.Add(1)
@@ -331,15 +327,10 @@ func (a *adapter) hibernateAll(live []*session) (saved int) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if a.hibernate(ctx, s) {
-				mu.Lock()
-				saved++
-				mu.Unlock()
-			}
+			a.hibernate(ctx, s)
 		}()
 	}
 	wg.Wait()
-	return saved
 }
 
 // newRestoredSession is the session a restore made, under id.

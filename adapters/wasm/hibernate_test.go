@@ -218,3 +218,33 @@ func BenchmarkHibernated(b *testing.B) {
 		}
 	}
 }
+
+// Sessions a previous process left hibernated are kept when this one is
+// closed before its runtime is ready (or before they are called): closing
+// never deletes what it did not restore.
+func TestCloseKeepsSessionsItNeverWoke(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	first, err := open(NewConfig().WithSessionsDir(t.TempDir()).WithHibernation(0, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := first.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, run(t, first, s.ID, "x = 'kept'\nprint(x)"), "kept\n", 0, port.OutcomeCompleted)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Opened and closed at once, without a call: the session is untouched.
+	second, err := open(NewConfig().WithSessionsDir(t.TempDir()).WithHibernation(0, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	third := newTestAdapter(t, func(c Config) Config { return c.WithHibernation(0, dir) })
+	expect(t, run(t, third, s.ID, "print(x)"), "kept\n", 0, port.OutcomeCompleted)
+}
