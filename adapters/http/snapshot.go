@@ -58,9 +58,13 @@ func (a *adapter) SnapshotSealed(ctx context.Context, id string, w io.Writer, op
 		return err
 	}
 	defer a.finish(resp)
-	n, err := io.Copy(w, resp.Body)
+	limit := int64(port.DefaultMaxSnapshotBytes)
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return transportError(ctx, callCtx, c, err)
+	}
+	if n > limit {
+		return violation(c, resp.StatusCode, fmt.Sprintf("a snapshot over %d bytes", limit))
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
 		return violation(c, resp.StatusCode, fmt.Sprintf("body of %d bytes, Content-Length %d", n, resp.ContentLength))

@@ -142,17 +142,23 @@ func readHibernatedHeader(path string) (hibernatedHeader, error) {
 }
 
 // hibernate saves an idle session to its file and releases its sandbox. It
-// gives up (false) when the session is in a call or its files are in use,
-// or when saving fails (the session then stays as it was).
-func (a *adapter) hibernate(ctx context.Context, s *session) bool {
-	if !s.mu.TryLock() {
+// gives up (false) when the session is in a call or its files are in use
+// (unless wait: then it waits for them, as Close does once no call can be
+// in flight, so that a hibernation the reaper has begun is finished, not
+// raced), or when saving fails (the session then stays as it was).
+func (a *adapter) hibernate(ctx context.Context, s *session, wait bool) bool {
+	if wait {
+		s.mu.Lock()
+	} else if !s.mu.TryLock() {
 		return false
 	}
 	defer s.mu.Unlock()
 	if s.gone || s.asleep.Load() {
 		return false
 	}
-	if !s.hmu.TryLock() {
+	if wait {
+		s.hmu.Lock()
+	} else if !s.hmu.TryLock() {
 		return false // a file operation is under way
 	}
 	defer s.hmu.Unlock()
@@ -307,7 +313,7 @@ func (a *adapter) hibernateIdle(ctx context.Context, now time.Time) {
 		if ctx.Err() != nil {
 			return
 		}
-		a.hibernate(ctx, s)
+		a.hibernate(ctx, s, false)
 	}
 }
 
@@ -319,15 +325,12 @@ func (a *adapter) hibernateAll(live []*session) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for _, s := range live {
-		if s.asleep.Load() {
-			continue
-		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a.hibernate(ctx, s)
+			a.hibernate(ctx, s, true)
 		}()
 	}
 	wg.Wait()

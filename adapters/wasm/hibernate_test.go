@@ -185,7 +185,7 @@ func BenchmarkHibernated(b *testing.B) {
 			asleep = append(asleep, s)
 			if len(asleep) == 32 || i == n-1 {
 				for _, s := range asleep {
-					if !a.d.hibernate(ctx, s) {
+					if !a.d.hibernate(ctx, s, false) {
 						b.Fatalf("session %s not hibernated", s.id)
 					}
 				}
