@@ -389,6 +389,8 @@ func TestErrorCodeMapping(t *testing.T) {
 		{502, "backend_unreachable", "exec", port.ErrBackendUnreachable},
 		{500, "runtime_failure", "exec", port.ErrRuntimeFailure},
 		{503, "at_capacity", "create", port.ErrAtCapacity},
+		{400, "invalid_snapshot", "exec", port.ErrInvalidSnapshot},
+		{501, "unsupported", "exec", port.ErrUnsupported},
 		// The server's own codes.
 		{404, "route_not_found", "exec", port.ErrBackendUnreachable},
 		{405, "method_not_allowed", "list", port.ErrBackendUnreachable},
@@ -991,5 +993,58 @@ func TestBrokenEventStreams(t *testing.T) {
 				t.Fatalf("OnOutput got %q, want %q", got.String(), c.chunks)
 			}
 		})
+	}
+}
+
+// The snapshot routes: a remote that says it offers snapshots and then
+// answers route_not_found has none (ErrUnsupported, not an unreachable
+// backend); invalid_snapshot and session_not_found keep their meaning; a
+// snapshot body shorter than its Content-Length is an error.
+func TestSnapshotRouteErrors(t *testing.T) {
+	ctx := context.Background()
+	caps := `{"backend":"wasm","runtime":"CPython","runtime_version":"3.13.5","tools":["code_execution"],"packages":[],"unavailable_modules":[],"network":false,"working_directory":"/workspace","limits":{},"purpose_hint":"x","snapshots":true}`
+	cases := []struct {
+		status int
+		body   string
+		want   error
+	}{
+		{404, `{"detail":"no snapshots","code":"route_not_found"}`, port.ErrUnsupported},
+		{400, `{"detail":"altered","code":"invalid_snapshot"}`, port.ErrInvalidSnapshot},
+		{404, `{"detail":"gone","code":"session_not_found"}`, port.ErrSessionNotFound},
+	}
+	for _, c := range cases {
+		a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/capabilities" {
+				answer(200, caps)(w, r)
+				return
+			}
+			answer(c.status, c.body)(w, r)
+		}, nil)
+		if !a.SnapshotsOffered() {
+			t.Fatal("snapshots not offered although the remote says so")
+		}
+		err := a.SnapshotSession(ctx, "s1", io.Discard, port.SnapshotOptions{})
+		if !errors.Is(err, c.want) {
+			t.Errorf("snapshot answered %d %s: %v, want %v", c.status, c.body, err, c.want)
+		}
+		if c.want == port.ErrSessionNotFound {
+			continue
+		}
+		_, err = a.RestoreSession(ctx, strings.NewReader("sealed bytes"), port.SnapshotOptions{Tenant: "t"})
+		if !errors.Is(err, c.want) {
+			t.Errorf("restore answered %d %s: %v, want %v", c.status, c.body, err, c.want)
+		}
+	}
+	short, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/capabilities" {
+			answer(200, caps)(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte("only some"))
+	}, nil)
+	if err := short.SnapshotSession(ctx, "s1", io.Discard, port.SnapshotOptions{}); err == nil {
+		t.Error("a truncated snapshot body was accepted")
 	}
 }
