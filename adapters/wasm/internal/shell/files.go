@@ -17,7 +17,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/codeport/codeport/port"
 	"mvdan.cc/sh/v3/interp"
 )
 
@@ -518,7 +517,7 @@ func cmdRm(c *call) int {
 			info, err = c.sh.fs.lstat(c.ctx, t.rel)
 		}
 		if err == nil && info.IsDir() && !recursive && !o.has('d') {
-			err = port.ErrIsDirectory
+			err = errIsDirectory
 		}
 		if err == nil {
 			if info.IsDir() && recursive {

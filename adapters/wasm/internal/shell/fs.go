@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/codeport/codeport/port"
 )
 
 // The device files the shell knows. Nothing else outside the workspace is
@@ -100,7 +98,7 @@ type fsys struct {
 // errSymlink is the refusal of a path through a symbolic link, the
 // workspace's own (errText explains it).
 func errSymlink(rel string) error {
-	return fmt.Errorf("workspace: path %q goes through a symbolic link: %w", rel, port.ErrPathEscapesWorkspace)
+	return fmt.Errorf("workspace: path %q goes through a symbolic link: %w", rel, errPathEscapes)
 }
 
 // at opens the directory that holds the last component of rel, after
@@ -268,7 +266,7 @@ func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 }
 
 // open opens the regular file rel for reading. A directory is
-// port.ErrIsDirectory, any other kind of file errNotRegular, as
+// errIsDirectory, any other kind of file errNotRegular, as
 // for the workspace's Open.
 func (f *fsys) open(ctx context.Context, rel string) (file *os.File, err error) {
 	err = f.at(ctx, rel, func(dir *os.Root, name string) error {
@@ -299,7 +297,7 @@ func (f *fsys) open(ctx context.Context, rel string) (file *os.File, err error) 
 func checkRegular(fi fs.FileInfo) error {
 	switch {
 	case fi.IsDir():
-		return port.ErrIsDirectory
+		return errIsDirectory
 	case !fi.Mode().IsRegular():
 		return errNotRegular
 	}
@@ -395,7 +393,7 @@ func (f *fsys) rename(ctx context.Context, src, dst string) error {
 	if dfi, err := f.lstat(ctx, dst); err == nil {
 		switch {
 		case dfi.IsDir() && !sfi.IsDir():
-			return fmt.Errorf("cannot overwrite directory with non-directory: %w", port.ErrIsDirectory)
+			return fmt.Errorf("cannot overwrite directory with non-directory: %w", errIsDirectory)
 		case !dfi.IsDir() && sfi.IsDir():
 			return errNotDirOverwrite
 		default:
@@ -488,17 +486,17 @@ func errText(err error) string {
 		return errOutside.Error()
 	case errors.Is(err, syscall.ENOSPC):
 		return "No space left on device (the workspace's byte or file quota)"
-	case errors.Is(err, errFileTooLarge), errors.Is(err, port.ErrFileTooLarge), errors.Is(err, syscall.EFBIG):
+	case errors.Is(err, errFileTooLarge), errors.Is(err, syscall.EFBIG):
 		return "File too large"
-	case errors.Is(err, port.ErrPathEscapesWorkspace):
+	case errors.Is(err, errPathEscapes):
 		return "symbolic links are not followed in the workspace"
 	case errors.Is(err, errNotDirOverwrite):
 		return errNotDirOverwrite.Error()
 	case errors.Is(err, syscall.ENOTDIR):
 		return "Not a directory"
-	case errors.Is(err, port.ErrFileNotFound), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		return "No such file or directory"
-	case errors.Is(err, port.ErrIsDirectory), errors.Is(err, syscall.EISDIR):
+	case errors.Is(err, errIsDirectory), errors.Is(err, syscall.EISDIR):
 		return "Is a directory"
 	case errors.Is(err, syscall.ENOTEMPTY):
 		return "Directory not empty"
@@ -528,6 +526,23 @@ func errText(err error) string {
 
 // errNotRegular is a file that is neither a regular file nor a directory.
 var errNotRegular = errors.New("not a regular file")
+
+// The shell's own kinds of file errors, with the texts of port's sentinels
+// of the same meaning. The shell runs only in its guest, where nothing of
+// port is needed: the guest does not link package port, so that a change
+// to port does not change the committed shell.wasm.
+var (
+	errIsDirectory = errors.New("is a directory")
+	errPathEscapes = errors.New("path escapes workspace")
+)
+
+// The return codes of a command stopped by its deadline or cancelled, as
+// port's ReturnCodeTimedOut and ReturnCodeCancelled (the shell's timeout
+// and bash's code for SIGINT).
+const (
+	returnCodeTimedOut  = 124
+	returnCodeCancelled = 130
+)
 
 // pathError is the error an interpreter handler returns for a path: the
 // interpreter prints it as "bash: PATH: message" and fails the command with

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/codeport/codeport/port"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -294,9 +293,9 @@ func (s *Shell) settle(r *interp.Runner, code int) {
 
 func ctxStatus(err error) int {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return port.ReturnCodeTimedOut
+		return returnCodeTimedOut
 	}
-	return port.ReturnCodeCancelled
+	return returnCodeCancelled
 }
 
 // newRunner returns an interpreter whose every file access and command goes
@@ -615,7 +614,7 @@ func (s *Shell) openHandler(ctx context.Context, p string, flag int, _ os.FileMo
 // emptied.
 func (s *Shell) createFile(ctx context.Context, t target, appending bool, report io.Writer) (*fileWriter, error) {
 	if t.root {
-		return nil, pathError(t.arg, port.ErrIsDirectory)
+		return nil, pathError(t.arg, errIsDirectory)
 	}
 	if fi, err := s.fs.stat(ctx, path.Dir(t.rel)); err != nil {
 		return nil, pathError(t.arg, err)
@@ -625,7 +624,7 @@ func (s *Shell) createFile(ctx context.Context, t target, appending bool, report
 	fi, err := s.fs.stat(ctx, t.rel)
 	switch {
 	case err == nil && fi.IsDir():
-		return nil, pathError(t.arg, port.ErrIsDirectory)
+		return nil, pathError(t.arg, errIsDirectory)
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, pathError(t.arg, errors.New("not a regular file"))
 	case err != nil && !errors.Is(err, fs.ErrNotExist):

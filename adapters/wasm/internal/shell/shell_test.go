@@ -140,6 +140,28 @@ func TestCommittedGuestIsThisBuild(t *testing.T) {
 	}
 }
 
+// The guest links none of codeport's packages but the shell and its
+// protocol: a change elsewhere (package port, say) must not change the
+// committed shell.wasm.
+func TestGuestLinksOnlyTheShell(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./guest")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	allowed := map[string]bool{
+		"github.com/codeport/codeport/adapters/wasm/internal/shell":                    true,
+		"github.com/codeport/codeport/adapters/wasm/internal/shell/guest":              true,
+		"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell/protocol": true,
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/codeport/codeport/") && !allowed[pkg] {
+			t.Errorf("the guest links %s", pkg)
+		}
+	}
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if guest.eng != nil {
