@@ -264,10 +264,11 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 	return it, nil
 }
 
-// start makes a session's interpreter: an instance restored from the
-// image (mapped copy-on-write where the host allows it), given its own
-// random state.
-func (e *engine) start(ctx context.Context, m mounts) (*interpreter, error) {
+// fromImage makes an instance over m restored from the image (mapped
+// copy-on-write where the host allows it): the template's interpreter,
+// which a session then makes its own (start) or overwrites with a
+// snapshot's memory (restoreInterpreter).
+func (e *engine) fromImage(ctx context.Context, m mounts) (*interpreter, error) {
 	var alloc *allocation
 	ictx := ctx
 	if e.image.shared != nil {
@@ -281,6 +282,16 @@ func (e *engine) start(ctx context.Context, m mounts) (*interpreter, error) {
 	if err := e.image.restore(it.mod, alloc != nil && alloc.mapped); err != nil {
 		it.kill()
 		return nil, fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err)
+	}
+	return it, nil
+}
+
+// start makes a session's interpreter: an instance restored from the
+// image, given its own random state.
+func (e *engine) start(ctx context.Context, m mounts) (*interpreter, error) {
+	it, err := e.fromImage(ctx, m)
+	if err != nil {
+		return nil, err
 	}
 	r := it.run(ctx, requestSession, "", time.Minute, 4096, 1<<62)
 	if r.dead || r.outcome != port.OutcomeCompleted {

@@ -22,7 +22,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/klauspost/compress/s2"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
@@ -304,7 +303,7 @@ func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (por
 		a.releaseSlot()
 		return port.Session{}, err
 	}
-	s := a.newRestoredSession(sb, uuid.NewString(), meta)
+	s := a.sessionOver(sb, uuid.NewString(), meta.Idle, meta.Lifetime)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -394,13 +393,14 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 	invalid := func(what string) error {
 		return fmt.Errorf("%w: its memory section is %s", port.ErrInvalidSnapshot, what)
 	}
-	var alloc *allocation
-	ictx := ctx
-	if e.image.shared != nil {
-		alloc = e.image.shared.allocation()
-		ictx = experimental.WithMemoryAllocator(ctx, alloc)
+	if meta.Memory%wasmPage != 0 || meta.Memory < uint32(e.image.size) {
+		return nil, invalid("of an impossible size")
 	}
-	it, err := e.instantiate(ictx, m)
+	if meta.Base != "" && meta.Base != e.image.id {
+		return nil, fmt.Errorf("%w: it was saved as a difference from another process's interpreter image", port.ErrInvalidSnapshot)
+	}
+	diff := meta.Base != ""
+	it, err := e.fromImage(ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -408,17 +408,7 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 		it.kill()
 		return nil, err
 	}
-	if err := e.image.restore(it.mod, alloc != nil && alloc.mapped); err != nil {
-		return fail(fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err))
-	}
 	mem := it.mod.Memory()
-	if meta.Memory%wasmPage != 0 || meta.Memory < uint32(e.image.size) {
-		return fail(invalid("of an impossible size"))
-	}
-	if meta.Base != "" && meta.Base != e.image.id {
-		return fail(fmt.Errorf("%w: it was saved as a difference from another process's interpreter image", port.ErrInvalidSnapshot))
-	}
-	diff := meta.Base != ""
 	if have := mem.Size(); have < meta.Memory {
 		if _, ok := mem.Grow((meta.Memory - have) / wasmPage); !ok {
 			return fail(fmt.Errorf("%w: its interpreter's %d bytes of memory do not fit under this backend's limit", port.ErrInvalidSnapshot, meta.Memory))
