@@ -210,23 +210,34 @@ func (a *adapter) newSession(ctx context.Context, req port.CreateSessionRequest)
 	if err != nil {
 		return nil, err
 	}
+	return a.sessionOver(sb, uuid.NewString(), req.IdleTimeout, req.MaxLifetime), nil
+}
+
+// sessionOver is a session, created now, over a sandbox: a new one's or a
+// restored one's. The hints are clamped to the adapter's ceilings.
+func (a *adapter) sessionOver(sb *sandbox, id string, idle, lifetime time.Duration) *session {
 	now := time.Now()
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &session{
 		sandbox: sb,
-		id:      uuid.NewString(),
-		editor: editor.New(sb.ws, editor.Options{
-			MaxFileBytes:    a.cfg.FileLimit,
-			MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
-		}),
+		id:      id,
+		editor:  a.newEditor(sb),
 		created: now,
-		idle:    a.cfg.Limits().IdleTimeout(req.IdleTimeout),
+		idle:    a.cfg.Limits().IdleTimeout(idle),
 		// lifetime bounds the session from its creation.
-		lifetime: a.cfg.Limits().Lifetime(req.MaxLifetime),
+		lifetime: a.cfg.Limits().Lifetime(lifetime),
 		ctx:      sctx, cancel: cancel,
 	}
 	s.lastActive.Store(now.UnixNano())
-	return s, nil
+	return s
+}
+
+// newEditor is the text editor tool over a sandbox's workspace.
+func (a *adapter) newEditor(sb *sandbox) *editor.Editor {
+	return editor.New(sb.ws, editor.Options{
+		MaxFileBytes:    a.cfg.FileLimit,
+		MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
+	})
 }
 
 // startInterpreter makes an interpreter over a session's mounts, restored

@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/codeport/codeport/internal/editor"
 	"github.com/codeport/codeport/port"
 )
 
@@ -251,7 +250,7 @@ func (a *adapter) wake(ctx context.Context, s *session) error {
 	}
 	_ = os.Remove(s.hibFile)
 	s.sandbox, s.hibFile = sb, ""
-	s.editor = editor.New(sb.ws, editor.Options{MaxFileBytes: a.cfg.FileLimit, MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20)})
+	s.editor = a.newEditor(sb)
 	s.asleep.Store(false)
 	a.metrics.Hibernated(-1)
 	a.metrics.Woken(time.Since(t).Seconds())
@@ -334,24 +333,4 @@ func (a *adapter) hibernateAll(live []*session) {
 		}()
 	}
 	wg.Wait()
-}
-
-// newRestoredSession is the session a restore made, under id.
-func (a *adapter) newRestoredSession(sb *sandbox, id string, meta snapshotMeta) *session {
-	now := time.Now()
-	sctx, cancel := context.WithCancel(context.Background())
-	s := &session{
-		sandbox: sb,
-		id:      id,
-		editor: editor.New(sb.ws, editor.Options{
-			MaxFileBytes:    a.cfg.FileLimit,
-			MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
-		}),
-		created:  now,
-		idle:     a.cfg.Limits().IdleTimeout(meta.Idle),
-		lifetime: a.cfg.Limits().Lifetime(meta.Lifetime),
-		ctx:      sctx, cancel: cancel,
-	}
-	s.lastActive.Store(now.UnixNano())
-	return s
 }
