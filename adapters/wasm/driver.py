@@ -108,10 +108,11 @@ def _make_handler():
     reserve = [bytearray(256 * 1024)]  # freed to report a MemoryError
     cells = [0]
     # Descriptors open before any program ran (the standard streams and the
-    # preopened directories, the same in every instance), and the others
-    # open when a session snapshot was taken.
+    # preopened directories, the same in every instance: a handful, all
+    # low, so the probe at start-up is short), and the others open when a
+    # session snapshot was taken.
     open_fds = _open_fds
-    base_fds = frozenset(open_fds())
+    base_fds = frozenset(open_fds(64))
     saved_fds = []
     # Directory descriptors that hold, after a restore, the numbers of
     # descriptors the program had: never reused for another file.
