@@ -256,6 +256,12 @@ func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 	if err != nil {
 		return port.Session{}, err
 	}
+	return decodeSession(c, status, b)
+}
+
+// decodeSession reads the session handle of a 2xx answer (a create's, a
+// restore's).
+func decodeSession(c *call, status int, b []byte) (port.Session, error) {
 	var h contract.SessionHandle
 	if err := decode(c, status, b, &h); err != nil {
 		return port.Session{}, err

@@ -96,14 +96,7 @@ func (a *adapter) RestoreSealed(ctx context.Context, r io.Reader, opt port.Snaps
 	if err != nil {
 		return port.Session{}, err
 	}
-	var h contract.SessionHandle
-	if err := decode(c, status, b, &h); err != nil {
-		return port.Session{}, err
-	}
-	if h.SessionID == "" {
-		return port.Session{}, violation(c, status, "no session_id")
-	}
-	return contract.SessionToPort(h), nil
+	return decodeSession(c, status, b)
 }
 
 // snapshotWall bounds a snapshot's transfer: a large session's snapshot
