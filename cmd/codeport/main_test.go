@@ -97,15 +97,6 @@ func TestDescribeWithProcessIsolation(t *testing.T) {
 }
 
 func TestServe(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var errb bytes.Buffer
 	// The token from a file others may read: served, with a warning.
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o644); err != nil {
@@ -114,27 +105,9 @@ func TestServe(t *testing.T) {
 	if err := os.Chmod(tokenFile, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", addr, "--auth-token-file", tokenFile, "--sessions-dir", t.TempDir(),
-			"--allowed-hosts", "sandbox.internal", "--keepalive-timeout", "1s", "--read-timeout", "1s"},
-			strings.NewReader(""), &bytes.Buffer{}, &errb)
-	}()
-	base := "http://" + addr
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("never healthy: %v; log:\n%s", err, errb.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	srv := startServe(t, "--auth-token-file", tokenFile,
+		"--allowed-hosts", "sandbox.internal", "--keepalive-timeout", "1s", "--read-timeout", "1s")
+	base, addr := srv.base, srv.addr
 	req, _ := http.NewRequest("POST", base+"/sessions", nil)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("without token: %v %v", err, resp)
@@ -184,16 +157,10 @@ func TestServe(t *testing.T) {
 	if !closedWithin(conn, 30*time.Second) {
 		t.Error("an idle keep-alive connection is still open")
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d:\n%s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not shut down")
+	if code := srv.stop(); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.log.String())
 	}
-	if log := errb.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") ||
+	if log := srv.log.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") ||
 		!strings.Contains(log, "every user of this machine can read the secret") {
 		t.Fatalf("log:\n%s", log)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +18,19 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-// startServe runs `codeport serve` in process with args, waits until it
-// is healthy, and returns its base URL and a stop that ends it and waits.
-func startServe(t *testing.T, args ...string) (string, func()) {
+// served is a `codeport serve` started in process by startServe.
+type served struct {
+	base, addr string
+	log        *syncBuffer
+	// stop ends it (once; later calls return the same code) and returns
+	// its exit code.
+	stop func() int
+}
+
+// startServe runs `codeport serve` in process with args, on a free
+// loopback port and a private sessions directory, and waits until it is
+// healthy. It is stopped when the test ends, if not before.
+func startServe(t *testing.T, args ...string) served {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,25 +40,25 @@ func startServe(t *testing.T, args ...string) (string, func()) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var errb syncBuffer
+	errb := &syncBuffer{}
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--listen", addr, "--sessions-dir", t.TempDir()}, args...),
-			strings.NewReader(""), &bytes.Buffer{}, &errb)
+			strings.NewReader(""), &bytes.Buffer{}, errb)
 	}()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Minute):
-			t.Errorf("serve did not stop; log:\n%s", errb.String())
-		}
+	var once sync.Once
+	code := -1
+	stop := func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(2 * time.Minute):
+				t.Errorf("serve did not stop; log:\n%s", errb.String())
+			}
+		})
+		return code
 	}
-	t.Cleanup(stop)
+	t.Cleanup(func() { stop() })
 	base := "http://" + addr
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -55,7 +66,7 @@ func startServe(t *testing.T, args ...string) (string, func()) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base, stop
+				return served{base: base, addr: addr, log: errb, stop: stop}
 			}
 		}
 		select {
@@ -99,8 +110,8 @@ func TestServeSnapshotSurvivesARestart(t *testing.T) {
 	}
 	opt := port.SnapshotOptions{Tenant: "user 42/ü"}
 
-	base, stop := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", keyFile)
-	first := client(t, base, "restart-token")
+	srv := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", keyFile)
+	first := client(t, srv.base, "restart-token")
 	caps, err := first.Describe(ctx)
 	if err != nil || !caps.Snapshots {
 		t.Fatalf("capabilities: snapshots %v, %v", caps.Snapshots, err)
@@ -118,10 +129,9 @@ func TestServeSnapshotSurvivesARestart(t *testing.T) {
 	if err := first.SnapshotSession(ctx, s.ID, &snap, opt); err != nil {
 		t.Fatal(err)
 	}
-	stop()
+	srv.stop()
 
-	base2, _ := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", keyFile)
-	second := client(t, base2, "restart-token")
+	second := client(t, startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", keyFile).base, "restart-token")
 	if _, err := second.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{Tenant: "user 43"}); !errors.Is(err, port.ErrInvalidSnapshot) {
 		t.Errorf("restore under another tenant name: %v, want ErrInvalidSnapshot", err)
 	}
@@ -135,14 +145,12 @@ func TestServeSnapshotSurvivesARestart(t *testing.T) {
 		t.Fatalf("restored after a restart: %v %+v", err, res)
 	}
 
-	base3, _ := startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", otherKey)
-	third := client(t, base3, "restart-token")
+	third := client(t, startServe(t, "--auth-token-file", tokenFile, "--snapshot-key-file", otherKey).base, "restart-token")
 	if _, err := third.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), opt); !errors.Is(err, port.ErrInvalidSnapshot) {
 		t.Errorf("restore on a server with another key: %v, want ErrInvalidSnapshot", err)
 	}
 	// Without a key, the routes are not there and Describe says so.
-	base4, _ := startServe(t, "--auth-token-file", tokenFile)
-	fourth := client(t, base4, "restart-token")
+	fourth := client(t, startServe(t, "--auth-token-file", tokenFile).base, "restart-token")
 	if caps, err := fourth.Describe(ctx); err != nil || caps.Snapshots {
 		t.Errorf("capabilities without a key: snapshots %v, %v", caps.Snapshots, err)
 	}
@@ -157,8 +165,8 @@ func TestServeSnapshotSurvivesARestart(t *testing.T) {
 func TestServeRestartKeepsSessions(t *testing.T) {
 	ctx := context.Background()
 	hib := t.TempDir()
-	base, stop := startServe(t, "--hibernate-dir", hib)
-	first := client(t, base, "")
+	srv := startServe(t, "--hibernate-dir", hib)
+	first := client(t, srv.base, "")
 	var ids []string
 	for i := range 3 {
 		s, err := first.CreateSession(ctx, port.CreateSessionRequest{})
@@ -171,9 +179,8 @@ func TestServeRestartKeepsSessions(t *testing.T) {
 			t.Fatalf("setup %d: %v %+v", i, err, res)
 		}
 	}
-	stop()
-	base2, _ := startServe(t, "--hibernate-dir", hib)
-	second := client(t, base2, "")
+	srv.stop()
+	second := client(t, startServe(t, "--hibernate-dir", hib).base, "")
 	for i, id := range ids {
 		res, err := second.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(next(it), K.tag)"})
 		want := "1 " + string(rune('a'+i)) + "\n"
