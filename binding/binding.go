@@ -52,6 +52,9 @@ type Options struct {
 	// SnapshotKey, when set, turns session snapshots on for an adapter
 	// that can make them (see port.WithSnapshotKey).
 	SnapshotKey []byte
+	// NodeID, when set, puts the node's name in every session id (see
+	// port.WithNodeID), for a router in front of several nodes.
+	NodeID string
 }
 
 // PortOptions are the port options opts stand for, for an Opener to pass
@@ -63,6 +66,9 @@ func (o Options) PortOptions() []port.Option {
 	}
 	if len(o.SnapshotKey) > 0 {
 		opts = append(opts, port.WithSnapshotKey(o.SnapshotKey))
+	}
+	if o.NodeID != "" {
+		opts = append(opts, port.WithNodeID(o.NodeID))
 	}
 	return opts
 }
@@ -123,6 +129,9 @@ type Config struct {
 	ReadTimeout      time.Duration `setting:"read-timeout" help:"longest a client may take to send a request, headers and body (then 408); raise it for large uploads over slow links"`
 	KeepaliveTimeout time.Duration `setting:"keepalive-timeout" help:"an idle keep-alive connection is closed after this long"`
 	LogLevel         string        `setting:"log-level" help:"debug, info, warn or error"`
+	// NodeID names this node among several behind a router; see
+	// port.WithNodeID.
+	NodeID string `setting:"node-id" help:"this node's name among several behind a router (a DNS label, e.g. a StatefulSet pod name): session ids become <node-id>.<uuid> so the router can send each call to its node, and ids naming another node are refused (empty: ids are plain UUIDs)"`
 	// Isolation selects the adapter when none claims the configuration
 	// (see Opener).
 	Isolation string `setting:"isolation" help:"in-process (the runtime in this process) or process (each session in a worker process of its own)"`
@@ -228,6 +237,11 @@ func (c *Config) check() error {
 	}
 	if c.AuthToken != "" && c.AuthTokenFile != "" {
 		errs = append(errs, errors.New("give auth-token or auth-token-file, not both"))
+	}
+	if c.NodeID != "" {
+		if err := port.CheckNodeID(c.NodeID); err != nil {
+			errs = append(errs, fmt.Errorf("node-id: %w", err))
+		}
 	}
 	if o, err := c.Selected(); err != nil {
 		errs = append(errs, err)

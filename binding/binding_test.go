@@ -107,6 +107,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"bad sandbox url", map[string]string{"CODEPORT_SANDBOX_URL": "ftp://x"}, "http or https"},
 		{"bad warm module", map[string]string{"CODEPORT_WARM_MODULES": "json,os;rm"}, "CODEPORT_WARM_MODULES"},
 		{"negative refill", map[string]string{"CODEPORT_WARM_POOL_REFILL": "-1"}, "warm-pool-refill"},
+		{"node id not a DNS label", map[string]string{"CODEPORT_NODE_ID": "Node_1"}, "node-id"},
+		{"node id with a dot", map[string]string{"CODEPORT_NODE_ID": "a.b"}, "node-id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,6 +33,7 @@ type Port struct {
 
 	snapshotKey []byte
 	maxSnapshot int64
+	nodeID      string
 }
 
 var _ CodeExecutionPort = (*Port)(nil)
@@ -45,6 +46,7 @@ type options struct {
 	observers   []Observer
 	snapshotKey []byte
 	maxSnapshot int64
+	nodeID      string
 }
 
 // WithLogger logs one record per call: the operation, the adapter, the
@@ -82,7 +84,12 @@ func New(d Driver, opts ...Option) *Port {
 			opt(&o)
 		}
 	}
-	p := &Port{d: d, info: d.Info(), snapshotKey: o.snapshotKey, maxSnapshot: o.maxSnapshot}
+	if o.nodeID != "" {
+		if err := CheckNodeID(o.nodeID); err != nil {
+			panic("port: WithNodeID: " + err.Error())
+		}
+	}
+	p := &Port{d: d, info: d.Info(), snapshotKey: o.snapshotKey, maxSnapshot: o.maxSnapshot, nodeID: o.nodeID}
 	if p.maxSnapshot == 0 {
 		p.maxSnapshot = DefaultMaxSnapshotBytes
 	}
@@ -189,6 +196,7 @@ func (p *Port) CreateSession(ctx context.Context, req CreateSessionRequest) (Ses
 	if err == nil && s.ID == "" {
 		err = fmt.Errorf("%w: %s adapter made a session without an id", ErrRuntimeFailure, p.info.Name)
 	}
+	s.ID = p.publicID(s.ID)
 	k.c.SessionID = s.ID
 	k.done(err)
 	if err != nil {
@@ -202,8 +210,9 @@ func (p *Port) Execute(ctx context.Context, sessionID string, req ExecuteRequest
 	if err := prepareExecute(&p.info, &req); err != nil {
 		return Result{}, p.refuse(ctx, OpExecute, sessionID, err)
 	}
-	if !usableID(sessionID) {
-		return Result{}, p.refuse(ctx, OpExecute, "", unknownSession(sessionID))
+	id, err := p.driverID(sessionID)
+	if err != nil {
+		return Result{}, p.refuse(ctx, OpExecute, loggedID(sessionID), err)
 	}
 	k, err := p.begin(ctx, OpExecute, sessionID)
 	if err != nil {
@@ -219,7 +228,7 @@ func (p *Port) Execute(ctx context.Context, sessionID string, req ExecuteRequest
 			req.OnOutput = sink.write
 		}
 	}
-	res, err := p.d.Execute(k.ctx, sessionID, req)
+	res, err := p.d.Execute(k.ctx, id, req)
 	if sink != nil {
 		sink.finish(res, err == nil)
 	}
@@ -249,15 +258,21 @@ func (p *Port) Execute(ctx context.Context, sessionID string, req ExecuteRequest
 // DestroySession implements CodeExecutionPort. An id that names no
 // session is not an error.
 func (p *Port) DestroySession(ctx context.Context, sessionID string) error {
-	if !usableID(sessionID) {
-		return p.refuse(ctx, OpDestroySession, "", nil)
+	id, err := p.driverID(sessionID)
+	if err != nil {
+		var other *OtherNodeError
+		if !errors.As(err, &other) {
+			// Unknown here, and named for no other node: gone.
+			err = nil
+		}
+		return p.refuse(ctx, OpDestroySession, loggedID(sessionID), err)
 	}
 	k, err := p.begin(ctx, OpDestroySession, sessionID)
 	if err != nil {
 		return err
 	}
 	k.observe()
-	err = p.d.DestroySession(k.ctx, sessionID)
+	err = p.d.DestroySession(k.ctx, id)
 	if errors.Is(err, ErrSessionNotFound) {
 		err = nil
 	}
@@ -270,15 +285,16 @@ func (p *Port) ListFiles(ctx context.Context, sessionID, dir string) ([]FileInfo
 	if dir == "" {
 		dir = "."
 	}
-	if err := p.checkFileCall(sessionID, dir, false); err != nil {
-		return nil, p.refuse(ctx, OpListFiles, sessionID, err)
+	id, err := p.checkFileCall(sessionID, dir, false)
+	if err != nil {
+		return nil, p.refuse(ctx, OpListFiles, loggedID(sessionID), err)
 	}
 	k, err := p.begin(ctx, OpListFiles, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	k.observe()
-	files, err := p.d.ListFiles(k.ctx, sessionID, dir)
+	files, err := p.d.ListFiles(k.ctx, id, dir)
 	k.done(err)
 	if err != nil {
 		return nil, err
@@ -286,41 +302,53 @@ func (p *Port) ListFiles(ctx context.Context, sessionID, dir string) ([]FileInfo
 	return files, nil
 }
 
-func (p *Port) checkFileCall(sessionID, path string, required bool) error {
-	if !usableID(sessionID) {
-		return unknownSession(sessionID)
+// checkFileCall checks a file call's session id and path, and returns
+// the driver's id of the session.
+func (p *Port) checkFileCall(sessionID, path string, required bool) (string, error) {
+	id, err := p.driverID(sessionID)
+	if err != nil {
+		return "", err
 	}
-	return checkPath(path, required)
+	return id, checkPath(path, required)
+}
+
+// loggedID is the session id observers see for a refused call: none for
+// an id that cannot name a session (it may be anything a client sent).
+func loggedID(sessionID string) string {
+	if !usableID(sessionID) {
+		return ""
+	}
+	return sessionID
 }
 
 // GetFile implements CodeExecutionPort. The reader fails with ErrClosed
 // once the Port is closed.
 func (p *Port) GetFile(ctx context.Context, sessionID, path string) (io.ReadCloser, FileInfo, error) {
-	if err := p.checkFileCall(sessionID, path, true); err != nil {
-		return nil, FileInfo{}, p.refuse(ctx, OpGetFile, sessionID, err)
+	id, err := p.checkFileCall(sessionID, path, true)
+	if err != nil {
+		return nil, FileInfo{}, p.refuse(ctx, OpGetFile, loggedID(sessionID), err)
 	}
 	return p.open(ctx, OpGetFile, sessionID, func(ctx context.Context) (io.ReadCloser, FileInfo, error) {
-		return p.d.GetFile(ctx, sessionID, path)
+		return p.d.GetFile(ctx, id, path)
 	})
 }
 
 // GetOutputFile implements CodeExecutionPort. The reader fails with
 // ErrClosed once the Port is closed.
 func (p *Port) GetOutputFile(ctx context.Context, sessionID, fileID string) (io.ReadCloser, FileInfo, error) {
-	var err error
+	id, err := p.driverID(sessionID)
 	switch {
-	case !usableID(sessionID):
-		err = unknownSession(sessionID)
+	case err != nil:
 	case fileID == "":
 		err = fmt.Errorf("%w: a file id is required", ErrInvalidRequest)
 	case len(fileID) > MaxIDBytes || strings.IndexByte(fileID, 0) >= 0:
 		err = fmt.Errorf("%w: no output file %q", ErrFileNotFound, shortID(fileID))
 	}
 	if err != nil {
-		return nil, FileInfo{}, p.refuse(ctx, OpGetOutputFile, sessionID, err)
+		return nil, FileInfo{}, p.refuse(ctx, OpGetOutputFile, loggedID(sessionID), err)
 	}
 	return p.open(ctx, OpGetOutputFile, sessionID, func(ctx context.Context) (io.ReadCloser, FileInfo, error) {
-		return p.d.GetOutputFile(ctx, sessionID, fileID)
+		return p.d.GetOutputFile(ctx, id, fileID)
 	})
 }
 
@@ -353,8 +381,9 @@ func (p *Port) open(ctx context.Context, op Op, sessionID string, get func(conte
 // PutFile implements CodeExecutionPort. The upload is read through the
 // call's context: a cancelled call, or Close, stops it between reads.
 func (p *Port) PutFile(ctx context.Context, sessionID, path string, r io.Reader) (FileInfo, error) {
-	if err := p.checkFileCall(sessionID, path, true); err != nil {
-		return FileInfo{}, p.refuse(ctx, OpPutFile, sessionID, err)
+	id, err := p.checkFileCall(sessionID, path, true)
+	if err != nil {
+		return FileInfo{}, p.refuse(ctx, OpPutFile, loggedID(sessionID), err)
 	}
 	if r == nil {
 		return FileInfo{}, p.refuse(ctx, OpPutFile, sessionID, fmt.Errorf("%w: no file contents", ErrInvalidRequest))
@@ -364,7 +393,7 @@ func (p *Port) PutFile(ctx context.Context, sessionID, path string, r io.Reader)
 		return FileInfo{}, err
 	}
 	k.observe()
-	info, err := p.d.PutFile(k.ctx, sessionID, path, &contextReader{r: r, ctx: k.ctx})
+	info, err := p.d.PutFile(k.ctx, id, path, &contextReader{r: r, ctx: k.ctx})
 	k.c.Bytes = info.Size
 	k.done(err)
 	if err != nil {

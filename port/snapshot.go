@@ -143,8 +143,9 @@ func (p *Port) snapshotter() (SealedSnapshotter, Snapshotter, error) {
 // call to w. The session stays live. On an error, w may have received part
 // of a snapshot, which a restore refuses.
 func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Writer, opt SnapshotOptions) error {
-	if !usableID(sessionID) {
-		return p.refuse(ctx, OpSnapshotSession, "", unknownSession(sessionID))
+	id, err := p.driverID(sessionID)
+	if err != nil {
+		return p.refuse(ctx, OpSnapshotSession, loggedID(sessionID), err)
 	}
 	sealed, s, err := p.snapshotter()
 	if err != nil {
@@ -156,9 +157,9 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 	}
 	k.observe()
 	if sealed != nil {
-		err = sealed.SnapshotSealed(k.ctx, sessionID, w, opt)
+		err = sealed.SnapshotSealed(k.ctx, id, w, opt)
 	} else {
-		err = p.sealSnapshot(k.ctx, s, sessionID, w, opt)
+		err = p.sealSnapshot(k.ctx, s, id, w, opt)
 	}
 	k.done(err)
 	return err
@@ -221,6 +222,7 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	if err == nil && sess.ID == "" {
 		err = fmt.Errorf("%w: %s adapter restored a session without an id", ErrRuntimeFailure, p.info.Name)
 	}
+	sess.ID = p.publicID(sess.ID)
 	k.c.SessionID = sess.ID
 	k.done(err)
 	if err != nil {

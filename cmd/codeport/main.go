@@ -203,7 +203,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	for _, w := range keyWarnings {
 		logger.Warn(w)
 	}
-	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}, SnapshotKey: key})
+	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}, SnapshotKey: key, NodeID: cfg.NodeID})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1
@@ -232,7 +232,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
-	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "auth", token != "",
+	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", token != "",
 		"hosts", hostCheckSummary(hosts, token != ""))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

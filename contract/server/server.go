@@ -228,9 +228,11 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
 	// The contract lets an unknown id be released "again": the session is
-	// in the desired state either way.
+	// in the desired state either way. Not so an id of another node's
+	// (port.WithNodeID): the call was misrouted, and the session lives on.
 	err := s.port.DestroySession(r.Context(), r.PathValue("id"))
-	if err != nil && !errors.Is(err, port.ErrSessionNotFound) {
+	var elsewhere *port.OtherNodeError
+	if err != nil && (!errors.Is(err, port.ErrSessionNotFound) || errors.As(err, &elsewhere)) {
 		s.writeError(w, r, err)
 		return
 	}

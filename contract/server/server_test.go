@@ -23,6 +23,7 @@ import (
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/port/porttest"
 )
 
 const execCode = `{"tool":"code_execution","input":{"code":"print(1)"}}`
@@ -1369,5 +1370,54 @@ func TestLogLevelsOfUnavailability(t *testing.T) {
 	want := []string{"503 INFO", "503 WARN", "500 ERROR"}
 	if !slices.Equal(levels, want) {
 		t.Fatalf("levels %q, want %q", levels, want)
+	}
+}
+
+// TestNodeIDs serves a Port with a node id: the ids it hands out name the
+// node, and every session route refuses an id of another node with the
+// contract's 404, DELETE included (a misrouted destroy must not look done).
+func TestNodeIDs(t *testing.T) {
+	p := port.New(porttest.NewDriver(), port.WithNodeID("node-b"))
+	t.Cleanup(func() { _ = p.Close() })
+	srv := httptest.NewServer(server.NewHandler(p))
+	t.Cleanup(srv.Close)
+	do := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	st, m := do("POST", "/sessions", "{}")
+	id, _ := m["session_id"].(string)
+	if st != http.StatusCreated && st != http.StatusOK || !strings.HasPrefix(id, "node-b.") {
+		t.Fatalf("POST /sessions: %d %v; want an id starting node-b.", st, m)
+	}
+	other := "node-c." + strings.TrimPrefix(id, "node-b.")
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/sessions/" + other + "/exec", `{"tool":"text_editor_code_execution","input":{"command":"view","path":"."}}`},
+		{"GET", "/sessions/" + other + "/files/list", ""},
+		{"GET", "/sessions/" + other + "/files?path=a", ""},
+		{"DELETE", "/sessions/" + other, ""},
+	} {
+		st, m := do(r.method, r.path, r.body)
+		detail, _ := m["detail"].(string)
+		if st != http.StatusNotFound || m["code"] != "session_not_found" || !strings.Contains(detail, `"node-c"`) {
+			t.Errorf("%s %s: %d %v; want 404 session_not_found naming node-c", r.method, r.path, st, m)
+		}
+	}
+	if st, m := do("GET", "/sessions/"+id+"/files/list", ""); st != http.StatusOK {
+		t.Errorf("the session itself: %d %v", st, m)
+	}
+	if st, _ := do("DELETE", "/sessions/"+id, ""); st != http.StatusNoContent {
+		t.Errorf("DELETE own id: %d", st)
 	}
 }

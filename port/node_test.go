@@ -1,0 +1,139 @@
+package port_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codeport/codeport/conformance"
+	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/port/porttest"
+)
+
+// TestNodeIDConformance runs the suite against a Port with a node id: the
+// prefix must be invisible to everything a client does with the ids it was
+// given.
+func TestNodeIDConformance(t *testing.T) {
+	d := porttest.NewDriver(porttest.WithMaxSessions(4))
+	p := port.New(d, port.WithNodeID("node-a"))
+	t.Cleanup(func() { _ = p.Close() })
+	conformance.Run(t, func(*testing.T) conformance.Target {
+		return conformance.Target{Port: p, Stall: func(id string) (<-chan struct{}, func()) {
+			// The driver knows the session by its own id.
+			return d.Stall(strings.TrimPrefix(id, "node-a."))
+		}}
+	})
+}
+
+func TestNodeIDs(t *testing.T) {
+	ctx := context.Background()
+	d := porttest.NewDriver()
+	p := port.New(d, port.WithNodeID("codeport-1"))
+	t.Cleanup(func() { _ = p.Close() })
+
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := regexp.MustCompile(port.SessionRoutePattern)
+	m := route.FindStringSubmatch("/sessions/" + s.ID + "/exec")
+	if m == nil || m[route.SubexpIndex("node")] != "codeport-1" {
+		t.Fatalf("id %q: the route pattern does not find node codeport-1 in it (match %q)", s.ID, m)
+	}
+	if node, ok := port.NodeOf(s.ID); !ok || node != "codeport-1" {
+		t.Fatalf("NodeOf(%q) = %q, %v", s.ID, node, ok)
+	}
+	inner := strings.TrimPrefix(s.ID, "codeport-1.")
+	if got := d.Sessions(); !slices.Equal(got, []string{inner}) {
+		t.Fatalf("the driver holds %q; want the id without the node, %q", got, inner)
+	}
+	if _, err := p.PutFile(ctx, s.ID, "a.txt", strings.NewReader("x")); err != nil {
+		t.Fatalf("PutFile with the node's own id: %v", err)
+	}
+
+	// Every session call refuses an id naming another node, without
+	// reaching the driver, even when the rest of the id is a live session.
+	other := "codeport-2." + inner
+	calls := map[string]func(id string) error{
+		"Execute": func(id string) error {
+			_, err := p.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolTextEditorExecution, Editor: &port.EditorInput{Command: "view", Path: "a.txt"}})
+			return err
+		},
+		"DestroySession": func(id string) error { return p.DestroySession(ctx, id) },
+		"ListFiles": func(id string) error {
+			_, err := p.ListFiles(ctx, id, "")
+			return err
+		},
+		"GetFile": func(id string) error {
+			_, _, err := p.GetFile(ctx, id, "a.txt")
+			return err
+		},
+		"GetOutputFile": func(id string) error {
+			_, _, err := p.GetOutputFile(ctx, id, "f1")
+			return err
+		},
+		"PutFile": func(id string) error {
+			_, err := p.PutFile(ctx, id, "b.txt", strings.NewReader("y"))
+			return err
+		},
+		"SnapshotSession": func(id string) error {
+			return p.SnapshotSession(ctx, id, &bytes.Buffer{}, port.SnapshotOptions{})
+		},
+	}
+	for name, call := range calls {
+		err := call(other)
+		var on *port.OtherNodeError
+		if !errors.As(err, &on) || !errors.Is(err, port.ErrSessionNotFound) || on.Node != "codeport-2" || on.This != "codeport-1" {
+			t.Errorf("%s(%q) = %v; want an OtherNodeError naming codeport-2 that is ErrSessionNotFound", name, other, err)
+		}
+		if port.ErrorCode(err) != "session_not_found" {
+			t.Errorf("%s: code %q; want session_not_found", name, port.ErrorCode(err))
+		}
+		// The bare driver id is no id of this node's: a client cannot
+		// reach the session by leaving the node out.
+		for _, bad := range []string{inner, "." + inner, "Codeport-1." + inner, "codeport-1."} {
+			err := call(bad)
+			if name == "DestroySession" {
+				if err != nil {
+					t.Errorf("DestroySession(%q) = %v; an id naming no session is destroyed already", bad, err)
+				}
+				continue
+			}
+			if !errors.Is(err, port.ErrSessionNotFound) {
+				t.Errorf("%s(%q) = %v; want ErrSessionNotFound", name, bad, err)
+			}
+		}
+	}
+	if got := d.Sessions(); !slices.Equal(got, []string{inner}) {
+		t.Fatalf("after the refused calls the driver holds %q; want %q still", got, inner)
+	}
+	if err := p.DestroySession(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Sessions(); len(got) != 0 {
+		t.Fatalf("destroyed by its id, the session is still in the driver: %q", got)
+	}
+}
+
+func TestCheckNodeID(t *testing.T) {
+	for _, ok := range []string{"a", "codeport-0", "n1", strings.Repeat("a", 63), "0"} {
+		if err := port.CheckNodeID(ok); err != nil {
+			t.Errorf("CheckNodeID(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "-a", "a-", "A", "a.b", "a_b", "a/b", strings.Repeat("a", 64), "é", "a b", "a\x00"} {
+		if err := port.CheckNodeID(bad); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("CheckNodeID(%q) = %v; want ErrInvalidRequest", bad, err)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("New accepted the node id \"a.b\"")
+		}
+	}()
+	port.New(porttest.NewDriver(), port.WithNodeID("a.b"))
+}
