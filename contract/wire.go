@@ -708,3 +708,15 @@ const SnapshotTenantHeader = "X-Codeport-Snapshot-Tenant"
 
 // MaxSnapshotTenantBytes bounds SnapshotTenantHeader's value, as sent.
 const MaxSnapshotTenantBytes = 768
+
+// KeepSessionIDHeader is the request header of POST /snapshots/restore
+// that asks for the restored session to keep the id it had where it was
+// snapshotted (port.SnapshotOptions.SessionID): what moving a session to
+// another node needs, so that its clients' ids go on working there.
+const KeepSessionIDHeader = "X-Codeport-Session-Id"
+
+// SessionList is the body of GET /sessions: the ids of the sessions the
+// node holds, live or hibernated, in no order.
+type SessionList struct {
+	SessionIDs []string `json:"session_ids"`
+}

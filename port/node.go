@@ -1,7 +1,9 @@
 package port
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 )
@@ -97,9 +99,103 @@ func (p *Port) driverID(sessionID string) (string, error) {
 	case !ok || !nodeIDRE.MatchString(node):
 		return "", fmt.Errorf("%w: %q names no node (this is node %q, whose ids are %q)", ErrSessionNotFound, shortID(sessionID), p.nodeID, p.nodeID+".<id>")
 	case node != p.nodeID:
+		// Refused unless it is a session moved here under its id.
+		if m, ok := p.d.(SessionMover); ok && m.HasSession(sessionID) {
+			return sessionID, nil
+		}
 		return "", &OtherNodeError{Node: node, This: p.nodeID}
 	case !usableID(rest):
 		return "", unknownSession(sessionID)
 	}
 	return rest, nil
+}
+
+// Moving sessions between nodes. A session keeps its id when it moves: a
+// client that holds "a.<uuid>" goes on using it after node a was drained
+// into node b. The snapshot of the session is restored on b with
+// SnapshotOptions.SessionID set to its id; b's driver then holds it under
+// that whole id, which no session of b's own can have (b's driver ids have
+// no node part), and b answers for it although the id names a. The router
+// learns the new home by name: the line of its node map that says where
+// node a lives is pointed at b (deploy/nginx). Ids of node a that were not
+// moved to b stay refused there as another node's.
+
+// SessionMover is implemented by a driver that can restore a snapshot under
+// an id it is given and list its sessions: what moving sessions between
+// nodes needs of it (see SnapshotOptions.SessionID and Port.SessionIDs).
+type SessionMover interface {
+	// RestoreSessionAs is Snapshotter.RestoreSession under id, which
+	// CheckMovedID accepts; an id a session of the driver has already is
+	// ErrInvalidRequest.
+	RestoreSessionAs(ctx context.Context, r io.Reader, size int64, id string) (Session, error)
+	// HasSession reports whether the driver holds a session (live, or
+	// hibernated) under id.
+	HasSession(id string) bool
+	// SessionIDs lists the ids of the driver's sessions, live and
+	// hibernated, in no order.
+	SessionIDs() []string
+	// ReleaseSession is Snapshotter.SnapshotSession followed by
+	// DestroySession with no call on the session in between, so that
+	// nothing done to the session after its snapshot is lost when it
+	// moves. Once the snapshot is written to w, it calls commit (which
+	// seals it and hands it on) and destroys the session only if commit
+	// succeeds; a session whose snapshot or commit fails stays as it was.
+	ReleaseSession(ctx context.Context, sessionID string, w io.Writer, commit func() error) error
+}
+
+var movedIDRE = regexp.MustCompile(`^(?:` + NodeIDPattern + `\.)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// CheckMovedID reports why id cannot be kept by a moved session: it must
+// be a session id as codeport makes them, a lower-case UUID with or
+// without a node id before it ("node-a.<uuid>"). An id of that form is
+// also safe as a file name, which a driver that hibernates sessions needs.
+func CheckMovedID(id string) error {
+	if !movedIDRE.MatchString(id) {
+		return fmt.Errorf("%w: session id %q cannot be kept: it must be a UUID, with or without a node id and '.' before it", ErrInvalidRequest, shortID(id))
+	}
+	return nil
+}
+
+// SessionIDs lists the sessions the Port's driver holds, live and
+// hibernated, by the ids clients use, so that an operator can drain a
+// node. It is ErrUnsupported for a driver that cannot say.
+func (p *Port) SessionIDs(ctx context.Context) ([]string, error) {
+	m, ok := p.d.(SessionMover)
+	if !ok {
+		return nil, fmt.Errorf("%w: the %s adapter cannot list its sessions", ErrUnsupported, p.info.Name)
+	}
+	k, err := p.begin(ctx, OpListSessions, "")
+	if err != nil {
+		return nil, err
+	}
+	k.observe()
+	ids := m.SessionIDs()
+	for i, id := range ids {
+		if !strings.Contains(id, ".") {
+			// One of the node's own: moved sessions have their whole id.
+			ids[i] = p.publicID(id)
+		}
+	}
+	k.done(nil)
+	return ids, nil
+}
+
+// keptID checks the id a restore is asked to keep, and returns the
+// driver's id for it.
+func (p *Port) keptID(id string) (string, error) {
+	if err := CheckMovedID(id); err != nil {
+		return "", err
+	}
+	if p.nodeID == "" {
+		return id, nil
+	}
+	node, rest, ok := strings.Cut(id, ".")
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%w: session id %q names no node; this node (%q) keeps only ids of the form <node>.<uuid>", ErrInvalidRequest, shortID(id), p.nodeID)
+	case node == p.nodeID:
+		// A session coming home.
+		return rest, nil
+	}
+	return id, nil
 }

@@ -137,3 +137,27 @@ func TestCheckNodeID(t *testing.T) {
 	}()
 	port.New(porttest.NewDriver(), port.WithNodeID("a.b"))
 }
+
+func TestCheckMovedID(t *testing.T) {
+	const u = "0b7c3f1e-2a4d-4c6b-9e8f-112233445566"
+	for _, ok := range []string{u, "a." + u, "codeport-12." + u} {
+		if err := port.CheckMovedID(ok); err != nil {
+			t.Errorf("CheckMovedID(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "0", strings.ToUpper(u), "a.b." + u, "../" + u, u + "/x", "A." + u, "-a." + u, "." + u, u + "\n"} {
+		if err := port.CheckMovedID(bad); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("CheckMovedID(%q) = %v; want ErrInvalidRequest", bad, err)
+		}
+	}
+	// A driver that cannot restore under an id says so before any byte
+	// of the snapshot is read.
+	p := port.New(porttest.NewDriver(), port.WithSnapshotKey(bytes.Repeat([]byte("k"), 32)))
+	t.Cleanup(func() { _ = p.Close() })
+	if _, err := p.RestoreSession(context.Background(), strings.NewReader("x"), port.SnapshotOptions{SessionID: u}); !errors.Is(err, port.ErrUnsupported) {
+		t.Errorf("restore under an id on a driver without snapshots: %v", err)
+	}
+	if _, err := p.SessionIDs(context.Background()); !errors.Is(err, port.ErrUnsupported) {
+		t.Errorf("SessionIDs on a driver that cannot list: %v", err)
+	}
+}

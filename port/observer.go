@@ -21,6 +21,7 @@ const (
 	OpDescribe        Op = "describe"
 	OpSnapshotSession Op = "snapshot_session"
 	OpRestoreSession  Op = "restore_session"
+	OpListSessions    Op = "list_sessions"
 )
 
 // Call is one call a Port served, as an Observer sees it. It carries no

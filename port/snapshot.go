@@ -60,6 +60,22 @@ type SnapshotOptions struct {
 	// Tenant is refused as if the snapshot were forged. Servers set it
 	// from the caller's credential.
 	Tenant string
+	// SessionID, for RestoreSession, is the id the restored session
+	// keeps instead of a new one: the id it had where it was snapshotted,
+	// when it moves to another node (see SessionMover). It must pass
+	// CheckMovedID; an id that a session here has already is
+	// ErrInvalidRequest. Ignored by SnapshotSession.
+	SessionID string
+	// Release, for SnapshotSession, destroys the session once its
+	// snapshot is written, with no call on it in between (see
+	// SessionMover.ReleaseSession): the session moves out. A snapshot
+	// that fails leaves the session as it was. Ignored by RestoreSession.
+	Release bool
+	// Commit, with Release, is called once the sealed snapshot is wholly
+	// written to w, before the session is destroyed: an error keeps the
+	// session. A server hands the snapshot to its client there, so that a
+	// session is released only once its snapshot has left.
+	Commit func() error
 }
 
 // ErrInvalidSnapshot: a snapshot that cannot be restored here: not a
@@ -151,21 +167,48 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 	if err != nil {
 		return p.refuse(ctx, OpSnapshotSession, sessionID, err)
 	}
+	var mover SessionMover
+	if opt.Release && sealed == nil {
+		m, ok := p.d.(SessionMover)
+		if !ok {
+			return p.refuse(ctx, OpSnapshotSession, sessionID, fmt.Errorf("%w: the %s adapter cannot release a session with its snapshot", ErrUnsupported, p.info.Name))
+		}
+		mover = m
+	}
 	k, err := p.begin(ctx, OpSnapshotSession, sessionID)
 	if err != nil {
 		return err
 	}
 	k.observe()
-	if sealed != nil {
+	if mover != nil {
+		err = p.sealSnapshot(k.ctx, func(ctx context.Context, w io.Writer, seal func() error) error {
+			return mover.ReleaseSession(ctx, id, w, func() error {
+				if err := seal(); err != nil {
+					return err
+				}
+				if opt.Commit != nil {
+					return opt.Commit()
+				}
+				return nil
+			})
+		}, w, opt)
+	} else if sealed != nil {
 		err = sealed.SnapshotSealed(k.ctx, id, w, opt)
 	} else {
-		err = p.sealSnapshot(k.ctx, s, id, w, opt)
+		err = p.sealSnapshot(k.ctx, func(ctx context.Context, w io.Writer, seal func() error) error {
+			if err := s.SnapshotSession(ctx, id, w); err != nil {
+				return err
+			}
+			return seal()
+		}, w, opt)
 	}
 	k.done(err)
 	return err
 }
 
-func (p *Port) sealSnapshot(ctx context.Context, s Snapshotter, sessionID string, w io.Writer, opt SnapshotOptions) error {
+// sealSnapshot frames what save writes with the header and the seal; save
+// calls its seal function once the driver has written the snapshot.
+func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, w io.Writer, seal func() error) error, w io.Writer, opt SnapshotOptions) error {
 	hdr, err := json.Marshal(snapshotHeader{Adapter: p.info.Name, Tenant: opt.Tenant, Created: time.Now().UTC()})
 	if err != nil {
 		return fmt.Errorf("%w: snapshot header: %v", ErrRuntimeFailure, err)
@@ -181,21 +224,20 @@ func (p *Port) sealSnapshot(ctx context.Context, s Snapshotter, sessionID string
 		}
 	}
 	cw := &countWriter{w: sealed}
-	if err := s.SnapshotSession(ctx, sessionID, cw); err != nil {
-		return err
-	}
-	var trailer [8]byte
-	binary.BigEndian.PutUint64(trailer[:], uint64(cw.n))
-	if _, err := sealed.Write(trailer[:]); err != nil {
-		return fmt.Errorf("%w: writing the snapshot: %v", ErrRuntimeFailure, err)
-	}
-	if _, err := bw.Write(mac.Sum(nil)); err != nil {
-		return fmt.Errorf("%w: writing the snapshot: %v", ErrRuntimeFailure, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("%w: writing the snapshot: %v", ErrRuntimeFailure, err)
-	}
-	return nil
+	return save(ctx, cw, func() error {
+		var trailer [8]byte
+		binary.BigEndian.PutUint64(trailer[:], uint64(cw.n))
+		if _, err := sealed.Write(trailer[:]); err != nil {
+			return fmt.Errorf("%w: writing the snapshot: %v", ErrRuntimeFailure, err)
+		}
+		if _, err := bw.Write(mac.Sum(nil)); err != nil {
+			return fmt.Errorf("%w: writing the snapshot: %v", ErrRuntimeFailure, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("%w: writing the snapshot: %v", ErrRuntimeFailure, err)
+		}
+		return nil
+	})
 }
 
 // RestoreSession makes a new session from a sealed snapshot that
@@ -208,6 +250,19 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	if err != nil {
 		return Session{}, p.refuse(ctx, OpRestoreSession, "", err)
 	}
+	var keep string
+	if opt.SessionID != "" {
+		keep, err = p.keptID(opt.SessionID)
+		if err == nil && sealed != nil && p.nodeID != "" {
+			err = fmt.Errorf("%w: a restore through the %s adapter cannot keep a session id on a node with a node id", ErrUnsupported, p.info.Name)
+		}
+		if _, ok := p.d.(SessionMover); err == nil && sealed == nil && !ok {
+			err = fmt.Errorf("%w: the %s adapter cannot restore a session under a given id", ErrUnsupported, p.info.Name)
+		}
+		if err != nil {
+			return Session{}, p.refuse(ctx, OpRestoreSession, "", err)
+		}
+	}
 	k, err := p.begin(ctx, OpRestoreSession, "")
 	if err != nil {
 		return Session{}, err
@@ -217,12 +272,19 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	if sealed != nil {
 		sess, err = sealed.RestoreSealed(k.ctx, r, opt)
 	} else {
-		sess, err = p.openSnapshot(k.ctx, s, r, opt)
+		sess, err = p.openSnapshot(k.ctx, s, r, opt, keep)
 	}
-	if err == nil && sess.ID == "" {
+	switch {
+	case err == nil && sess.ID == "":
 		err = fmt.Errorf("%w: %s adapter restored a session without an id", ErrRuntimeFailure, p.info.Name)
+	case err == nil && keep != "" && sess.ID != keep:
+		err = fmt.Errorf("%w: %s adapter restored the session as %q, not under the id it was asked to keep", ErrRuntimeFailure, p.info.Name, shortID(sess.ID))
 	}
-	sess.ID = p.publicID(sess.ID)
+	if keep != "" && err == nil {
+		sess.ID = opt.SessionID
+	} else {
+		sess.ID = p.publicID(sess.ID)
+	}
 	k.c.SessionID = sess.ID
 	k.done(err)
 	if err != nil {
@@ -231,7 +293,7 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	return sess, nil
 }
 
-func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt SnapshotOptions) (Session, error) {
+func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt SnapshotOptions, keep string) (Session, error) {
 	invalid := func(why string) error { return fmt.Errorf("%w: %s", ErrInvalidSnapshot, why) }
 	f, err := os.CreateTemp("", "codeport-restore-")
 	if err != nil {
@@ -304,7 +366,11 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	if size != n-sha256.Size-8-payloadStart {
 		return Session{}, invalid("its length does not match its contents")
 	}
-	return s.RestoreSession(ctx, io.NewSectionReader(f, payloadStart, size), size)
+	payload := io.NewSectionReader(f, payloadStart, size)
+	if keep != "" {
+		return s.(SessionMover).RestoreSessionAs(ctx, payload, size, keep)
+	}
+	return s.RestoreSession(ctx, payload, size)
 }
 
 type countWriter struct {

@@ -38,7 +38,12 @@ func (a *adapter) SnapshotSealed(ctx context.Context, id string, w io.Writer, op
 		route: "POST /sessions/{id}/snapshot", session: id, wall: a.snapshotWall()}
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.wall, errWallClock)
 	defer cancel()
-	req, err := a.newRequest(callCtx, c, "", nil)
+	query := ""
+	if opt.Release {
+		// The remote destroys the session once it has sent the snapshot.
+		query = "release=true"
+	}
+	req, err := a.newRequest(callCtx, c, query, nil)
 	if err != nil {
 		return err
 	}
@@ -69,6 +74,9 @@ func (a *adapter) SnapshotSealed(ctx context.Context, id string, w io.Writer, op
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
 		return violation(c, resp.StatusCode, fmt.Sprintf("body of %d bytes, Content-Length %d", n, resp.ContentLength))
 	}
+	if opt.Release && opt.Commit != nil {
+		return opt.Commit()
+	}
 	return nil
 }
 
@@ -85,6 +93,10 @@ func (a *adapter) RestoreSealed(ctx context.Context, r io.Reader, opt port.Snaps
 	}
 	if err := setTenant(req, opt); err != nil {
 		return port.Session{}, err
+	}
+	if opt.SessionID != "" {
+		// Checked by the Port (port.CheckMovedID): safe in a header.
+		req.Header.Set(contract.KeepSessionIDHeader, opt.SessionID)
 	}
 	req.Header.Set("Content-Type", contract.SnapshotMediaType)
 	req.Header.Set("Accept", "application/json")

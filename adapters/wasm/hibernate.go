@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/codeport/codeport/port"
 )
 
@@ -134,8 +132,10 @@ func readHibernatedHeader(path string) (hibernatedHeader, error) {
 	if err := json.Unmarshal([]byte(line), &h); err != nil {
 		return h, err
 	}
-	if _, err := uuid.Parse(h.ID); err != nil {
-		return h, fmt.Errorf("session id: %w", err)
+	// An id of the adapter's own, or one a moved session kept: both are
+	// safe as file names.
+	if err := port.CheckMovedID(h.ID); err != nil {
+		return h, err
 	}
 	return h, nil
 }

@@ -78,6 +78,12 @@ func (s *session) destroy() (wasAsleep bool) {
 	s.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.destroyLocked()
+}
+
+// destroyLocked is destroy with s.mu held.
+func (s *session) destroyLocked() (wasAsleep bool) {
+	s.cancel()
 	if s.gone {
 		return false
 	}

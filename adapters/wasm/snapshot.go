@@ -142,6 +142,48 @@ func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) e
 	return a.saveLocked(ctx, s, w, false)
 }
 
+// ReleaseSession implements port.SessionMover: the snapshot is written
+// and the session destroyed under its lock, so no call runs on it in
+// between.
+func (a *adapter) ReleaseSession(ctx context.Context, id string, w io.Writer, commit func() error) error {
+	if err := a.WaitReady(ctx); err != nil {
+		return err
+	}
+	s, err := a.lookup(id)
+	if err != nil {
+		return err
+	}
+	if !s.mu.TryLock() {
+		return fmt.Errorf("%w: session %s is running another call", port.ErrSessionBusy, s.id)
+	}
+	defer s.mu.Unlock()
+	if s.gone {
+		return fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
+	}
+	if err := a.wake(ctx, s); err != nil {
+		return err
+	}
+	s.busy.Store(true)
+	err = a.saveLocked(ctx, s, w, false)
+	if err == nil {
+		err = commit()
+	}
+	s.busy.Store(false)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	if a.sessions[id] == s {
+		delete(a.sessions, id)
+	}
+	a.mu.Unlock()
+	// Awake (woken above), so its slot is held.
+	s.destroyLocked()
+	a.releaseSlot()
+	a.metrics.SessionClosed()
+	return nil
+}
+
 // saveLocked writes a snapshot of s, which is awake; s.mu is held. With
 // diff, the memory is written as its difference from this process's
 // image: far smaller, but restorable only in this process.
@@ -292,6 +334,24 @@ func tarTree(tw *tar.Writer, prefix, root string) error {
 
 // RestoreSession implements port.Snapshotter.
 func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (port.Session, error) {
+	return a.restoreAs(ctx, r, "")
+}
+
+// RestoreSessionAs implements port.SessionMover.
+func (a *adapter) RestoreSessionAs(ctx context.Context, r io.Reader, _ int64, id string) (port.Session, error) {
+	if err := port.CheckMovedID(id); err != nil {
+		return port.Session{}, err
+	}
+	return a.restoreAs(ctx, r, id)
+}
+
+// restoreAs restores a session under id, or a new id when id is empty.
+func (a *adapter) restoreAs(ctx context.Context, r io.Reader, id string) (port.Session, error) {
+	if id != "" && a.HasSession(id) {
+		// Checked again when the session is registered; this saves the
+		// work of a restore that would be refused.
+		return port.Session{}, errSessionExists(id)
+	}
 	if err := a.WaitReady(ctx); err != nil {
 		return port.Session{}, err
 	}
@@ -303,12 +363,43 @@ func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (por
 		a.releaseSlot()
 		return port.Session{}, err
 	}
-	s := a.sessionOver(sb, uuid.NewString(), meta.Idle, meta.Lifetime)
+	if id == "" {
+		id = uuid.NewString()
+	}
+	s := a.sessionOver(sb, id, meta.Idle, meta.Lifetime)
 	a.mu.Lock()
+	if a.sessions[id] != nil {
+		a.mu.Unlock()
+		s.destroy()
+		a.releaseSlot()
+		return port.Session{}, errSessionExists(id)
+	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	a.metrics.SessionOpened()
 	return s.handle(), nil
+}
+
+func errSessionExists(id string) error {
+	return fmt.Errorf("%w: a session with id %q is here already", port.ErrInvalidRequest, id)
+}
+
+// HasSession implements port.SessionMover.
+func (a *adapter) HasSession(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id] != nil
+}
+
+// SessionIDs implements port.SessionMover.
+func (a *adapter) SessionIDs() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.sessions))
+	for id := range a.sessions {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // restoreSandbox makes a sandbox whose interpreter and files are the

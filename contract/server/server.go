@@ -88,6 +88,7 @@ func (s *server) routes() {
 		s.mux.Handle(pattern, h)
 	}
 	handle("POST /sessions", s.createSession, true)
+	handle("GET /sessions", s.listSessions, true)
 	handle("DELETE /sessions/{id}", s.destroySession, true)
 	handle("POST /sessions/{id}/exec", s.execute, true)
 	handle("GET /sessions/{id}/files/list", s.listFiles, true)
@@ -550,6 +551,29 @@ func (s *server) snapshots() (port.SessionSnapshots, error) {
 	return sn, nil
 }
 
+// sessionLister is a port that can list its sessions (*port.Port).
+type sessionLister interface {
+	SessionIDs(ctx context.Context) ([]string, error)
+}
+
+// listSessions answers with the ids of the node's sessions, so that an
+// operator can drain it (codeport drain). A port that cannot list them
+// answers 501.
+func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
+	l, ok := s.port.(sessionLister)
+	if !ok {
+		s.writeError(w, r, fmt.Errorf("%w: this server cannot list its sessions", port.ErrUnsupported))
+		return
+	}
+	ids, err := l.SessionIDs(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	slices.Sort(ids)
+	writeJSON(w, http.StatusOK, contract.SessionList{SessionIDs: ids})
+}
+
 // snapshotTenant is whom a snapshot made or restored through this server
 // belongs to: the name the request gives (contract.SnapshotTenantHeader)
 // within the server's one credential. The seal (the server's snapshot key)
@@ -590,24 +614,51 @@ func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
 		f.Close()
 		os.Remove(f.Name())
 	}()
+	switch v := r.URL.Query().Get("release"); v {
+	case "", "false":
+	case "true":
+		// The session moves out: it is destroyed only once its snapshot
+		// has been written to the client, under its lock.
+		opt.Release = true
+	default:
+		s.writeError(w, r, invalidf("release must be true or false, not %q", v))
+		return
+	}
+	answered := false
+	send := func() error {
+		answered = true
+		size, err := f.Seek(0, io.SeekCurrent)
+		if err == nil {
+			_, err = f.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			answered = false
+			return fmt.Errorf("%w: snapshot: %v", port.ErrRuntimeFailure, err)
+		}
+		h := w.Header()
+		h.Set("Content-Type", contract.SnapshotMediaType)
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusOK)
+		if _, err := io.Copy(w, f); err != nil {
+			return err
+		}
+		return http.NewResponseController(w).Flush()
+	}
+	if opt.Release {
+		opt.Commit = send
+	}
 	if err := sn.SnapshotSession(r.Context(), r.PathValue("id"), f, opt); err != nil {
-		s.writeError(w, r, err)
+		if !answered {
+			s.writeError(w, r, err)
+		}
 		return
 	}
-	size, err := f.Seek(0, io.SeekCurrent)
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
+	if !opt.Release {
+		if err := send(); err != nil && !answered {
+			s.writeError(w, r, err)
+		}
 	}
-	if err != nil {
-		s.writeError(w, r, fmt.Errorf("%w: snapshot: %v", port.ErrRuntimeFailure, err))
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", contract.SnapshotMediaType)
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(w, f)
 }
 
 // restoreSession makes a session from a sealed snapshot in the body
@@ -626,6 +677,13 @@ func (s *server) restoreSession(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if id := r.Header.Get(contract.KeepSessionIDHeader); id != "" {
+		if err := port.CheckMovedID(id); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		opt.SessionID = id
 	}
 	body := &bodyTracker{ReadCloser: r.Body}
 	sess, err := sn.RestoreSession(r.Context(), body, opt)

@@ -361,8 +361,8 @@ func TestBearerToken(t *testing.T) {
 func TestMethodNotAllowed(t *testing.T) {
 	h := newHarness(t, nil)
 	tests := []struct{ method, target, allow string }{
-		{"GET", "/sessions", "POST"},
-		{"DELETE", "/sessions", "POST"},
+		{"PUT", "/sessions", "GET, HEAD, POST"},
+		{"DELETE", "/sessions", "GET, HEAD, POST"},
 		{"GET", "/sessions/s1", "DELETE"},
 		{"POST", "/sessions/s1", "DELETE"},
 		{"GET", "/sessions/s1/exec", "POST"},
