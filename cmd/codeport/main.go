@@ -5,6 +5,7 @@
 //	codeport describe [flags]                 print the bound backend's capability description
 //	codeport mcp      [flags]                 serve the backend as an MCP server (stdio, or HTTP with --listen)
 //	codeport conformance --base-url URL       check a running contract v1 backend
+//	codeport drain --from URL --to URL        move a node's sessions to another node
 //
 // Every command takes the configuration flags (see `codeport serve -h`),
 // which can also come from CODEPORT_* environment variables or a YAML file.
@@ -46,6 +47,7 @@ Usage:
   codeport mcp      [flags]                     serve MCP over stdio, or streamable HTTP with --listen
   codeport conformance --base-url URL [--auth-token T]
                                                 check a running contract v1 backend
+  codeport drain --from URL --to URL            move every session of one node to another, ids kept
 
 Run "codeport COMMAND -h" for the flags of a command.
 `
@@ -94,6 +96,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return describe(ctx, args[1:], stdout, stderr)
 	case "conformance":
 		return conformanceCommand(ctx, args[1:], stdout, stderr)
+	case "drain":
+		return drainCommand(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return mcpCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "worker":
