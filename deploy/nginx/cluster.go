@@ -19,7 +19,7 @@ import (
 )
 
 // ErrNoNginx is FindNginx's error when nginx is not installed.
-var ErrNoNginx = errors.New("nginx is not installed (Debian: apt-get install nginx-light)")
+var ErrNoNginx = errors.New("nginx is not installed (Debian: apt-get install nginx)")
 
 // FindNginx returns the path of the nginx binary: the one on PATH, else
 // Debian's /usr/sbin/nginx (not on a normal user's PATH).

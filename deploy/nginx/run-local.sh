@@ -7,7 +7,7 @@
 #   make build && deploy/nginx/run-local.sh
 #   bin/codeport conformance --base-url http://127.0.0.1:8080
 #
-# Needs nginx (Debian: apt-get install nginx-light); CODEPORT_BIN names
+# Needs nginx (Debian: apt-get install nginx); CODEPORT_BIN names
 # another codeport binary. Everything the run writes (logs, nginx's pid
 # and temporary directories, the nodes' workspaces) goes to a temporary
 # directory, removed at the end.
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=${CODEPORT_BIN:-$here/../../bin/codeport}
 nginx=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 [ -x "$bin" ] || { echo "run-local.sh: no codeport binary at $bin (make build)" >&2; exit 1; }
-[ -x "$nginx" ] || { echo "run-local.sh: nginx is not installed (apt-get install nginx-light)" >&2; exit 1; }
+[ -x "$nginx" ] || { echo "run-local.sh: nginx is not installed (apt-get install nginx)" >&2; exit 1; }
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/codeport-nginx.XXXXXX")
 pids=""
