@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/codeport/codeport/internal/measure"
 )
 
 // ErrNoNginx is FindNginx's error when nginx is not installed.
@@ -399,9 +401,9 @@ func (c *Cluster) Logs() map[string]string {
 }
 
 // CPU is the processor time (user and system) the cluster's processes
-// have used so far: the nodes, nginx's master and its workers, and their
-// ended children. It reads /proc (Linux), in clock ticks of 10 ms.
-func (c *Cluster) CPU() (time.Duration, error) {
+// have used so far: the nodes, nginx's master and its workers. It reads
+// /proc (Linux); a process that is gone counts nothing.
+func (c *Cluster) CPU() time.Duration {
 	var pids []int
 	for _, p := range c.nodes {
 		if !p.exited() {
@@ -413,44 +415,7 @@ func (c *Cluster) CPU() (time.Duration, error) {
 		pids = append(pids, master)
 		pids = append(pids, childrenOf(master)...)
 	}
-	var ticks int64
-	for _, pid := range pids {
-		t, err := cpuTicks(pid)
-		if err != nil {
-			return 0, err
-		}
-		ticks += t
-	}
-	// USER_HZ is 100 on every Linux architecture Go supports.
-	return time.Duration(ticks) * 10 * time.Millisecond, nil
-}
-
-// cpuTicks is utime+stime+cutime+cstime of /proc/pid/stat.
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	// The command name, in parentheses, may hold spaces: fields are
-	// counted after its closing parenthesis (field 3, the state, first).
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	const utime = 14 - 3 // then stime, cutime, cstime
-	if len(f) < utime+4 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	var total int64
-	for _, s := range f[utime : utime+4] {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		total += v
-	}
-	return total, nil
+	return measure.CPU(pids...)
 }
 
 // childrenOf lists the processes whose parent is pid.
