@@ -27,6 +27,16 @@
 // versions the profile's Describe lists (installed by pip on first use;
 // "absent" without python3 or pip).
 //
+// Several nodes behind nginx (multinode_test.go) have workloads of their
+// own, named Nginx*, on real `codeport serve` processes and Debian's nginx
+// with deploy/nginx's configuration: W2 and W3 straight to a node of a
+// three-node cluster ("direct") and through nginx ("nginx"), and whole
+// sessions per second with their CPU time per session (the nodes' and
+// nginx's processes, from /proc) on one node directly, one node behind
+// nginx and three nodes behind nginx (CODEPORT_BENCH_NGINX_CLIENTS
+// clients, default 6). They are skipped, with the reason, where nginx is
+// not installed.
+//
 // The table is made by bench/cmd/sidebyside, which runs these benchmarks,
 // drives pydantic-monty through bench/monty_driver.py for the same
 // workloads, and writes bench/results.md (`make bench`):

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,12 +148,27 @@ func (r *Results) ParseGoBench(in io.Reader) error {
 	return nil
 }
 
+// The peers of the benchmarks of several nodes behind nginx
+// (bench/multinode_test.go), which have a section of their own rather than
+// columns of the main table.
+const (
+	Direct      = "direct"       // straight to one node of three
+	Nginx       = "nginx"        // the same cluster through nginx
+	OneDirect   = "1node-direct" // one node, no router
+	OneNginx    = "1node-nginx"  // one node behind nginx
+	ThreeNginx  = "3nodes-nginx" // three nodes behind nginx
+	nginxPrefix = "Nginx"        // the workloads' names begin so
+)
+
+var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx}
+
 // Columns are the peers in the table's order: the Go-driven peers as they
-// came, monty just before the reference, native left out.
+// came, monty just before the reference, native and the cluster peers left
+// out.
 func (r *Results) Columns() []string {
 	var cols []string
 	for _, p := range r.Peers {
-		if p != Monty && p != Reference && p != Native {
+		if p != Monty && p != Reference && p != Native && !slices.Contains(clusterPeers, p) {
 			cols = append(cols, p)
 		}
 	}
@@ -370,6 +386,8 @@ func (r *Results) Markdown() string {
 		sb.WriteString(strings.Join(parts, "; ") + ".\n")
 	}
 
+	r.clusterMarkdown(&sb)
+
 	if r.Get("inproc", sciRows[0].workload) != nil || r.Failed("inproc", sciRows[0].workload) {
 		sb.WriteString("\n### Scientific profile against native CPython (p50 / p95)\n\n" +
 			"codeport in process with `--profile scientific`, each sample one Execute as a client sees it; " +
@@ -396,4 +414,46 @@ func (r *Results) curveClients() []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// clusterRows are the workloads measured directly on a node and through
+// nginx.
+var clusterRows = []row{
+	{label: "W2 `print(1)` in a live session (ms)", workload: nginxPrefix + "W2LiveCall", prefix: "call"},
+	{label: "W3 create + call + destroy (ms)", workload: nginxPrefix + "W3CreateCallDestroy", prefix: "ccd"},
+}
+
+// clusterMarkdown renders the section of several nodes behind nginx: W2
+// and W3 direct and through the router, then whole sessions per second
+// and their CPU cost by cluster shape.
+func (r *Results) clusterMarkdown(sb *strings.Builder) {
+	sb.WriteString("\n### Several nodes behind nginx (deploy/nginx; p50 / p95)\n\n" +
+		"Real `codeport serve` processes and Debian's nginx with the shipped configuration, on loopback, " +
+		"driven by adapters/http with keep-alive. Direct: straight to one node of three; nginx: the same cluster through the router.\n\n")
+	sb.WriteString(mdHead("workload", "direct to a node", "through nginx", "nginx ÷ direct"))
+	for _, w := range clusterRows {
+		sb.WriteString(mdRow(w.label, r.cell(Direct, w), r.cell(Nginx, w), r.ratio(Nginx, Direct, w)))
+	}
+	const sessions = nginxPrefix + "Sessions"
+	clients := ""
+	for _, p := range []string{OneDirect, OneNginx, ThreeNginx} {
+		if n, ok := r.Get(p, sessions)["clients"]; ok {
+			clients = fmt.Sprintf("%.0f ", n)
+		}
+	}
+	fmt.Fprintf(sb, "\nWhole sessions (create + `print(1 + 1)` + destroy) from %sconcurrent clients; CPU is the nodes' and nginx's "+
+		"processes' user + system time per session. The nodes share this machine's cores, so sessions/s cannot exceed the cores divided by the CPU per session, "+
+		"however many nodes there are.\n\n", clients)
+	sb.WriteString(mdHead("cluster", "sessions/s (higher is better)", "CPU ms per session", "first result ms"))
+	labels := map[string]string{OneDirect: "1 node, direct", OneNginx: "1 node behind nginx", ThreeNginx: "3 nodes behind nginx"}
+	for _, p := range []string{OneDirect, OneNginx, ThreeNginx} {
+		rate := row{workload: sessions, unit: "sessions/s"}
+		cpu := row{workload: sessions, unit: "cpu-ms/session"}
+		first := row{workload: sessions, prefix: "first"}
+		sb.WriteString(mdRow(labels[p], r.cell(p, rate), r.cell(p, cpu), r.cell(p, first)))
+	}
+	rate := row{workload: sessions, unit: "sessions/s", higherBetter: true}
+	if s := r.ratio(ThreeNginx, OneNginx, rate); strings.HasPrefix(s, "×") {
+		fmt.Fprintf(sb, "\n3 nodes ÷ 1 node behind nginx: %s the sessions/s, on %d cores.\n", s, runtime.NumCPU())
+	}
 }

@@ -19,6 +19,12 @@ BenchmarkS1Matmul/inproc-2       	       1	 500000000 ns/op	        24.00 matmul
 BenchmarkS1Matmul/native-2       	       1	 400000000 ns/op	         0.400 matmul-p50-ms	         0.500 matmul-p95-ms
 BenchmarkS2Groupby/inproc-2      	       1	 500000000 ns/op	        30.00 groupby-p50-ms	        33.00 groupby-p95-ms
 BenchmarkS2Groupby/native-2      	       1	      1335 ns/op	         1.000 absent
+BenchmarkNginxW2LiveCall/direct-2     	       1	 207949349 ns/op	         0.6677 call-p50-ms	         1.020 call-p95-ms
+BenchmarkNginxW2LiveCall/nginx-2      	       1	 237216921 ns/op	         0.7687 call-p50-ms	         1.085 call-p95-ms
+--- FAIL: BenchmarkNginxW3CreateCallDestroy/nginx
+BenchmarkNginxSessions/1node-direct-2              	       1	5985810743 ns/op	         6.000 clients	         5.623 cpu-ms/session	        16.42 first-p50-ms	        51.33 first-p95-ms	       147.1 sessions/s
+BenchmarkNginxSessions/1node-nginx-2               	       1	6008894597 ns/op	         6.000 clients	         4.961 cpu-ms/session	        16.76 first-p50-ms	        63.25 first-p95-ms	       153.1 sessions/s
+BenchmarkNginxSessions/3nodes-nginx-2              	       1	6009564081 ns/op	         6.000 clients	         5.339 cpu-ms/session	        11.67 first-p50-ms	        28.84 first-p95-ms	       217.4 sessions/s
 BenchmarkBurst/inproc-2          	       1	15781189689 ns/op	      2406 burst-max-ms	      1840 burst-p50-ms	      2360 burst-p95-ms	         6.000 hits	        18.00 misses	         2.000 pool	        24.00 requests
 FAIL
 `
@@ -51,6 +57,12 @@ func TestParseAndRender(t *testing.T) {
 		"| pydantic-monty | n/a |",
 		"| S1 numpy 200×200 matmul (ms) | 24.0 / 26.0 | 0.400 / 0.500 | ×60.0 |",
 		"| S2 pandas groupby, 10**5 rows (ms) | 30.0 / 33.0 | absent | absent |",
+		"| W2 `print(1)` in a live session (ms) | 0.668 / 1.02 | 0.769 / 1.08 | ×1.15 |",
+		"| W3 create + call + destroy (ms) | n/a | failed | failed |",
+		"from 6 concurrent clients",
+		"| 1 node, direct | 147 | 5.62 | 16.4 / 51.3 |",
+		"| 3 nodes behind nginx | 217 | 5.34 | 11.7 / 28.8 |",
+		"3 nodes ÷ 1 node behind nginx: ×1.42 the sessions/s",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
