@@ -74,6 +74,8 @@ type Cluster struct {
 	nodes  []*process
 	router *process
 	url    string
+	// servedBy is each drained node's name's new home (Repoint).
+	servedBy map[string]string
 }
 
 // process is a started child process. Its goroutine, started by start,
@@ -368,6 +370,33 @@ func (c *Cluster) node(name string) *process {
 		}
 	}
 	return nil
+}
+
+// Repoint tells the router that node name's sessions now live on node to
+// (they were moved there by codeport drain): nodes.conf is rewritten with
+// name's map line pointing at to's upstream and name out of the pool for
+// new sessions, and nginx is told to reload it (SIGHUP). The reload is
+// asynchronous: the old configuration may answer for a moment.
+func (c *Cluster) Repoint(name, to string) error {
+	if c.node(name) == nil || c.node(to) == nil {
+		return fmt.Errorf("nginx: no node %q or %q", name, to)
+	}
+	if c.servedBy == nil {
+		c.servedBy = map[string]string{}
+	}
+	c.servedBy[name] = to
+	nodes := c.Nodes()
+	for i := range nodes {
+		nodes[i].ServedBy = c.servedBy[nodes[i].Name]
+	}
+	conf, err := NodesConf(nodes)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(c.router.log), "nodes.conf"), conf, 0o644); err != nil {
+		return err
+	}
+	return c.router.cmd.Process.Signal(syscall.SIGHUP)
 }
 
 // Kill ends a node with SIGKILL, as a crash would, and waits until it is

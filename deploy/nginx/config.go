@@ -23,13 +23,18 @@ var Files embed.FS
 type Node struct {
 	Name string
 	Addr string
+	// ServedBy, when set, names another node of the list that answers
+	// for this node's name: its sessions were moved there (codeport
+	// drain). The name's map line then points at that node's upstream,
+	// and this node gets no new sessions.
+	ServedBy string
 }
 
 // ExampleNodes are the nodes of the shipped nodes.conf.
 var ExampleNodes = []Node{
-	{"node-a", "127.0.0.1:8081"},
-	{"node-b", "127.0.0.1:8082"},
-	{"node-c", "127.0.0.1:8083"},
+	{Name: "node-a", Addr: "127.0.0.1:8081"},
+	{Name: "node-b", Addr: "127.0.0.1:8082"},
+	{Name: "node-c", Addr: "127.0.0.1:8083"},
 }
 
 // The three parts of nodes.conf's form: its head (the comments), one
@@ -61,6 +66,11 @@ func NodesConf(nodes []Node) ([]byte, error) {
 			return nil, fmt.Errorf("nginx: node %q: address: %w", n.Name, err)
 		}
 	}
+	for _, n := range nodes {
+		if n.ServedBy != "" && (n.ServedBy == n.Name || !seen[n.ServedBy]) {
+			return nil, fmt.Errorf("nginx: node %q: served by %q, which is not another node of the list", n.Name, n.ServedBy)
+		}
+	}
 	shipped, err := Files.ReadFile("nodes.conf")
 	if err != nil {
 		return nil, err
@@ -84,7 +94,9 @@ func NodesConf(nodes []Node) ([]byte, error) {
 		"    zone codeport-any 64k;\n" +
 		"    least_conn;\n")
 	for _, n := range nodes {
-		fmt.Fprintf(&b, anyServer, n.Addr)
+		if n.ServedBy == "" {
+			fmt.Fprintf(&b, anyServer, n.Addr)
+		}
 	}
 	b.WriteString("    keepalive 32;\n}\n\n" +
 		"# The node named by a session id ($node, captured by\n" +
@@ -92,7 +104,11 @@ func NodesConf(nodes []Node) ([]byte, error) {
 		"map $node $codeport_node_upstream {\n" +
 		"    default \"\";\n")
 	for _, n := range nodes {
-		fmt.Fprintf(&b, mapLine, n.Name, n.Name)
+		served := n.Name
+		if n.ServedBy != "" {
+			served = n.ServedBy
+		}
+		fmt.Fprintf(&b, mapLine, n.Name, served)
 	}
 	b.WriteString("}\n")
 	return b.Bytes(), nil

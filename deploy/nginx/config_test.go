@@ -62,7 +62,7 @@ func TestShippedNodesConfIsNodesConf(t *testing.T) {
 	if !bytes.Equal(got, shipped) {
 		t.Fatalf("NodesConf(ExampleNodes) differs from nodes.conf:\n%s", got)
 	}
-	other, err := NodesConf([]Node{{"n1", "10.0.0.7:9000"}})
+	other, err := NodesConf([]Node{{Name: "n1", Addr: "10.0.0.7:9000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +76,34 @@ func TestShippedNodesConfIsNodesConf(t *testing.T) {
 	}
 }
 
+// A drained node's name is served by the node its sessions moved to, and
+// it gets no new sessions.
+func TestNodesConfServedBy(t *testing.T) {
+	b, err := NodesConf([]Node{{Name: "a", Addr: "127.0.0.1:1", ServedBy: "b"}, {Name: "b", Addr: "127.0.0.1:2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"    a codeport-b;\n", "    b codeport-b;\n", "    server 127.0.0.1:2 max_fails"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("nodes.conf lacks %q:\n%s", want, b)
+		}
+	}
+	if bytes.Contains(b, []byte("server 127.0.0.1:1 max_fails")) {
+		t.Errorf("the drained node still gets new sessions:\n%s", b)
+	}
+}
+
 func TestNodesConfRefusesBadNodes(t *testing.T) {
 	for _, nodes := range [][]Node{
 		nil,
-		{{"Node-A", "127.0.0.1:1"}},
-		{{"a;b", "127.0.0.1:1"}},
-		{{"a", "127.0.0.1"}},
-		{{"a", "127.0.0.1:1; include /etc/passwd"}},
-		{{"a", "localhost:80"}},
-		{{"a", "127.0.0.1:1"}, {"a", "127.0.0.1:2"}},
+		{{Name: "Node-A", Addr: "127.0.0.1:1"}},
+		{{Name: "a;b", Addr: "127.0.0.1:1"}},
+		{{Name: "a", Addr: "127.0.0.1"}},
+		{{Name: "a", Addr: "127.0.0.1:1; include /etc/passwd"}},
+		{{Name: "a", Addr: "localhost:80"}},
+		{{Name: "a", Addr: "127.0.0.1:1"}, {Name: "a", Addr: "127.0.0.1:2"}},
+		{{Name: "a", Addr: "127.0.0.1:1", ServedBy: "a"}},
+		{{Name: "a", Addr: "127.0.0.1:1", ServedBy: "b"}},
 	} {
 		if b, err := NodesConf(nodes); err == nil {
 			t.Errorf("NodesConf(%v) = nil error:\n%s", nodes, b)

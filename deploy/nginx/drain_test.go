@@ -1,0 +1,130 @@
+package nginx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/port"
+)
+
+// TestDrainBehindTheRouter moves a node's sessions to another node behind
+// the real router, as an operator drains a node: `codeport drain`, then
+// the node's name re-pointed in nodes.conf and nginx reloaded. Clients go
+// on through the router with the ids they hold and find their state; new
+// sessions go to the node that is left.
+func TestDrainBehindTheRouter(t *testing.T) {
+	nginxBin := needNginx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin, err := BuildCodeport(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile, keyFile := filepath.Join(dir, "token"), filepath.Join(dir, "key")
+	for f, v := range map[string]string{tokenFile: testToken, keyFile: "ZHJhaW4gYmVoaW5kIHRoZSByb3V0ZXI6IGEgc25hcHNob3Qga2V5IG9mIDQ4IGJ5dGVz"} {
+		if err := os.WriteFile(f, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := StartCluster(ctx, ClusterConfig{
+		Codeport: bin, Nginx: nginxBin, Nodes: []string{"node-a", "node-b"}, Dir: dir,
+		NodeArgs: []string{"--auth-token-file", tokenFile, "--snapshot-key-file", keyFile},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for name, log := range c.Logs() {
+				t.Logf("%s's log ends:\n%s", name, tailOf(log))
+			}
+		}
+	})
+	client, err := httpadapter.New(httpadapter.NewConfig(c.URL()).WithToken(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+
+	// Sessions through the router until node-a holds three, each with
+	// state in its interpreter and its workspace.
+	var onA []string
+	for i := 0; len(onA) < 3; i++ {
+		if i == 20 {
+			t.Fatalf("20 sessions through the router, %d on node-a", len(onA))
+		}
+		s, err := client.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node, _ := port.NodeOf(s.ID); node == "node-a" {
+			onA = append(onA, s.ID)
+			code := fmt.Sprintf("g = iter(range(%d, 1000))\nnext(g)\nopen('n.txt', 'w').write('%d')", 100*len(onA), len(onA))
+			if _, err := execute(ctx, client, s.ID, code, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	cmd := exec.CommandContext(ctx, bin, "drain", "--from", c.NodeURL("node-a"), "--to", c.NodeURL("node-b"), "--auth-token-file", tokenFile)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("codeport drain: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "moved 3 of 3") {
+		t.Fatalf("codeport drain's report: %s", out.String())
+	}
+	// Before the router learns it, node-a answers the moved ids as ids it
+	// does not hold.
+	if _, err := client.Execute(ctx, onA[0], port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"}); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Fatalf("a moved session before the router was told: %v, want session not found", err)
+	}
+	if err := c.Repoint("node-a", "node-b"); err != nil {
+		t.Fatal(err)
+	}
+	// nginx reloads asynchronously: wait for the first session to answer.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := client.Execute(ctx, onA[0], port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, port.ErrSessionNotFound) || time.Now().After(deadline) {
+			t.Fatalf("the moved session through the reloaded router: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i, id := range onA {
+		n := i + 1
+		if _, err := execute(ctx, client, id, "print(next(g))", fmt.Sprintf("%d\n", 100*n+1)); err != nil {
+			t.Errorf("moved session %d: %v", n, err)
+		}
+		if err := checkFile(ctx, client, id, "n.txt", []byte(fmt.Sprint(n))); err != nil {
+			t.Errorf("moved session %d: %v", n, err)
+		}
+	}
+	for range 6 {
+		s, err := client.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node, _ := port.NodeOf(s.ID); node != "node-b" {
+			t.Errorf("a new session after the drain landed on %q, want node-b", node)
+		}
+		if err := client.DestroySession(ctx, s.ID); err != nil {
+			t.Error(err)
+		}
+	}
+}
