@@ -1043,8 +1043,20 @@ func TestRouterConfig(t *testing.T) {
 		t.Errorf("the router routes by %q, node ids are made for %q", re, port.SessionRoutePattern)
 	}
 	pp := find(loc.block, "proxy_pass")
-	if want := fmt.Sprintf("http://$node.%s:%d", serviceHost, svcPort); len(pp) != 1 || len(pp[0].args) != 1 || pp[0].args[0] != want {
+	if want := fmt.Sprintf("http://$served_by.%s:%d", serviceHost, svcPort); len(pp) != 1 || len(pp[0].args) != 1 || pp[0].args[0] != want {
 		t.Errorf("the session route's proxy_pass is %v, want %s", args(pp), want)
+	}
+	// $served_by is the node's own name unless it was drained.
+	maps := find(http.block, "map")
+	servedBy := false
+	for _, m := range maps {
+		if len(m.args) == 2 && m.args[0] == "$node" && m.args[1] == "$served_by" {
+			d := find(m.block, "default")
+			servedBy = len(d) == 1 && len(d[0].args) == 1 && d[0].args[0] == "$node"
+		}
+	}
+	if !servedBy {
+		t.Error("no map $node $served_by { default $node; }: the session route's host is not the id's node")
 	}
 	if len(find(http.block, "resolver")) != 1 {
 		t.Error("no resolver: nginx cannot resolve the node names at run time")
