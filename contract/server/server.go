@@ -744,6 +744,7 @@ type answer struct {
 // answers every error from it.
 var answers = map[string]answer{
 	"closed":                          {http.StatusServiceUnavailable, true}, // shutting down; another instance may take the retry
+	"rate_limited":                    {http.StatusTooManyRequests, true},    // the caller's own limit: only it must wait
 	"at_capacity":                     {http.StatusServiceUnavailable, true},
 	"unauthorized":                    {http.StatusUnauthorized, false},
 	"session_not_found":               {http.StatusNotFound, false},
@@ -808,7 +809,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// The rest of the body is unread: the connection cannot carry
 		// another request.
 		w.Header().Set("Connection", "close")
-	case status == http.StatusServiceUnavailable && a.retryAfter:
+	case a.retryAfter:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
 	case status == http.StatusRequestEntityTooLarge:
 		var tooLarge *http.MaxBytesError
