@@ -16,7 +16,7 @@ import (
 //	tenants:
 //	  - name: acme
 //	    keys:
-//	      - sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+//	      - sha256: 350a906a07d73824d19aff9d6a376dd3ecf047c998da71b78ea94566d7023c36
 //	      - file: /run/secrets/acme-next.key
 //	    max_sessions: 8
 //	    executions_per_second: 5
