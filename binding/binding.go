@@ -135,6 +135,9 @@ type Config struct {
 	// Isolation selects the adapter when none claims the configuration
 	// (see Opener).
 	Isolation string `setting:"isolation" help:"in-process (the runtime in this process) or process (each session in a worker process of its own)"`
+	// Tenants are the YAML file's tenants section (API keys with limits;
+	// see TenantConfig), which has no flag or environment form.
+	Tenants []TenantConfig
 
 	openers  []Opener
 	adapters map[string]Settings
@@ -296,7 +299,7 @@ func (b *Binder) Load(fv *FlagValues, getenv func(string) string) (Config, error
 		path = *fv.config
 	}
 	if path != "" {
-		if err := loadYAML(path, all); err != nil {
+		if err := loadYAML(path, all, &c); err != nil {
 			return Config{}, err
 		}
 		c.ConfigFile = path
@@ -320,7 +323,7 @@ func (b *Binder) Load(fv *FlagValues, getenv func(string) string) (Config, error
 	return c, c.check()
 }
 
-func loadYAML(path string, all []*setting) error {
+func loadYAML(path string, all []*setting, c *Config) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
@@ -335,13 +338,16 @@ func loadYAML(path string, all []*setting) error {
 	}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
+		if k == tenantsKey {
+			continue // a section, not a setting: loadTenants reads it
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
 		s, ok := byKey[k]
 		if !ok {
-			return fmt.Errorf("config file %s: unknown key %q (known: %s)", path, k, strings.Join(names(all), ", "))
+			return fmt.Errorf("config file %s: unknown key %q (known: %s, and the %s section)", path, k, strings.Join(names(all), ", "), tenantsKey)
 		}
 		var v string
 		switch x := raw[k].(type) {
@@ -358,6 +364,11 @@ func loadYAML(path string, all []*setting) error {
 			return fmt.Errorf("config file %s: key %q: %w", path, k, err)
 		}
 	}
+	tenants, err := loadTenants(b)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	c.Tenants = tenants
 	return nil
 }
 

@@ -22,6 +22,8 @@ var errorCodes = []struct {
 	err  error
 }{
 	{"closed", ErrClosed},
+	// Before at_capacity, which a rate limit also matches.
+	{"rate_limited", ErrRateLimited},
 	{"at_capacity", ErrAtCapacity},
 	{"unauthorized", ErrUnauthorized},
 	{"session_not_found", ErrSessionNotFound},
@@ -81,14 +83,18 @@ func (e *CodedError) Unwrap() error { return e.sentinel }
 // ErrorFromCode rebuilds an error received with code and message. It
 // reports false for an unknown code (a newer peer's, or none), so the
 // caller can fall back on what else it knows (an HTTP status). The code
-// "at_capacity" gives a *CapacityError, so its retry hint survives.
+// "at_capacity" and "rate_limited" give a *CapacityError, so its retry hint
+// survives.
 func ErrorFromCode(code, message string, retryAfter time.Duration) (error, bool) {
 	for _, c := range errorCodes {
 		if c.code != code {
 			continue
 		}
-		if c.err == ErrAtCapacity {
+		switch c.err {
+		case ErrAtCapacity:
 			return &CapacityError{RetryAfter: retryAfter, Detail: message}, true
+		case ErrRateLimited:
+			return &CapacityError{RetryAfter: retryAfter, Detail: message, RateLimited: true}, true
 		}
 		return &CodedError{Code: code, Message: message, RetryAfter: retryAfter, sentinel: c.err}, true
 	}

@@ -18,6 +18,13 @@ var (
 	// ErrAtCapacity: the backend cannot take another session or call now.
 	// The error is a *CapacityError carrying a retry-after hint.
 	ErrAtCapacity = errors.New("at capacity")
+	// ErrRateLimited: the caller is over a limit of its own, not the
+	// backend over its capacity: a server's per-tenant quota (sessions at
+	// once, executions per second). The error is a *CapacityError with
+	// RateLimited set, so it matches ErrAtCapacity too: code that backs
+	// off when the backend is full backs off here as well, with the same
+	// retry hint, and code that must tell the two apart asks for this one.
+	ErrRateLimited = errors.New("rate limited")
 	// ErrInvalidRequest: the request is malformed or misses a field its
 	// tool kind requires.
 	ErrInvalidRequest = errors.New("invalid request")
@@ -45,7 +52,8 @@ var (
 )
 
 // CapacityError is the error of a refused admission. It matches
-// ErrAtCapacity with errors.Is.
+// ErrAtCapacity with errors.Is, and ErrRateLimited too when RateLimited is
+// set.
 type CapacityError struct {
 	// What was refused, for the message ("sessions", "workers", ...).
 	Resource string
@@ -56,11 +64,19 @@ type CapacityError struct {
 	// Detail, when set, is the whole message: the text a remote backend
 	// or a worker gave with the refusal.
 	Detail string
+	// RateLimited says that the limit is the caller's own share (its
+	// tenant's quota), not the backend's capacity: the backend has room,
+	// this caller must wait. Its code is then "rate_limited", which a
+	// server answers 429 rather than 503.
+	RateLimited bool
 }
 
 func (e *CapacityError) Error() string {
 	if e.Detail != "" {
 		return e.Detail
+	}
+	if e.RateLimited {
+		return fmt.Sprintf("rate limited: at most %d %s; retry after %s", e.Limit, e.Resource, e.RetryAfter)
 	}
 	if e.Limit > 0 {
 		return fmt.Sprintf("at capacity: %d %s in use; retry after %s", e.Limit, e.Resource, e.RetryAfter)
@@ -68,5 +84,8 @@ func (e *CapacityError) Error() string {
 	return fmt.Sprintf("at capacity: no %s free; retry after %s", e.Resource, e.RetryAfter)
 }
 
-// Is makes errors.Is(err, ErrAtCapacity) hold.
-func (e *CapacityError) Is(target error) bool { return target == ErrAtCapacity }
+// Is makes errors.Is(err, ErrAtCapacity) hold, and errors.Is(err,
+// ErrRateLimited) for a rate limit.
+func (e *CapacityError) Is(target error) bool {
+	return target == ErrAtCapacity || e.RateLimited && target == ErrRateLimited
+}

@@ -76,6 +76,9 @@ func NodeOf(sessionID string) (string, bool) {
 	return node, true
 }
 
+// NodeID is the Port's node id (WithNodeID), or "".
+func (p *Port) NodeID() string { return p.nodeID }
+
 // publicID is the id the Port hands out for a driver's session id.
 func (p *Port) publicID(driverID string) string {
 	if p.nodeID == "" || driverID == "" {

@@ -24,6 +24,30 @@ func TestCapacityErrorMatchesTheSentinel(t *testing.T) {
 	}
 }
 
+// A rate limit is a capacity refusal of the caller's own: it matches both
+// sentinels, its code is rate_limited (not at_capacity), and the code
+// brings back the same kind of error with its retry hint.
+func TestRateLimitIsACapacityErrorOfItsOwn(t *testing.T) {
+	err := fmt.Errorf("exec: %w", &port.CapacityError{Resource: "executions per second", Limit: 5, RetryAfter: 300 * time.Millisecond, RateLimited: true})
+	if !errors.Is(err, port.ErrRateLimited) || !errors.Is(err, port.ErrAtCapacity) {
+		t.Fatalf("%v does not match both sentinels", err)
+	}
+	if c := port.ErrorCode(err); c != "rate_limited" {
+		t.Fatalf("code %q", c)
+	}
+	if !strings.Contains(err.Error(), "rate limited") {
+		t.Fatalf("message %q", err)
+	}
+	if errors.Is(&port.CapacityError{Resource: "sessions"}, port.ErrRateLimited) {
+		t.Fatal("the backend's own capacity refusal matches ErrRateLimited")
+	}
+	back, ok := port.ErrorFromCode("rate_limited", "slow down", 2*time.Second)
+	var ce *port.CapacityError
+	if !ok || !errors.As(back, &ce) || !ce.RateLimited || ce.RetryAfter != 2*time.Second || back.Error() != "slow down" {
+		t.Fatalf("rebuilt as %#v", back)
+	}
+}
+
 func TestToolKinds(t *testing.T) {
 	for _, k := range []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution, port.ToolTextEditorExecution} {
 		if !k.Known() || k.ResultType() != string(k)+"_tool_result" {

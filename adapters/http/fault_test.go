@@ -389,6 +389,8 @@ func TestErrorCodeMapping(t *testing.T) {
 		{502, "backend_unreachable", "exec", port.ErrBackendUnreachable},
 		{500, "runtime_failure", "exec", port.ErrRuntimeFailure},
 		{503, "at_capacity", "create", port.ErrAtCapacity},
+		{429, "rate_limited", "exec", port.ErrRateLimited},
+		{429, "rate_limited", "create", port.ErrRateLimited},
 		{400, "invalid_snapshot", "exec", port.ErrInvalidSnapshot},
 		{501, "unsupported", "exec", port.ErrUnsupported},
 		// The server's own codes.
@@ -431,15 +433,20 @@ func TestErrorCodeMapping(t *testing.T) {
 		}
 	}
 
-	// at_capacity keeps the Retry-After hint, and a server shutting down
-	// (closed) is unavailable for now, not this port closed.
-	for _, code := range []string{"at_capacity", "closed"} {
-		a, _ := backend(t, answer(503, fmt.Sprintf(`{"detail":"x","code":%q}`, code), "Retry-After", "7"), nil)
+	// at_capacity and rate_limited keep the Retry-After hint, and a
+	// server shutting down (closed) is unavailable for now, not this port
+	// closed. Only rate_limited is the caller's own limit.
+	for _, code := range []string{"at_capacity", "closed", "rate_limited"} {
+		status := map[bool]int{true: 429, false: 503}[code == "rate_limited"]
+		a, _ := backend(t, answer(status, fmt.Sprintf(`{"detail":"x","code":%q}`, code), "Retry-After", "7"), nil)
 		for _, call := range []string{"create", "exec"} {
 			err := callAs(a, call)
 			var ce *port.CapacityError
 			if !errors.As(err, &ce) || ce.RetryAfter != 7*time.Second || errors.Is(err, port.ErrClosed) {
 				t.Fatalf("%s %s: %v", code, call, err)
+			}
+			if limited := errors.Is(err, port.ErrRateLimited); limited != (code == "rate_limited") || ce.RateLimited != limited {
+				t.Errorf("%s %s: rate limited %v", code, call, limited)
 			}
 			if want := map[string]string{"create": "sessions", "exec": "calls"}[call]; ce.Resource != want {
 				t.Errorf("%s %s: resource %q, want %q", code, call, ce.Resource, want)

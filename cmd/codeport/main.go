@@ -61,6 +61,12 @@ Authentication: with a token, every route but /healthz requires
 $CODEPORT_AUTH_TOKEN: --auth-token is visible to every user of the machine
 in the process list.
 
+Tenants: the YAML file's tenants section gives API keys (by SHA-256 or in
+files), each naming a tenant with its limits (max_sessions,
+executions_per_second, burst). A key reaches only its tenant's sessions;
+over a limit the answer is 429 with Retry-After. The auth-token, if also
+given, is the operator's own credential, without limits. See README.md.
+
 Hosts: without a token, a request arriving on a loopback address must name
 a loopback host (localhost, 127.0.0.1, [::1], any port), and one that a
 browser sends from another origin is refused (403), so that a web page
@@ -193,6 +199,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
+	tenants, warnings, err := tenantsOf(cfg, token)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 2
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	calls, err := telemetry.NewObserver(reg)
 	if err != nil {
@@ -227,6 +241,20 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	if token != "" {
 		opts = append(opts, server.WithBearerToken(token))
 	}
+	if tenants != nil {
+		owners, err := ownersFile(cfg, bound.Adapter)
+		if err != nil {
+			fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+			return 2
+		}
+		ts, err := server.NewTenants(server.TenantsConfig{Tenants: tenants, OwnersFile: owners, Registerer: reg, Logger: logger})
+		if err != nil {
+			fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+			return 1
+		}
+		defer ts.Close() // after the server has stopped, before the port closes
+		opts = append(opts, server.WithTenants(ts))
+	}
 	if hosts != nil {
 		opts = append(opts, server.WithAllowedHosts(hosts...))
 	}
@@ -236,8 +264,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
-	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", token != "",
-		"hosts", hostCheckSummary(hosts, token != ""))
+	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", token != "" || tenants != nil,
+		"tenants", len(tenants), "hosts", hostCheckSummary(hosts, token != "" || tenants != nil))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

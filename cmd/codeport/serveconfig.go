@@ -1,17 +1,21 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
 )
 
@@ -111,6 +115,87 @@ func readSecretFile(setting, path string) (string, []string, error) {
 	return tok, warnings, nil
 }
 
+// tenantsOf is serve's tenants, from the YAML file's tenants section (nil
+// without one). A key given by file is read as auth-token-file is, must
+// be at least server.MinTenantKeyBytes long, and, when the path is
+// relative, is found beside the YAML file. Every mistake is reported at
+// once; warnings (a key file others may read) never quote a key.
+//
+// The auth-token, when also given, serves as the operator's own tenant
+// (server.TokenTenant, without limits), so it must not be a tenant's key.
+func tenantsOf(cfg binding.Config, token string) ([]server.Tenant, []string, error) {
+	if len(cfg.Tenants) == 0 {
+		return nil, nil, nil
+	}
+	var (
+		out      []server.Tenant
+		warnings []string
+		errs     []error
+	)
+	tokenDigest := server.KeyDigest(token)
+	for _, c := range cfg.Tenants {
+		t := server.Tenant{Name: c.Name, MaxSessions: c.MaxSessions, ExecutionsPerSecond: c.ExecutionsPerSecond, Burst: c.Burst}
+		for _, k := range c.Keys {
+			var digest [sha256.Size]byte
+			if k.File == "" {
+				copy(digest[:], k.SHA256)
+			} else {
+				path := k.File
+				if !filepath.IsAbs(path) && cfg.ConfigFile != "" {
+					path = filepath.Join(filepath.Dir(cfg.ConfigFile), path)
+				}
+				setting := fmt.Sprintf("tenant %s's key file (line %d)", c.Name, k.Line)
+				key, w, err := readSecretFile(setting, path)
+				if err == nil && len(key) < server.MinTenantKeyBytes {
+					err = fmt.Errorf("%s %s: the key is %d bytes; it must be at least %d (for example 32 random bytes in base64)", setting, path, len(key), server.MinTenantKeyBytes)
+				}
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				warnings = append(warnings, w...)
+				digest = server.KeyDigest(key)
+			}
+			if token != "" && digest == tokenDigest {
+				errs = append(errs, fmt.Errorf("tenant %s (line %d): its key is the auth-token; the token is the operator's own credential and must differ from every tenant's key", c.Name, k.Line))
+			}
+			t.Keys = append(t.Keys, digest)
+		}
+		out = append(out, t)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	if err := server.CheckTenants(out); err != nil {
+		return nil, nil, err
+	}
+	return out, warnings, nil
+}
+
+// ownersFileName is the file, in the wasm adapter's hibernate-dir, that
+// keeps which tenant owns which session (server.TenantsConfig.OwnersFile).
+const ownersFileName = "tenant-owners.jsonl"
+
+// ownersFile is where serve keeps session ownership across restarts: in
+// the hibernate-dir when the bound adapter keeps sessions there, so that
+// ownership survives exactly what the sessions survive (the adapter locks
+// the directory to one process, which covers the file too). Elsewhere
+// sessions end with the process, and ownership is kept in memory ("").
+// A remote backend's sessions outlive a restart of serve, but their
+// owners do not: they then fail closed, reachable by nobody until the
+// backend reclaims them.
+func ownersFile(cfg binding.Config, adapter string) (string, error) {
+	s, ok := cfg.Settings(adapter).(*wasm.Settings)
+	if !ok || s.HibernateDir == "" {
+		return "", nil
+	}
+	dir, err := filepath.Abs(s.HibernateDir)
+	if err != nil {
+		return "", fmt.Errorf("hibernate-dir: %w", err)
+	}
+	return filepath.Join(dir, ownersFileName), nil
+}
+
 // newHTTPServer is serve's http.Server: every phase of a connection in
 // which the client, not the backend, keeps the server waiting is bounded.
 //
@@ -153,7 +238,7 @@ func hostCheckSummary(hosts []string, token bool) string {
 	case len(hosts) > 0:
 		return "loopback names and " + strings.Join(hosts, ", ")
 	case token:
-		return "off (a bearer token is required)"
+		return "off (a bearer credential is required)"
 	}
 	return "loopback names, on loopback connections"
 }

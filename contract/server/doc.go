@@ -30,6 +30,21 @@
 //	}
 //	log.Fatal(srv.ListenAndServe())
 //
+// Tenants: several clients, each with API keys and limits of its own, and
+// each kept to its own sessions (see Tenants):
+//
+//	ts, err := server.NewTenants(server.TenantsConfig{
+//		Tenants: []server.Tenant{{Name: "acme", Keys: [][32]byte{server.KeyDigest(acmeKey)},
+//			MaxSessions: 8, ExecutionsPerSecond: 5, Burst: 10}},
+//		OwnersFile: "/var/lib/codeport/tenant-owners.jsonl", // ownership across restarts
+//		Registerer: reg,
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer ts.Close()
+//	h := server.NewHandler(p, server.WithTenants(ts), server.WithGatherer(reg))
+//
 // Hostile input: JSON routes take only application/json bodies, and a body
 // that repeats a key is refused; an unauthenticated handler on loopback
 // answers only to loopback host names (WithAllowedHosts); an upload's path

@@ -63,9 +63,10 @@ func (s *server) guarded(r *http.Request) bool {
 		return false
 	case p.explicit:
 		return true
-	case s.cfg.token != "":
-		// A browser cannot attach the bearer token to a request it makes on
-		// a page's behalf, so the token already stops what the check would.
+	case s.cfg.token != "" || s.cfg.tenants != nil:
+		// A browser cannot attach the bearer token (or a tenant's key) to
+		// a request it makes on a page's behalf, so the credential already
+		// stops what the check would.
 		return false
 	}
 	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)

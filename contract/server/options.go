@@ -22,6 +22,7 @@ type Option func(*config)
 
 type config struct {
 	token           string
+	tenants         *Tenants
 	hosts           hostPolicy
 	ready           func() bool
 	gatherer        prometheus.Gatherer
@@ -52,6 +53,14 @@ func newConfig(opts []Option) config {
 // handler open.
 func WithBearerToken(token string) Option {
 	return func(c *config) { c.token = token }
+}
+
+// WithTenants requires a tenant's bearer key on every route except
+// /healthz and keeps each tenant to its own sessions and limits (see
+// Tenants). WithBearerToken's token, if also given, is the TokenTenant.
+// The handler does not close ts.
+func WithTenants(ts *Tenants) Option {
+	return func(c *config) { c.tenants = ts }
 }
 
 // WithReady makes GET /healthz answer 503 until ready reports true, so a

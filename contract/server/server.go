@@ -82,6 +82,9 @@ func (s *server) routes() {
 		if method == http.MethodGet {
 			allowed[path] = append(allowed[path], http.MethodHead)
 		}
+		if strings.Contains(path, "{id}") {
+			h = s.owned(h, method == http.MethodDelete)
+		}
 		if auth {
 			h = s.authenticated(h)
 		}
@@ -145,7 +148,7 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	attrs := make([]slog.Attr, 0, 6)
+	attrs := make([]slog.Attr, 0, 7)
 	attrs = append(attrs,
 		slog.String("method", r.Method),
 		slog.String("route", r.Pattern),
@@ -154,6 +157,9 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	)
 	if id := r.PathValue("id"); id != "" {
 		attrs = append(attrs, slog.String("session_id", id))
+	}
+	if rec.tenant != "" {
+		attrs = append(attrs, slog.String("tenant", rec.tenant))
 	}
 	level := slog.LevelInfo
 	switch {
@@ -179,8 +185,12 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	s.cfg.logger.LogAttrs(context.WithoutCancel(r.Context()), level, "request", attrs...)
 }
 
-// authenticated wraps h with the bearer check when a token is configured.
+// authenticated wraps h with the bearer check when a token or tenants are
+// configured.
 func (s *server) authenticated(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.tenants != nil {
+		return s.tenantAuthenticated(h)
+	}
 	if s.cfg.token == "" {
 		return h
 	}
@@ -215,7 +225,13 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	t := tenantOf(r)
+	if err := s.cfg.tenants.admit(r.Context(), s.port, t); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	sess, err := s.port.CreateSession(r.Context(), req)
+	s.cfg.tenants.settle(t, sessionOrNil(sess, err))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -237,6 +253,7 @@ func (s *server) destroySession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.cfg.tenants.gone(tenantOf(r), r.PathValue("id"))
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -251,11 +268,17 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if err := s.cfg.tenants.allowExec(tenantOf(r)); err != nil {
+		s.executed(r, port.Result{}, err)
+		s.writeError(w, r, err)
+		return
+	}
 	if acceptsEventStream(r.Header) {
 		s.executeStream(w, r, req)
 		return
 	}
 	res, err := s.port.Execute(r.Context(), r.PathValue("id"), req)
+	s.executed(r, res, err)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -570,14 +593,26 @@ func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// With tenants, a tenant sees its own sessions only: a drain by its
+	// key moves them with their owner.
+	ids = s.cfg.tenants.mine(tenantOf(r), ids)
 	slices.Sort(ids)
 	writeJSON(w, http.StatusOK, contract.SessionList{SessionIDs: ids})
 }
 
 // snapshotTenant is whom a snapshot made or restored through this server
 // belongs to: the name the request gives (contract.SnapshotTenantHeader)
-// within the server's one credential. The seal (the server's snapshot key)
+// within the caller's credential. The seal (the server's snapshot key)
 // keeps other servers' snapshots out.
+//
+// With tenants (WithTenants), the credential is the caller's tenant: a
+// snapshot is bound to "tenant/<name>/" and the header's name, so that one
+// tenant's snapshot does not restore under another tenant's key (it is
+// invalid_snapshot there, as a forged one is), while the header still
+// separates a tenant's own users. Tenant names hold no '/', so no two
+// tenants' bindings can be spelled alike. The server's one token
+// (WithBearerToken, the TokenTenant) keeps "credential/", so snapshots it
+// made before tenants were configured still restore.
 func (s *server) snapshotTenant(r *http.Request) (port.SnapshotOptions, error) {
 	raw := r.Header.Get(contract.SnapshotTenantHeader)
 	if len(raw) > contract.MaxSnapshotTenantBytes {
@@ -587,6 +622,9 @@ func (s *server) snapshotTenant(r *http.Request) (port.SnapshotOptions, error) {
 	if err != nil {
 		// Not percent-encoded: the value is the name as it is.
 		name = raw
+	}
+	if t := tenantOf(r); t != nil && t.name != TokenTenant {
+		return port.SnapshotOptions{Tenant: "tenant/" + t.name + "/" + name}, nil
 	}
 	return port.SnapshotOptions{Tenant: "credential/" + name}, nil
 }
@@ -654,6 +692,9 @@ func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if opt.Release {
+		s.cfg.tenants.gone(tenantOf(r), r.PathValue("id"))
+	}
 	if !opt.Release {
 		if err := send(); err != nil && !answered {
 			s.writeError(w, r, err)
@@ -685,8 +726,14 @@ func (s *server) restoreSession(w http.ResponseWriter, r *http.Request) {
 		}
 		opt.SessionID = id
 	}
+	t := tenantOf(r)
+	if err := s.cfg.tenants.admit(r.Context(), s.port, t); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	body := &bodyTracker{ReadCloser: r.Body}
 	sess, err := sn.RestoreSession(r.Context(), body, opt)
+	s.cfg.tenants.settle(t, sessionOrNil(sess, err))
 	if err != nil {
 		if f := body.failure(); f != nil {
 			err = f
@@ -709,6 +756,11 @@ func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.metrics == nil {
 		s.writeError(w, r, refuse(contract.CodeRouteNotFound, "metrics are not enabled"))
+		return
+	}
+	if t := tenantOf(r); t != nil && t.name != TokenTenant {
+		// They name every tenant and count what each does.
+		s.writeError(w, r, refuse(contract.CodeRouteNotFound, "metrics are served to the operator's auth-token only"))
 		return
 	}
 	s.metrics.ServeHTTP(w, r)
@@ -804,6 +856,7 @@ type answer struct {
 // answers every error from it.
 var answers = map[string]answer{
 	"closed":                          {http.StatusServiceUnavailable, true}, // shutting down; another instance may take the retry
+	"rate_limited":                    {http.StatusTooManyRequests, true},    // the caller's own limit: only it must wait
 	"at_capacity":                     {http.StatusServiceUnavailable, true},
 	"unauthorized":                    {http.StatusUnauthorized, false},
 	"session_not_found":               {http.StatusNotFound, false},
@@ -861,6 +914,10 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if rec, ok := w.(*recorder); ok {
 		rec.err = err
 	}
+	if body.Code == "session_not_found" {
+		// The backend reclaimed it: it no longer counts as the tenant's.
+		s.cfg.tenants.gone(tenantOf(r), r.PathValue("id"))
+	}
 	switch {
 	case status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "Bearer")
@@ -868,7 +925,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// The rest of the body is unread: the connection cannot carry
 		// another request.
 		w.Header().Set("Connection", "close")
-	case status == http.StatusServiceUnavailable && a.retryAfter:
+	case a.retryAfter:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(err)))
 	case status == http.StatusRequestEntityTooLarge:
 		var tooLarge *http.MaxBytesError
@@ -965,6 +1022,8 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	err    error
+	// tenant names the caller's tenant, with WithTenants.
+	tenant string
 }
 
 func (r *recorder) WriteHeader(status int) {

@@ -40,6 +40,7 @@ func TestStatusMapping(t *testing.T) {
 		{port.ErrAtCapacity, http.StatusServiceUnavailable, "at_capacity"},
 		{&port.CapacityError{Resource: "sessions", Limit: 4, RetryAfter: 2 * time.Second}, http.StatusServiceUnavailable, "at_capacity"},
 		{port.ErrClosed, http.StatusServiceUnavailable, "closed"},
+		{&port.CapacityError{Resource: "executions", RetryAfter: time.Second, RateLimited: true}, http.StatusTooManyRequests, "rate_limited"},
 		{port.ErrInvalidRequest, http.StatusUnprocessableEntity, "invalid_request"},
 		{port.ErrUnsupportedTool, http.StatusBadRequest, "unsupported_tool"},
 		{port.ErrPathEscapesWorkspace, http.StatusForbidden, "path_escapes_workspace"},
@@ -131,6 +132,7 @@ func TestErrorCodes(t *testing.T) {
 	}
 	wants := map[string]want{
 		"closed":                 {http.StatusServiceUnavailable, true},
+		"rate_limited":           {http.StatusTooManyRequests, true},
 		"at_capacity":            {http.StatusServiceUnavailable, true},
 		"unauthorized":           {http.StatusUnauthorized, false},
 		"session_not_found":      {http.StatusNotFound, false},

@@ -151,6 +151,7 @@ func (s *server) executeStream(w http.ResponseWriter, r *http.Request, req port.
 				send("", nil)
 			}
 		case e := <-done:
+			s.executed(r, e.res, e.err)
 			rest := q.take()
 			if e.err != nil && !started && len(rest) == 0 {
 				s.writeError(w, r, e.err)
