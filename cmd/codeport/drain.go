@@ -35,6 +35,8 @@ router. Until then, calls for a moved session reach --from, which answers
 404 session_not_found.
 
 The token (the same on both nodes) may also come from $CODEPORT_AUTH_TOKEN.
+With tenants, a tenant's key lists and moves that tenant's sessions only,
+and they stay that tenant's on the new node: drain once per tenant key.
 Exits 0 when every session moved, 1 otherwise, 2 on a usage error.
 
 Flags:

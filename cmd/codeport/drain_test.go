@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,5 +104,72 @@ func TestDrainMovesSessionsKeepingTheirIDs(t *testing.T) {
 		if err := pa.DestroySession(ctx, id); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// With tenants, a drain by a tenant's key moves that tenant's sessions,
+// and they stay that tenant's on the new node: nobody else lists or
+// reaches them there, and the other tenants' sessions stay where they
+// were. A DELETE of another node's id is refused as misrouted, not
+// answered as if the session were gone.
+func TestDrainWithTenants(t *testing.T) {
+	ctx := context.Background()
+	yamlFile, tokenFile, snapKey := tenantConfig(t)
+	acmeFile := filepath.Join(filepath.Dir(yamlFile), "acme.key")
+	args := func(node string) []string {
+		return []string{"--config", yamlFile, "--auth-token-file", tokenFile, "--snapshot-key-file", snapKey, "--node-id", node}
+	}
+	a, b := startServe(t, args("a")...), startServe(t, args("b")...)
+	acmeA, globexA := client(t, a.base, acmeKey), client(t, a.base, globexKey)
+	acmeB, globexB, opB := client(t, b.base, acmeKey), client(t, b.base, globexKey), client(t, b.base, opToken)
+
+	sa, err := acmeA.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := acmeA.Execute(ctx, sa.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 'acme'"}); err != nil || res.Outcome != port.OutcomeCompleted {
+		t.Fatalf("acme's setup: %v %+v", err, res)
+	}
+	sg, err := globexA.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"drain", "--from", a.base, "--to", b.base, "--auth-token-file", acmeFile}, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "moved 1 of 1") {
+		t.Fatalf("drain with acme's key: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if res, err := acmeB.Execute(ctx, sa.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"}); err != nil || res.Stdout != "acme\n" {
+		t.Errorf("acme's moved session on node b: %v %+v", err, res)
+	}
+	for name, p := range map[string]*port.Port{"globex": globexB, "the operator": opB} {
+		if _, err := p.Execute(ctx, sa.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"}); !errors.Is(err, port.ErrSessionNotFound) {
+			t.Errorf("%s on acme's moved session: %v", name, err)
+		}
+	}
+	for key, want := range map[string][]string{acmeKey: {sa.ID}, globexKey: nil, opToken: nil} {
+		got, err := listSessions(ctx, b.base, key)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("node b lists %q, %v for a key; want %q", got, err, want)
+		}
+	}
+	if got, err := listSessions(ctx, a.base, globexKey); err != nil || !slices.Equal(got, []string{sg.ID}) {
+		t.Errorf("globex's session on node a: listed %q, %v", got, err)
+	}
+	// Misrouted destroys: node b is asked for node a's ids it does not
+	// hold, by their owner.
+	req, _ := http.NewRequest(http.MethodDelete, b.base+"/sessions/"+sg.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+globexKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "names node") {
+		t.Errorf("DELETE of node a's id on node b: %d %s; want a 404 naming the node", resp.StatusCode, body)
+	}
+	if _, err := globexA.ListFiles(ctx, sg.ID, ""); err != nil {
+		t.Errorf("globex's session after the misrouted DELETE: %v", err)
 	}
 }
