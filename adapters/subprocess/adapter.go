@@ -49,8 +49,9 @@ type session struct {
 }
 
 var (
-	_ port.Driver  = (*adapter)(nil)
-	_ port.Readier = (*adapter)(nil)
+	_ port.Driver      = (*adapter)(nil)
+	_ port.Readier     = (*adapter)(nil)
+	_ port.Snapshotter = (*adapter)(nil)
 )
 
 // New starts the adapter: it starts the minimum of workers in the
@@ -307,11 +308,17 @@ func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 	}
 	defer a.askFill()
 	sess, err := w.rpc.create(ctx, req)
+	return a.adopt(w, sess, err, "creating")
+}
+
+// adopt registers a session a worker made (created or restored, as doing
+// says), or accounts for its failure to make one.
+func (a *adapter) adopt(w *worker, sess port.Session, err error, doing string) (port.Session, error) {
 	var te *transportError
 	switch {
 	case errors.As(err, &te):
 		cause := a.lose(w, "")
-		return port.Session{}, fmt.Errorf("%w: worker %s while creating the session", port.ErrRuntimeFailure, cause)
+		return port.Session{}, fmt.Errorf("%w: worker %s while %s the session", port.ErrRuntimeFailure, cause, doing)
 	case err != nil:
 		a.release(w)
 		return port.Session{}, err
@@ -321,13 +328,47 @@ func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 	if a.closed || w.ending {
 		// Closed meanwhile, or the worker died: the session never existed.
 		w.sessions--
-		return port.Session{}, fmt.Errorf("%w: the worker ended while creating the session", port.ErrRuntimeFailure)
+		return port.Session{}, fmt.Errorf("%w: the worker ended while %s the session", port.ErrRuntimeFailure, doing)
 	}
 	if _, dup := a.sessions[sess.ID]; dup || sess.ID == "" {
 		return port.Session{}, fmt.Errorf("%w: worker returned a session id already in use", port.ErrRuntimeFailure)
 	}
 	a.sessions[sess.ID] = &session{id: sess.ID, w: w, info: sess, lastUsed: time.Now()}
 	return sess, nil
+}
+
+// SnapshotSession implements port.Snapshotter: the session's worker writes
+// the snapshot, which is streamed here.
+func (a *adapter) SnapshotSession(ctx context.Context, sessionID string, w io.Writer) error {
+	return a.fileCall(sessionID, func(wk *worker) error {
+		rc, _, err := wk.rpc.getFile(ctx, fileRequest{Session: sessionID, Snapshot: true})
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		if _, err := io.Copy(w, rc); err != nil {
+			var te *transportError
+			if errors.As(err, &te) {
+				return err
+			}
+			return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
+		}
+		return nil
+	})
+}
+
+// RestoreSession implements port.Snapshotter: a worker is taken as for a
+// new session, and the snapshot streamed to it.
+func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (port.Session, error) {
+	t := time.Now()
+	w, err := a.acquire(ctx)
+	a.metrics.poolWait.Observe(time.Since(t).Seconds())
+	if err != nil {
+		return port.Session{}, err
+	}
+	defer a.askFill()
+	sess, err := w.rpc.restore(ctx, r)
+	return a.adopt(w, sess, err, "restoring")
 }
 
 // acquire reserves a session slot on a worker.

@@ -25,14 +25,16 @@ import (
 )
 
 // TestConformance runs the suite every adapter must pass, with room for
-// four sessions (four workers) so that the capacity check runs.
+// four sessions (four workers) so that the capacity check runs, and with
+// a snapshot key so that the snapshot checks run: a snapshot is written by
+// the session's worker and restored into whichever worker is free.
 func TestConformance(t *testing.T) {
 	if workerBin == "" {
 		t.Fatal("no worker binary: see TestMain's output")
 	}
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		return c.WithWorkers(1, 4)
-	})
+	}, port.WithSnapshotKey([]byte("subprocess conformance snapshot key, 32+ bytes")))
 	// The workers' CPU: a stopped call must not keep one busy.
 	cpu := func() time.Duration { return measure.CPU(subprocess.WorkerPIDs(a)...) }
 	conformance.Run(t, func(*testing.T) conformance.Target { return conformance.Target{Port: a, MaxSessions: 4, CPUTime: cpu} })

@@ -203,18 +203,31 @@ func (r *fileReader) Close() error {
 // putFile streams r to the worker in chunks. If the worker refuses early
 // (too large, bad path), the refusal is its reply.
 func (c *rpcClient) putFile(ctx context.Context, id, path string, r io.Reader) (port.FileInfo, error) {
+	var info port.FileInfo
+	return info, c.upload(ctx, fileRequest{Session: id, Path: path}, r, &info)
+}
+
+// restore streams a snapshot to the worker, which makes a session of it.
+func (c *rpcClient) restore(ctx context.Context, r io.Reader) (port.Session, error) {
+	var sess port.Session
+	return sess, c.upload(ctx, fileRequest{Restore: true}, r, &sess)
+}
+
+// upload streams r to the worker after the header req, and decodes the
+// reply into out.
+func (c *rpcClient) upload(ctx context.Context, req fileRequest, r io.Reader, out any) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st, err := c.conn.NewStream(ctx, &grpc.StreamDesc{StreamName: streamPut, ClientStreams: true}, fullMethod(streamPut))
 	if err != nil {
-		return port.FileInfo{}, &transportError{err}
+		return &transportError{err}
 	}
-	in, err := encodeJSON(fileRequest{Session: id, Path: path})
+	in, err := encodeJSON(req)
 	if err != nil {
-		return port.FileInfo{}, fmt.Errorf("%w: encode request: %v", port.ErrInvalidRequest, err)
+		return fmt.Errorf("%w: encode request: %v", port.ErrInvalidRequest, err)
 	}
 	if err := st.SendMsg(in); err != nil {
-		return port.FileInfo{}, c.putReply(st)
+		return c.putReply(st)
 	}
 	buf := make([]byte, chunkSize)
 	for {
@@ -222,25 +235,24 @@ func (c *rpcClient) putFile(ctx context.Context, id, path string, r io.Reader) (
 		if n > 0 {
 			if err := st.SendMsg(wrapperspb.Bytes(buf[:n])); err != nil {
 				// The worker answered early (a refusal): read it.
-				return port.FileInfo{}, c.putReply(st)
+				return c.putReply(st)
 			}
 		}
 		if rerr == io.EOF {
 			break
 		}
 		if rerr != nil {
-			return port.FileInfo{}, fmt.Errorf("%w: read upload: %v", port.ErrInvalidRequest, rerr)
+			return fmt.Errorf("%w: read upload: %v", port.ErrInvalidRequest, rerr)
 		}
 	}
 	if err := st.CloseSend(); err != nil {
-		return port.FileInfo{}, &transportError{err}
+		return &transportError{err}
 	}
 	rep := new(wrapperspb.BytesValue)
 	if err := st.RecvMsg(rep); err != nil {
-		return port.FileInfo{}, &transportError{err}
+		return &transportError{err}
 	}
-	var info port.FileInfo
-	return info, decodeReply(rep, &info)
+	return decodeReply(rep, out)
 }
 
 // putReply reads the worker's reply after a failed send.

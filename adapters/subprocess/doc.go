@@ -54,6 +54,15 @@
 // program output, which the wasm adapter captures in memory) is passed to
 // the configured logger.
 //
+// # Snapshots
+//
+// The adapter is a port.Snapshotter: with port.WithSnapshotKey, the
+// session's worker writes the snapshot of its interpreter and workspace
+// (the wasm adapter's own format), the parent's Port seals it, and a
+// restore is streamed to whichever worker would take a new session, so a
+// snapshot made in one worker, or by the in-process adapter of the same
+// build, restores in any other. Hibernation is not offered.
+//
 // # The worker protocol
 //
 // One gRPC service whose messages are protobuf BytesValues holding JSON,

@@ -23,9 +23,13 @@ import (
 //	                                         cancel → output messages
 //	                                         (when asked), one reply
 //	GetFile                          server: request → reply, chunks...
-//	                                         (a workspace path, or an
-//	                                         output file's id)
+//	                                         (a workspace path, an output
+//	                                         file's id, or a session's
+//	                                         snapshot)
 //	PutFile                          client: header, chunks... → reply
+//	                                         (a workspace file, or a
+//	                                         snapshot to restore: the
+//	                                         reply is then the session)
 const (
 	serviceName  = "codeport.worker.v1.Port"
 	methodCreate = "Create"
@@ -174,6 +178,12 @@ type (
 		// FileID, on a GetFile stream, asks for that output file
 		// (GetOutputFile) instead of Path.
 		FileID string `json:"file_id,omitempty"`
+		// Snapshot, on a GetFile stream, asks for the session's snapshot
+		// (port.Snapshotter, unsealed: the parent's Port seals it).
+		Snapshot bool `json:"snapshot,omitempty"`
+		// Restore, on a PutFile stream, makes a new session from the
+		// snapshot the chunks hold; the reply is the session.
+		Restore bool `json:"restore,omitempty"`
 	}
 )
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -95,9 +97,12 @@ func (s *workerServer) getFile(st grpc.ServerStream) error {
 	var rc io.ReadCloser
 	var info port.FileInfo
 	var err error
-	if req.FileID != "" {
+	switch {
+	case req.Snapshot:
+		rc, info, err = s.snapshot(st.Context(), req.Session)
+	case req.FileID != "":
 		rc, info, err = s.port.GetOutputFile(st.Context(), req.Session, req.FileID)
-	} else {
+	default:
 		rc, info, err = s.port.GetFile(st.Context(), req.Session, req.Path)
 	}
 	out, merr := encodeReply(info, err)
@@ -158,10 +163,16 @@ func (s *workerServer) putFile(st grpc.ServerStream) error {
 			}
 		}
 	}()
-	info, err := s.port.PutFile(st.Context(), req.Session, req.Path, pr)
+	var v any
+	var err error
+	if req.Restore {
+		v, err = s.restore(st.Context(), pr)
+	} else {
+		v, err = s.port.PutFile(st.Context(), req.Session, req.Path, pr)
+	}
 	// Unblock the reader if the port returned before the end of the data.
 	_ = pr.CloseWithError(errors.New("upload refused"))
-	out, merr := encodeReply(info, err)
+	out, merr := encodeReply(v, err)
 	if merr != nil {
 		return merr
 	}
@@ -184,4 +195,53 @@ func recvRequest(st grpc.ServerStream, req any) (ok bool, err error) {
 		return false, st.SendMsg(out)
 	}
 	return true, nil
+}
+
+// snapshotter is the worker's runtime's own snapshot operations: unsealed,
+// since the parent's Port seals what it passes on.
+func (s *workerServer) snapshotter() (port.Snapshotter, error) {
+	if d, ok := s.port.(interface{ Driver() port.Driver }); ok {
+		if sn, ok := d.Driver().(port.Snapshotter); ok {
+			return sn, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: the worker's runtime cannot snapshot sessions", port.ErrUnsupported)
+}
+
+// snapshot writes the session's snapshot to a temporary file, so that
+// its size is known before the first chunk and a failure is a reply,
+// never a stream cut short; the file is gone once the reader is closed.
+func (s *workerServer) snapshot(ctx context.Context, id string) (io.ReadCloser, port.FileInfo, error) {
+	sn, err := s.snapshotter()
+	if err != nil {
+		return nil, port.FileInfo{}, err
+	}
+	f, err := os.CreateTemp("", "codeport-worker-snapshot-")
+	if err != nil {
+		return nil, port.FileInfo{}, fmt.Errorf("%w: snapshot: temporary file: %v", port.ErrRuntimeFailure, err)
+	}
+	// Unlinked at once: the open file is all that is left of it.
+	_ = os.Remove(f.Name())
+	if err := sn.SnapshotSession(ctx, id, f); err != nil {
+		f.Close()
+		return nil, port.FileInfo{}, err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, port.FileInfo{}, fmt.Errorf("%w: snapshot: %v", port.ErrRuntimeFailure, err)
+	}
+	return f, port.FileInfo{Size: size}, nil
+}
+
+// restore makes a session from the snapshot r streams.
+func (s *workerServer) restore(ctx context.Context, r io.Reader) (port.Session, error) {
+	sn, err := s.snapshotter()
+	if err != nil {
+		return port.Session{}, err
+	}
+	return sn.RestoreSession(ctx, r, -1)
 }

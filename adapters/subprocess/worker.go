@@ -66,7 +66,7 @@ const specEnv = "CODEPORT_WORKER_SPEC"
 
 func handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
-		ProtocolVersion:  4, // 2: errors carry port.ErrorCode codes; no Describe. 3: GetFile by output file id. 4: streamed output
+		ProtocolVersion:  5, // 2: errors carry port.ErrorCode codes; no Describe. 3: GetFile by output file id. 4: streamed output. 5: snapshots
 		MagicCookieKey:   "CODEPORT_WORKER_COOKIE",
 		MagicCookieValue: "7b0e7c4a-codeport-worker-v1",
 	}
