@@ -448,6 +448,10 @@ def _make_handler():
         # is taken by a directory descriptor, so a number the program kept
         # (os.open) fails with OSError instead of reaching a file opened
         # after the restore.
+        if not saved_fds:
+            # Nothing was open: nothing to close, no number to occupy (and
+            # no walk over every object of a large session).
+            return _OK, 0
         import gc
         import io
 

@@ -218,7 +218,9 @@ func (a *adapter) saveLocked(ctx context.Context, s *session, w io.Writer, diff 
 			meta.Memory, mem = uint32(len(view)), view
 		}
 	}
-	enc := s2.NewWriter(w, s2.WriterConcurrency(1))
+	// Two blocks compressed at once: a snapshot is mostly the compression
+	// of tens of MiB, and a session's snapshot is taken while it is idle.
+	enc := s2.NewWriter(w, s2.WriterConcurrency(2))
 	defer enc.Close()
 	bw := bufio.NewWriterSize(enc, 256<<10)
 	if err := writeSnapshot(bw, meta, mem, base, s.sandbox); err != nil {
