@@ -29,16 +29,16 @@ func BuildWorker(dir string) (string, error) {
 
 // NewSubprocess starts a subprocess adapter whose workers are bin (from
 // BuildWorker) over the embedded runtime, with tweak applied to its
-// configuration; it waits until its minimum of workers is up and closes
-// it when t ends.
-func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config) *port.Port {
+// configuration and opts to its port; it waits until its minimum of
+// workers is up and closes it when t ends.
+func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config, opts ...port.Option) *port.Port {
 	t.Helper()
 	wc := wasm.NewConfig()
 	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir())
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}
-	a, err := subprocess.New(cfg)
+	a, err := subprocess.New(cfg, opts...)
 	if err != nil {
 		t.Fatalf("subprocess.New: %v", err)
 	}
