@@ -11,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"gopkg.in/yaml.v3"
 
 	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/telemetry/tracing"
 )
 
 // Opener binds one adapter from configuration. Each adapter package
@@ -52,6 +54,15 @@ type Options struct {
 	// SnapshotKey, when set, turns session snapshots on for an adapter
 	// that can make them (see port.WithSnapshotKey).
 	SnapshotKey []byte
+	// TracerProvider, when set, traces every call: a span per call of the
+	// port (telemetry/tracing), and a client span per request of the
+	// remote adapter. Trace context reaches a remote backend and worker
+	// processes with or without it. nil traces nothing.
+	TracerProvider trace.TracerProvider
+	// WorkerTraceEnv are OTEL_* variables for the worker processes of the
+	// subprocess adapter, so that they export their spans too (see
+	// subprocess.Config.WithWorkerTraceEnv).
+	WorkerTraceEnv []string
 }
 
 // PortOptions are the port options opts stand for, for an Opener to pass
@@ -63,6 +74,9 @@ func (o Options) PortOptions() []port.Option {
 	}
 	if len(o.SnapshotKey) > 0 {
 		opts = append(opts, port.WithSnapshotKey(o.SnapshotKey))
+	}
+	if o.TracerProvider != nil {
+		opts = append(opts, port.WithObserver(tracing.NewObserver(o.TracerProvider)))
 	}
 	return opts
 }
