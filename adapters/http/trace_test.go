@@ -87,9 +87,9 @@ func TestClientSpanPerRequest(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range s.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
-		if strings.Contains(kv.Value.Emit(), "secret") {
-			t.Errorf("attribute %s holds the workspace path: %q", kv.Key, kv.Value.Emit())
+		attrs[string(kv.Key)] = kv.Value.String()
+		if strings.Contains(kv.Value.String(), "secret") {
+			t.Errorf("attribute %s holds the workspace path: %q", kv.Key, kv.Value.String())
 		}
 	}
 	host := strings.TrimPrefix(srv.URL, "http://")

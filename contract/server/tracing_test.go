@@ -74,10 +74,10 @@ func TestRequestSpansAreNamedByRoutePattern(t *testing.T) {
 	for _, s := range rec.Ended() {
 		if s.Name() == "POST /sessions/{id}/exec" {
 			if v, ok := attrOf(s, "http.route"); !ok || v.AsString() != "/sessions/{id}/exec" {
-				t.Errorf("http.route = %v", v.Emit())
+				t.Errorf("http.route = %v", v.String())
 			}
 			if v, _ := attrOf(s, "http.response.status_code"); v.AsInt64() != http.StatusOK {
-				t.Errorf("status attribute %v", v.Emit())
+				t.Errorf("status attribute %v", v.String())
 			}
 		}
 	}

@@ -316,7 +316,7 @@ func recorded(s tracetest.SpanStub) []string {
 	out := []string{s.Name, s.Status.Description}
 	kvs := func(list []attribute.KeyValue) {
 		for _, kv := range list {
-			out = append(out, string(kv.Key), kv.Value.Emit())
+			out = append(out, string(kv.Key), kv.Value.String())
 		}
 	}
 	kvs(s.Attributes)
