@@ -272,6 +272,14 @@ func TestSpansHoldNoCodeOutputPathsOrContents(t *testing.T) {
 			t.Fatalf("the marked output did not come back: %+v", res)
 		}
 	}
+	// Streamed output (Server-Sent Events through both traced handlers).
+	var streamed strings.Builder
+	res, err := c.client.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code:     "import sys\nfor i in range(3):\n    print('OUT' + 'MARK9c2e', i); sys.stdout.flush()",
+		OnOutput: func(_ port.Stream, b []byte) { streamed.Write(b) }})
+	if err != nil || streamed.String() != res.Stdout || !strings.Contains(res.Stdout, "OUTMARK9c2e 2") {
+		t.Fatalf("streamed %q, result %+v, %v", streamed.String(), res, err)
+	}
 	path := "dirmark5b1/filemark8d4.txt"
 	if _, err := c.client.PutFile(ctx, s.ID, path, strings.NewReader("CONTENTMARK2e6")); err != nil {
 		t.Fatal(err)
