@@ -15,7 +15,7 @@ import (
 // fixed, whatever a process's global propagator; a call whose context
 // holds no trace sends nothing. (otelgrpc would do the same with a span of
 // its own per call, and a dependency this needs no more of.)
-var traceContext propagation.TraceContext
+func traceContext() propagation.TraceContext { return propagation.TraceContext{} }
 
 // mdCarrier adapts gRPC metadata to the propagator. Its keys are lower
 // case, as gRPC's and trace context's are.
@@ -41,7 +41,7 @@ func (c mdCarrier) Keys() []string {
 // outgoing returns ctx with its trace in the outgoing metadata.
 func outgoing(ctx context.Context) context.Context {
 	md := metadata.MD{}
-	traceContext.Inject(ctx, mdCarrier(md))
+	traceContext().Inject(ctx, mdCarrier(md))
 	if len(md) == 0 {
 		return ctx
 	}
@@ -57,7 +57,7 @@ func incoming(ctx context.Context) context.Context {
 	if !ok {
 		return ctx
 	}
-	return traceContext.Extract(ctx, mdCarrier(md))
+	return traceContext().Extract(ctx, mdCarrier(md))
 }
 
 func injectUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
