@@ -11,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"gopkg.in/yaml.v3"
 
 	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/telemetry/tracing"
 )
 
 // Opener binds one adapter from configuration. Each adapter package
@@ -55,6 +57,15 @@ type Options struct {
 	// NodeID, when set, puts the node's name in every session id (see
 	// port.WithNodeID), for a router in front of several nodes.
 	NodeID string
+	// TracerProvider, when set, traces every call: a span per call of the
+	// port (telemetry/tracing), and a client span per request of the
+	// remote adapter. Trace context reaches a remote backend and worker
+	// processes with or without it. nil traces nothing.
+	TracerProvider trace.TracerProvider
+	// WorkerTraceEnv are OTEL_* variables for the worker processes of the
+	// subprocess adapter, so that they export their spans too (see
+	// subprocess.Config.WithWorkerTraceEnv).
+	WorkerTraceEnv []string
 }
 
 // PortOptions are the port options opts stand for, for an Opener to pass
@@ -69,6 +80,9 @@ func (o Options) PortOptions() []port.Option {
 	}
 	if o.NodeID != "" {
 		opts = append(opts, port.WithNodeID(o.NodeID))
+	}
+	if o.TracerProvider != nil {
+		opts = append(opts, port.WithObserver(tracing.NewObserver(o.TracerProvider)))
 	}
 	return opts
 }

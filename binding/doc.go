@@ -26,6 +26,13 @@
 //	defer p.Close()
 //	caps, _ := p.Describe(ctx) // caps.PurposeHint is what a model is told
 //
+// Options carry what is not configuration: a logger, observers, and a
+// TracerProvider, which traces every call of the bound port (a span per
+// call, telemetry/tracing) and the remote adapter's requests; package
+// tracingenv builds one from the OTEL_* variables.
+//
+//	p, err := b.Open(cfg, binding.Options{TracerProvider: tp})
+//
 // Settings are declared by each adapter's settings type in struct tags
 // (`setting:"memory-limit" unit:"bytes" help:"..."`); the flag, the
 // environment variable and the YAML key all derive from the tag, and a

@@ -28,6 +28,8 @@ const (
 // code, output or file contents, and no path: only what may be logged.
 type Call struct {
 	Op Op
+	// Adapter names the adapter serving the call (DriverInfo.Name).
+	Adapter string
 	// SessionID is the session called (for CreateSession, the one made).
 	SessionID string
 	// Tool and Timeout are an Execute's tool kind and resolved timeout.
@@ -49,6 +51,9 @@ type Call struct {
 	// Bytes is the size of the file of a GetFile, GetOutputFile or
 	// PutFile.
 	Bytes int64
+	// OutputBytes is the size of an Execute's stdout and stderr together,
+	// as returned (after truncation).
+	OutputBytes int64
 }
 
 // Observer watches every call a Port serves: the hook for metrics,

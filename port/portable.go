@@ -134,7 +134,7 @@ func (p *Port) begin(ctx context.Context, op Op, sessionID string) (*call, error
 	p.inflight.Add(1)
 	p.mu.Unlock()
 	cctx, cancel := context.WithCancel(ctx)
-	k := &call{p: p, ctx: cctx, end: cancel, c: Call{Op: op, SessionID: sessionID, Started: time.Now()}}
+	k := &call{p: p, ctx: cctx, end: cancel, c: Call{Op: op, Adapter: p.info.Name, SessionID: sessionID, Started: time.Now()}}
 	k.stop = context.AfterFunc(p.closing, cancel)
 	return k, nil
 }
@@ -247,6 +247,7 @@ func (p *Port) Execute(ctx context.Context, sessionID string, req ExecuteRequest
 		}
 		k.c.Outcome, k.c.ReturnCode = res.Outcome, res.ReturnCode
 		k.c.StateLost, k.c.OutputTruncated = res.StateLost, res.OutputTruncated
+		k.c.OutputBytes = int64(len(res.Stdout) + len(res.Stderr))
 	}
 	k.done(err)
 	if err != nil {

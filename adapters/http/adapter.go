@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/port"
 )
@@ -34,6 +36,8 @@ type adapter struct {
 	base   string // scheme://host[:port][/prefix], no trailing slash
 	client *http.Client
 	log    *slog.Logger
+	// tracer makes a client span per request; nil makes none.
+	tracer trace.Tracer
 	// closed is set by Close: a download still being read then drops its
 	// connection instead of returning it to the pool.
 	closed atomic.Bool
@@ -59,6 +63,9 @@ func New(cfg Config, opts ...port.Option) (*port.Port, error) {
 		cfg.client = newDefaultClient()
 	}
 	a := &adapter{cfg: cfg, base: base, client: cfg.client, log: cfg.logger}
+	if cfg.tracerProvider != nil {
+		a.tracer = cfg.tracerProvider.Tracer(tracerScope)
+	}
 	return port.New(a, opts...), nil
 }
 
@@ -134,12 +141,15 @@ func (a *adapter) newRequest(ctx context.Context, c *call, query string, body io
 // the request's; a transport failure is classified with both.
 func (a *adapter) do(ctx, callCtx context.Context, c *call, req *http.Request) (*http.Response, error) {
 	start := time.Now()
+	req, span := a.traceRequest(req, c)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		err = transportError(ctx, callCtx, c, err)
+		endSpan(span, nil, err)
 		a.logCall(ctx, c, 0, time.Since(start), err)
 		return nil, err
 	}
+	endSpan(span, resp, nil)
 	a.logCall(ctx, c, resp.StatusCode, time.Since(start), nil)
 	return resp, nil
 }

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Config.
@@ -63,8 +65,9 @@ func (s Settings) Validate() error {
 // copy.
 type Config struct {
 	Settings
-	client *http.Client
-	logger *slog.Logger
+	client         *http.Client
+	logger         *slog.Logger
+	tracerProvider trace.TracerProvider
 }
 
 // NewConfig returns DefaultSettings for the backend at baseURL, with a

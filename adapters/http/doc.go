@@ -90,6 +90,17 @@
 // without codeport's outcome field gets its Outcome from the return code
 // (completed for 0, program_error otherwise).
 //
+// # Tracing
+//
+// Every request carries the W3C trace context of its call's context
+// (traceparent, tracestate), so a backend that traces (`codeport serve`
+// with OTEL_* set) continues the caller's trace. WithTracerProvider adds a
+// client span per request, named by the contract's route; its attributes
+// never include the query, which holds workspace paths.
+//
+//	a, err := httpadapter.New(httpadapter.NewConfig(url).WithTracerProvider(tp),
+//		port.WithObserver(tracing.NewObserver(tp)))
+//
 // # Sessions and Close
 //
 // The adapter keeps no state about sessions: it forwards every call, and

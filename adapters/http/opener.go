@@ -25,7 +25,7 @@ func (opener) Open(s binding.Settings, opts binding.Options) (*port.Port, error)
 	if !ok {
 		return nil, fmt.Errorf("http opener: settings of type %T", s)
 	}
-	cfg := NewConfig("").WithLogger(opts.Logger)
+	cfg := NewConfig("").WithLogger(opts.Logger).WithTracerProvider(opts.TracerProvider)
 	cfg.Settings = *hs
 	return New(cfg, opts.PortOptions()...)
 }

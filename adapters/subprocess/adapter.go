@@ -534,7 +534,9 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	}()
 
 	start := time.Now()
-	streamCtx, cancelStream := context.WithCancel(context.Background())
+	// The stream outlives the caller's cancellation (the worker is told
+	// to cancel, and answers), not its values: the trace goes on.
+	streamCtx, cancelStream := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelStream()
 	done := make(chan struct{})
 	var overran atomic.Bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,6 +63,7 @@ type Config struct {
 	healthInterval time.Duration
 	registerer     prometheus.Registerer
 	logger         *slog.Logger
+	traceEnv       []string
 }
 
 // NewConfig returns DefaultSettings, with workers that are this executable
@@ -154,6 +156,19 @@ func (c Config) WithSessionsDir(dir string) Config { c.SessionsDir = dir; return
 // WithRetryAfter sets the retry hint of a refused CreateSession.
 func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }
 
+// WithWorkerTraceEnv gives every worker these OTEL_* environment
+// variables ("NAME=value"), so that a worker that traces (the codeport
+// binary's does, from them, as `codeport serve` does) exports its own
+// spans, continuing the trace of each call (tracingenv.Tracing.WorkerEnv
+// picks them from a process's environment). Without them a worker
+// exports nothing; the trace context reaches it all the same, in the
+// metadata of every call. Workers inherit no other environment, and a
+// variable not named OTEL_* is refused.
+func (c Config) WithWorkerTraceEnv(env []string) Config {
+	c.traceEnv = append([]string(nil), env...)
+	return c
+}
+
 // WithMetrics registers the adapter's metrics with reg: workers live,
 // worker restarts by cause, and the time CreateSession waits for a worker.
 func (c Config) WithMetrics(reg prometheus.Registerer) Config { c.registerer = reg; return c }
@@ -224,6 +239,12 @@ func (c Config) validate() error {
 		return bad("recycle-after must not be negative")
 	case c.killGrace <= 0 || c.startTimeout <= 0 || c.healthInterval <= 0:
 		return bad("durations must be positive")
+	}
+	for _, kv := range c.traceEnv {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "OTEL_") || strings.IndexByte(kv, 0) >= 0 {
+			return bad("worker trace environment: %q is not an OTEL_* variable", name)
+		}
 	}
 	return nil
 }

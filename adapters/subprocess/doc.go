@@ -69,4 +69,14 @@
 // so that no generated code is needed; file contents travel as raw chunks
 // and are never held whole in memory. A cancelled call is cancelled in the
 // worker, whose result (partial output included) is still awaited.
+//
+// Every call carries the W3C trace context of its context (traceparent,
+// tracestate) in its gRPC metadata, and the worker's port sees it, so a
+// worker that traces continues the parent's trace. The codeport binary's
+// worker traces when its parent hands it OTEL_* variables
+// (WithWorkerTraceEnv; `codeport serve` passes its own when it exports
+// over OTLP):
+//
+//	cfg := subprocess.NewConfig().WithWorkerTraceEnv([]string{
+//		"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"})
 package subprocess

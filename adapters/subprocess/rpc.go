@@ -191,12 +191,20 @@ type (
 // It is built per call so that no package state is shared.
 func serviceDesc() *grpc.ServiceDesc {
 	unary := func(name string, call func(s *workerServer, ctx context.Context, in *wrapperspb.BytesValue) (*wrapperspb.BytesValue, error)) grpc.MethodDesc {
-		return grpc.MethodDesc{MethodName: name, Handler: func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		return grpc.MethodDesc{MethodName: name, Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 			in := new(wrapperspb.BytesValue)
 			if err := dec(in); err != nil {
 				return nil, err
 			}
-			return call(srv.(*workerServer), ctx, in)
+			if interceptor == nil {
+				return call(srv.(*workerServer), ctx, in)
+			}
+			// As generated code does: the server's interceptors (the
+			// trace context's) run around the call.
+			info := &grpc.UnaryServerInfo{Server: srv, FullMethod: fullMethod(name)}
+			return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
+				return call(srv.(*workerServer), ctx, req.(*wrapperspb.BytesValue))
+			})
 		}}
 	}
 	return &grpc.ServiceDesc{

@@ -12,22 +12,47 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/telemetry/tracing"
 )
 
 // ErrNotAWorker is returned by ServeWorker when the process was not
 // started by the subprocess adapter.
 var ErrNotAWorker = errors.New("not started as a codeport worker: this command is run by the subprocess adapter, not by hand")
 
+// WorkerOption configures ServeWorker.
+type WorkerOption func(*workerOptions)
+
+type workerOptions struct {
+	tracerProvider trace.TracerProvider
+}
+
+// WithWorkerTracerProvider traces the worker's calls with tp: a span per
+// call of its port (telemetry/tracing), child of the parent's span for the
+// call, whose trace context arrives with each call. The worker's caller
+// builds tp (the codeport binary from the OTEL_* variables its parent
+// passed, see Config.WithWorkerTraceEnv) and shuts it down once
+// ServeWorker returns. nil traces nothing.
+func WithWorkerTracerProvider(tp trace.TracerProvider) WorkerOption {
+	return func(o *workerOptions) { o.tracerProvider = tp }
+}
+
 // ServeWorker is the worker side: the main of a worker process (the
 // codeport binary's hidden `worker` command). It puts the memory limit
 // (RLIMIT_DATA and RLIMIT_AS) its parent chose on itself, starts the wasm adapter its parent
 // configured, and serves it over the plugin connection until the parent
 // closes it. Its log records go to stderr, which the parent logs.
-func ServeWorker() error {
+func ServeWorker(opts ...WorkerOption) error {
+	var o workerOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
 	h := handshake()
 	raw := os.Getenv(specEnv)
 	if os.Getenv(h.MagicCookieKey) != h.MagicCookieValue || raw == "" {
@@ -62,7 +87,11 @@ func ServeWorker() error {
 	}
 	// The runtime's own events are logged; its calls are not, since the
 	// parent's port logs each of them already.
-	a, err := wasm.New(cfg.WithLogger(log), port.WithLogger(slog.New(slog.DiscardHandler)))
+	portOpts := []port.Option{port.WithLogger(slog.New(slog.DiscardHandler))}
+	if o.tracerProvider != nil {
+		portOpts = append(portOpts, port.WithObserver(tracing.NewObserver(o.tracerProvider)))
+	}
+	a, err := wasm.New(cfg.WithLogger(log), portOpts...)
 	if err != nil {
 		return err
 	}
@@ -83,7 +112,8 @@ func ServeWorker() error {
 		HandshakeConfig: h,
 		Plugins:         plugin.PluginSet{"port": &grpcPlugin{server: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))...)
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+				grpc.ChainUnaryInterceptor(extractUnary), grpc.ChainStreamInterceptor(extractStream))...)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "worker", Level: hclog.Error, Output: os.Stderr, JSONFormat: true}),
 	})

@@ -126,7 +126,7 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	cmd := exec.Command(a.cfg.command[0], a.cfg.command[1:]...)
 	// Nothing inherited: the worker sees its spec and go-plugin's
 	// handshake variables, and no other environment.
-	cmd.Env = []string{specEnv + "=" + string(spec)}
+	cmd.Env = append([]string{specEnv + "=" + string(spec)}, a.cfg.traceEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// If the gateway dies, its workers die with it: no orphans.
 		Pdeathsig: syscall.SIGKILL,
@@ -149,7 +149,8 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 			Output: &stderrLog{log: log.With("source", "go-plugin")},
 		}),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.Limits())), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.Limits())))},
+			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.Limits())), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.Limits()))),
+			grpc.WithChainUnaryInterceptor(injectUnary), grpc.WithChainStreamInterceptor(injectStream)},
 	})
 	started := make(chan error, 1)
 	go func() {

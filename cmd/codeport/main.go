@@ -78,6 +78,11 @@ Timeouts: a request must arrive within --read-timeout (then 408); an idle
 keep-alive connection is closed after --keepalive-timeout. An execution is
 bounded by --timeout and --max-timeout, never by these.
 
+Tracing: OpenTelemetry spans (a request, a session made, an execution) are
+exported when OTEL_TRACES_EXPORTER (otlp, console or none) or
+OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set,
+and not at all otherwise; OTEL_SDK_DISABLED=true turns them off.
+
 `
 
 func main() {
@@ -108,11 +113,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return mcpCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "worker":
 		// Hidden: the subprocess adapter runs this binary as its workers.
-		if err := subprocess.ServeWorker(); err != nil {
-			fmt.Fprintf(stderr, "codeport worker: %v\n", err)
-			return 1
-		}
-		return 0
+		return worker(stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -221,7 +222,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	for _, w := range keyWarnings {
 		logger.Warn(w)
 	}
-	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}, SnapshotKey: key, NodeID: cfg.NodeID})
+	tracer, err := startTracing(ctx, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 2
+	}
+	defer stopTracing(tracer, logger) // after the port has closed: its last spans flushed
+	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}, SnapshotKey: key,
+		NodeID: cfg.NodeID, TracerProvider: tracer.TracerProvider(), WorkerTraceEnv: tracer.WorkerEnv(os.Environ())})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1
@@ -232,6 +240,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		server.WithReady(bound.Ready),
 		server.WithGatherer(reg),
 		server.WithLogger(logger),
+		server.WithTracerProvider(tracer.TracerProvider()),
 	}
 	if fb := bound.Limits().FileBytes; fb > 0 {
 		// The port enforces the file limit exactly; the body may be a

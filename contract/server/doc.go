@@ -45,6 +45,12 @@
 //	defer ts.Close()
 //	h := server.NewHandler(p, server.WithTenants(ts), server.WithGatherer(reg))
 //
+// Tracing: WithTracerProvider makes an OpenTelemetry span per request,
+// named by its route pattern and continuing the client's W3C traceparent;
+// the port's calls (with a telemetry/tracing observer) are its children.
+//
+//	h := server.NewHandler(p, server.WithTracerProvider(tp))
+//
 // Hostile input: JSON routes take only application/json bodies, and a body
 // that repeats a key is refused; an unauthenticated handler on loopback
 // answers only to loopback host names (WithAllowedHosts); an upload's path

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of the handler's limits.
@@ -29,6 +30,7 @@ type config struct {
 	logger          *slog.Logger
 	maxRequestBytes int64
 	maxUploadBytes  int64
+	tracerProvider  trace.TracerProvider
 }
 
 func newConfig(opts []Option) config {

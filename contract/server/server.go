@@ -62,6 +62,9 @@ func NewHandler(p port.CodeExecutionPort, opts ...Option) http.Handler {
 		})
 	}
 	s.routes()
+	if s.cfg.tracerProvider != nil {
+		return traced(s, s.cfg.tracerProvider)
+	}
 	return s
 }
 
@@ -1045,12 +1048,16 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // unwrap returns the server's own writer, which http.MaxBytesReader needs to
 // tell the server to close the connection after an oversized body instead
-// of draining it.
+// of draining it: beneath the recorder, and beneath any wrapper put around
+// the handler (the tracing of WithTracerProvider).
 func unwrap(w http.ResponseWriter) http.ResponseWriter {
-	if rec, ok := w.(*recorder); ok {
-		return rec.ResponseWriter
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
 	}
-	return w
 }
 
 // bodyTracker remembers why the request body failed, if it went over its

@@ -29,8 +29,8 @@ func BuildWorker(dir string) (string, error) {
 
 // NewSubprocess starts a subprocess adapter whose workers are bin (from
 // BuildWorker) over the embedded runtime, with tweak applied to its
-// configuration; it waits until its minimum of workers is up and closes
-// it when t ends.
+// configuration and opts to its port; it waits until its minimum of
+// workers is up and closes it when t ends.
 func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config, opts ...port.Option) *port.Port {
 	t.Helper()
 	wc := wasm.NewConfig()
