@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/codeport/codeport/internal/testcache"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -25,7 +26,7 @@ import (
 // newTestAdapter starts an adapter over the real embedded runtime.
 func newTestAdapter(t testing.TB, tweak func(Config) Config) *testAdapter {
 	t.Helper()
-	cfg := NewConfig().WithSessionsDir(t.TempDir())
+	cfg := NewConfig().WithSessionsDir(t.TempDir()).WithCompilationCacheDir(testcache.Dir())
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/testcache"
 	"github.com/codeport/codeport/port"
 )
 
@@ -33,7 +34,7 @@ func BuildWorker(dir string) (string, error) {
 // workers is up and closes it when t ends.
 func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config, opts ...port.Option) *port.Port {
 	t.Helper()
-	wc := wasm.NewConfig()
+	wc := wasm.NewConfig().WithCompilationCacheDir(testcache.Dir())
 	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir())
 	if tweak != nil {
 		cfg = tweak(cfg)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/testcache"
 	"github.com/codeport/codeport/port"
 )
 
@@ -20,7 +21,7 @@ import (
 // its interpreter image made, and closes the adapter when t ends.
 func New(t testing.TB, tweak func(wasm.Config) wasm.Config, opts ...port.Option) *port.Port {
 	t.Helper()
-	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir())
+	cfg := wasm.NewConfig().WithSessionsDir(t.TempDir()).WithCompilationCacheDir(testcache.Dir())
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}
