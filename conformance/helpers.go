@@ -40,9 +40,31 @@ func check(body func(e *env)) func(ctx context.Context, t *T) {
 // check's own context has ended.
 const cleanupTimeout = 30 * time.Second
 
-// session creates a session that is destroyed when the check ends.
+// capacityWait bounds how long session waits out at_capacity refusals.
+const capacityWait = time.Minute
+
+// session creates a session that is destroyed when the check ends. An
+// at_capacity refusal is waited out, as its retry hint asks, for up to
+// capacityWait: the sessions of the checks before may still be releasing
+// their slots (a worker process being retired, say), which a client meets
+// as a transient refusal, not as a defect. The capacity check, which
+// wants the refusal, calls CreateSession itself.
 func (e *env) session() string {
+	deadline := time.Now().Add(capacityWait)
 	s, err := e.p.CreateSession(e.ctx, port.CreateSessionRequest{})
+	for err != nil && errors.Is(err, port.ErrAtCapacity) && time.Now().Before(deadline) {
+		wait := 100 * time.Millisecond
+		var ce *port.CapacityError
+		if errors.As(err, &ce) && ce.RetryAfter > 0 {
+			wait = min(ce.RetryAfter, 5*time.Second)
+		}
+		select {
+		case <-e.ctx.Done():
+			e.t.Fatalf("CreateSession: %v (waiting out: %v)", e.ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		s, err = e.p.CreateSession(e.ctx, port.CreateSessionRequest{})
+	}
 	if err != nil {
 		e.t.Fatalf("CreateSession: %v", err)
 	}
