@@ -118,6 +118,21 @@ func (e *engine) buildID() string {
 
 // SnapshotSession implements port.Snapshotter.
 func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) error {
+	return a.snapshot(ctx, id, w, nil)
+}
+
+// ReleaseSession implements port.SessionMover: the snapshot is written
+// and the session destroyed under its lock, so no call runs on it in
+// between.
+func (a *adapter) ReleaseSession(ctx context.Context, id string, w io.Writer, commit func() error) error {
+	return a.snapshot(ctx, id, w, commit)
+}
+
+// snapshot writes the session's snapshot to w under its lock. With a
+// commit function (a release), commit is called once the snapshot is
+// written, and the session is destroyed, still under its lock, if commit
+// succeeds.
+func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit func() error) error {
 	if err := a.WaitReady(ctx); err != nil {
 		return err
 	}
@@ -138,38 +153,12 @@ func (a *adapter) SnapshotSession(ctx context.Context, id string, w io.Writer) e
 		return err
 	}
 	s.busy.Store(true)
-	defer s.busy.Store(false)
-	return a.saveLocked(ctx, s, w, false)
-}
-
-// ReleaseSession implements port.SessionMover: the snapshot is written
-// and the session destroyed under its lock, so no call runs on it in
-// between.
-func (a *adapter) ReleaseSession(ctx context.Context, id string, w io.Writer, commit func() error) error {
-	if err := a.WaitReady(ctx); err != nil {
-		return err
-	}
-	s, err := a.lookup(id)
-	if err != nil {
-		return err
-	}
-	if !s.mu.TryLock() {
-		return fmt.Errorf("%w: session %s is running another call", port.ErrSessionBusy, s.id)
-	}
-	defer s.mu.Unlock()
-	if s.gone {
-		return fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
-	}
-	if err := a.wake(ctx, s); err != nil {
-		return err
-	}
-	s.busy.Store(true)
 	err = a.saveLocked(ctx, s, w, false)
-	if err == nil {
+	if err == nil && commit != nil {
 		err = commit()
 	}
 	s.busy.Store(false)
-	if err != nil {
+	if err != nil || commit == nil {
 		return err
 	}
 	a.mu.Lock()
