@@ -300,6 +300,13 @@ func (a *adapter) watch(ctx context.Context) {
 // CreateSession takes an idle worker (starting one if none is idle and
 // fewer than the maximum are alive) and creates the session in it.
 func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
+	return a.newSession(ctx, "creating", func(w *worker) (port.Session, error) { return w.rpc.create(ctx, req) })
+}
+
+// newSession takes a worker's slot, has makeIn make the session there
+// (created or restored, as doing says), and registers it, or accounts for
+// the worker's failure to make one.
+func (a *adapter) newSession(ctx context.Context, doing string, makeIn func(*worker) (port.Session, error)) (port.Session, error) {
 	t := time.Now()
 	w, err := a.acquire(ctx)
 	a.metrics.poolWait.Observe(time.Since(t).Seconds())
@@ -307,13 +314,7 @@ func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 		return port.Session{}, err
 	}
 	defer a.askFill()
-	sess, err := w.rpc.create(ctx, req)
-	return a.adopt(w, sess, err, "creating")
-}
-
-// adopt registers a session a worker made (created or restored, as doing
-// says), or accounts for its failure to make one.
-func (a *adapter) adopt(w *worker, sess port.Session, err error, doing string) (port.Session, error) {
+	sess, err := makeIn(w)
 	var te *transportError
 	switch {
 	case errors.As(err, &te):
@@ -360,15 +361,7 @@ func (a *adapter) SnapshotSession(ctx context.Context, sessionID string, w io.Wr
 // RestoreSession implements port.Snapshotter: a worker is taken as for a
 // new session, and the snapshot streamed to it.
 func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (port.Session, error) {
-	t := time.Now()
-	w, err := a.acquire(ctx)
-	a.metrics.poolWait.Observe(time.Since(t).Seconds())
-	if err != nil {
-		return port.Session{}, err
-	}
-	defer a.askFill()
-	sess, err := w.rpc.restore(ctx, r)
-	return a.adopt(w, sess, err, "restoring")
+	return a.newSession(ctx, "restoring", func(w *worker) (port.Session, error) { return w.rpc.restore(ctx, r) })
 }
 
 // acquire reserves a session slot on a worker.
