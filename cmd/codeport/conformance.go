@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -39,34 +36,17 @@ Flags:
 
 // conformanceCommand is `codeport conformance`.
 func conformanceCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported below, help goes to stdout
+	fs := newClientFlags("conformance", conformanceUsage, stdout, stderr)
 	baseURL := fs.String("base-url", "", "the backend's base `URL`, e.g. http://127.0.0.1:8080 (required)")
 	token := fs.String("auth-token", "", "bearer `token` to send (default $CODEPORT_CONFORMANCE_TOKEN)")
 	runPattern := fs.String("run", "", "run only the checks whose names match `REGEXP`")
 	maxSessions := fs.Int("max-sessions", 0, "the backend's session limit `N`, when Describe does not report it (enables the capacity check for N <= 16)")
 	verbose := fs.Bool("v", false, "also print each check's log lines")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, conformanceUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "codeport conformance: "+format+"\n\n", args...)
-		usage(stderr)
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return 0
-		}
-		return fail("%v", err)
+	fail := fs.fail
+	if code, done := fs.parse(args); done {
+		return code
 	}
 	switch {
-	case fs.NArg() > 0:
-		return fail("unexpected arguments %q", fs.Args())
 	case *baseURL == "":
 		return fail("--base-url is required")
 	case *maxSessions < 0:
@@ -83,9 +63,9 @@ func conformanceCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	if *token == "" {
 		*token = os.Getenv("CODEPORT_CONFORMANCE_TOKEN")
 	}
-	u, err := url.Parse(*baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail("--base-url must be an absolute http or https URL, got %q", *baseURL)
+	u, err := backendURL("--base-url", *baseURL)
+	if err != nil {
+		return fail("%v", err)
 	}
 
 	var base http.RoundTripper = http.DefaultTransport

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,39 +43,20 @@ Flags:
 
 // drainCommand is `codeport drain`.
 func drainCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("drain", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newClientFlags("drain", drainUsage, stdout, stderr)
 	from := fs.String("from", "", "base `URL` of the node to drain (required)")
 	to := fs.String("to", "", "base `URL` of the node that takes its sessions (required)")
 	tokenFile := fs.String("auth-token-file", "", "`file` holding the nodes' bearer token (default $CODEPORT_AUTH_TOKEN)")
 	keepDir := fs.String("keep-dir", "", "`directory` for snapshots neither node took back (default: a new temporary directory, made only if needed)")
 	busyWait := fs.Duration("busy-wait", 30*time.Second, "how long to wait for a session that is running a call")
 	tenant := fs.String("snapshot-tenant", "", "the snapshot tenant `name` the sessions' snapshots are bound to (X-Codeport-Snapshot-Tenant)")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, drainUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "codeport drain: "+format+"\n\n", args...)
-		usage(stderr)
-		return 2
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return 0
-		}
-		return fail("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return fail("unexpected arguments %q", fs.Args())
+	fail := fs.fail
+	if code, done := fs.parse(args); done {
+		return code
 	}
 	for _, u := range []struct{ name, v string }{{"--from", *from}, {"--to", *to}} {
-		p, err := url.Parse(u.v)
-		if u.v == "" || err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fail("%s must be an absolute http or https URL, got %q", u.name, u.v)
+		if _, err := backendURL(u.name, u.v); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if *from == *to {
