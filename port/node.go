@@ -99,18 +99,20 @@ func (p *Port) driverID(sessionID string) (string, error) {
 	}
 	node, rest, ok := strings.Cut(sessionID, ".")
 	switch {
+	case ok && node == p.nodeID:
+		// The node's own id, on every call: no pattern to match.
+		if !usableID(rest) {
+			return "", unknownSession(sessionID)
+		}
+		return rest, nil
 	case !ok || !nodeIDRE.MatchString(node):
 		return "", fmt.Errorf("%w: %q names no node (this is node %q, whose ids are %q)", ErrSessionNotFound, shortID(sessionID), p.nodeID, p.nodeID+".<id>")
-	case node != p.nodeID:
-		// Refused unless it is a session moved here under its id.
-		if m, ok := p.d.(SessionMover); ok && m.HasSession(sessionID) {
-			return sessionID, nil
-		}
-		return "", &OtherNodeError{Node: node, This: p.nodeID}
-	case !usableID(rest):
-		return "", unknownSession(sessionID)
 	}
-	return rest, nil
+	// Another node's id: refused unless it is a session moved here under it.
+	if m, ok := p.d.(SessionMover); ok && m.HasSession(sessionID) {
+		return sessionID, nil
+	}
+	return "", &OtherNodeError{Node: node, This: p.nodeID}
 }
 
 // Moving sessions between nodes. A session keeps its id when it moves: a
