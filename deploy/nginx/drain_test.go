@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/port"
 )
 
@@ -22,40 +21,14 @@ import (
 // on through the router with the ids they hold and find their state; new
 // sessions go to the node that is left.
 func TestDrainBehindTheRouter(t *testing.T) {
-	nginxBin := needNginx(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin, err := BuildCodeport(ctx, dir)
-	if err != nil {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("ZHJhaW4gYmVoaW5kIHRoZSByb3V0ZXI6IGEgc25hcHNob3Qga2V5IG9mIDQ4IGJ5dGVz\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tokenFile, keyFile := filepath.Join(dir, "token"), filepath.Join(dir, "key")
-	for f, v := range map[string]string{tokenFile: testToken, keyFile: "ZHJhaW4gYmVoaW5kIHRoZSByb3V0ZXI6IGEgc25hcHNob3Qga2V5IG9mIDQ4IGJ5dGVz"} {
-		if err := os.WriteFile(f, []byte(v+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := StartCluster(ctx, ClusterConfig{
-		Codeport: bin, Nginx: nginxBin, Nodes: []string{"node-a", "node-b"}, Dir: dir,
-		NodeArgs: []string{"--auth-token-file", tokenFile, "--snapshot-key-file", keyFile},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	t.Cleanup(func() {
-		if t.Failed() {
-			for name, log := range c.Logs() {
-				t.Logf("%s's log ends:\n%s", name, tailOf(log))
-			}
-		}
-	})
-	client, err := httpadapter.New(httpadapter.NewConfig(c.URL()).WithToken(testToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	tc := startTestCluster(ctx, t, []string{"node-a", "node-b"}, "--snapshot-key-file", keyFile)
+	c, bin, client, tokenFile := tc.cluster, tc.codeport, tc.client, tc.tokenFile
 
 	// Sessions through the router until node-a holds three, each with
 	// state in its interpreter and its workspace.

@@ -35,16 +35,22 @@ const (
 	testToken     = "multinode-test-token-6b1f0c2e9d"
 )
 
-// TestMultiNode runs three real `codeport serve` nodes behind a real nginx
-// with the shipped configuration, and checks through the router what a
-// client of several nodes relies on: sessions spread over the nodes, each
-// session's calls reach the node that holds it, the contract's conformance
-// suite passes, streams and uploads pass through, errors are contract
-// JSON, and a node that dies costs only its own sessions.
-func TestMultiNode(t *testing.T) {
+// testCluster is a cluster the tests start: real nodes, with testToken,
+// behind a real nginx, and a client of the router.
+type testCluster struct {
+	cluster   *Cluster
+	codeport  string // the binary the nodes run
+	tokenFile string // testToken, for the nodes' and codeport's flags
+	client    *port.Port
+}
+
+// startTestCluster builds codeport and starts nodes behind nginx, each
+// node with nodeArgs besides the token; everything is stopped, and the
+// logs shown if t failed, when t ends. It skips (or, in CI, fails)
+// without nginx.
+func startTestCluster(ctx context.Context, t *testing.T, nodes []string, nodeArgs ...string) testCluster {
+	t.Helper()
 	nginxBin := needNginx(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	dir := t.TempDir()
 	bin, err := BuildCodeport(ctx, dir)
 	if err != nil {
@@ -57,9 +63,9 @@ func TestMultiNode(t *testing.T) {
 	c, err := StartCluster(ctx, ClusterConfig{
 		Codeport: bin,
 		Nginx:    nginxBin,
-		Nodes:    testNodes,
+		Nodes:    nodes,
 		Dir:      dir,
-		NodeArgs: []string{"--auth-token-file", tokenFile, "--file-limit", fmt.Sprint(testFileLimit)},
+		NodeArgs: append([]string{"--auth-token-file", tokenFile}, nodeArgs...),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +83,20 @@ func TestMultiNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
+	return testCluster{cluster: c, codeport: bin, tokenFile: tokenFile, client: client}
+}
+
+// TestMultiNode runs three real `codeport serve` nodes behind a real nginx
+// with the shipped configuration, and checks through the router what a
+// client of several nodes relies on: sessions spread over the nodes, each
+// session's calls reach the node that holds it, the contract's conformance
+// suite passes, streams and uploads pass through, errors are contract
+// JSON, and a node that dies costs only its own sessions.
+func TestMultiNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tc := startTestCluster(ctx, t, testNodes, "--file-limit", fmt.Sprint(testFileLimit))
+	c, bin, client := tc.cluster, tc.codeport, tc.client
 	r := &router{t: t, url: c.URL(), http: &http.Client{Timeout: time.Minute}}
 
 	// Fifty sessions, created through the router eight at a time, as
