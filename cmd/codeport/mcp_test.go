@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/pyvenv"
 )
 
@@ -27,25 +28,6 @@ import (
 // newest released when it was written. Changing it builds a new cached
 // environment.
 const mcpPythonVersion = "2.3.0"
-
-// syncBuffer is a bytes.Buffer for a command's stderr that a test reads
-// while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var servingAddr = regexp.MustCompile(`msg="serving MCP over streamable HTTP" addr=(\S+)`)
 
@@ -111,7 +93,7 @@ func TestMCPOverStdio(t *testing.T) {
 func testMCPOverStdio(t *testing.T, adapter string, flags ...string) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	var code int
 	done := make(chan struct{})
 	args := append([]string{"mcp", "--sessions-dir", t.TempDir()}, flags...)
@@ -190,7 +172,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestMCPOverHTTP(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	var code int
 	done := make(chan struct{})
 	args := []string{"mcp", "--listen", "127.0.0.1:0", "--sessions-dir", t.TempDir(), "--auth-token-file", writeToken(t, "s3cret\n", 0o600)}
@@ -385,7 +367,7 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		srv := exec.Command(bin, "mcp", "--listen", "127.0.0.1:0", "--sessions-dir", t.TempDir())
 		srv.Env = append(os.Environ(), "CODEPORT_AUTH_TOKEN=py-s3cret")
-		var log syncBuffer
+		var log logtest.Buffer
 		stderr, err := srv.StderrPipe()
 		if err != nil {
 			t.Fatal(err)

@@ -15,13 +15,14 @@ import (
 	"time"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/port"
 )
 
 // served is a `codeport serve` started in process by startServe.
 type served struct {
 	base, addr string
-	log        *syncBuffer
+	log        *logtest.Buffer
 	// stop ends it (once; later calls return the same code) and returns
 	// its exit code.
 	stop func() int
@@ -40,7 +41,7 @@ func startServe(t *testing.T, args ...string) served {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	errb := &syncBuffer{}
+	errb := &logtest.Buffer{}
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--listen", addr, "--sessions-dir", t.TempDir()}, args...),
 			strings.NewReader(""), &bytes.Buffer{}, errb)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -729,7 +730,7 @@ func TestTenantOwnersFileErrors(t *testing.T) {
 // like the token, stands in for the loopback host check (a browser cannot
 // attach it to a page's request).
 func TestTenantLogAndHostCheck(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	h := newTenantHarness(t, nil, server.TenantsConfig{}, server.WithLogger(logger))
 	// In process, so that the record is written when serve returns.
@@ -752,22 +753,4 @@ func TestTenantLogAndHostCheck(t *testing.T) {
 	if r := h.send(req); r.status != http.StatusCreated {
 		t.Errorf("another host with a key: %d %s", r.status, r.body)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the handler's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
