@@ -141,36 +141,19 @@ func load(t *testing.T) *manifests {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			put := func(seen bool) {
-				if seen {
-					t.Fatalf("%s: %T %s is defined twice", name, o, meta.GetName())
-				}
-			}
 			switch o := o.(type) {
 			case *corev1.Namespace:
-				_, seen := m.namespaces[o.Name]
-				put(seen)
-				m.namespaces[o.Name] = o
+				addOnce(t, name, m.namespaces, meta.GetName(), o)
 			case *corev1.ConfigMap:
-				_, seen := m.configMaps[o.Name]
-				put(seen)
-				m.configMaps[o.Name] = o
+				addOnce(t, name, m.configMaps, meta.GetName(), o)
 			case *corev1.Service:
-				_, seen := m.services[o.Name]
-				put(seen)
-				m.services[o.Name] = o
+				addOnce(t, name, m.services, meta.GetName(), o)
 			case *appsv1.StatefulSet:
-				_, seen := m.statefulSets[o.Name]
-				put(seen)
-				m.statefulSets[o.Name] = o
+				addOnce(t, name, m.statefulSets, meta.GetName(), o)
 			case *appsv1.Deployment:
-				_, seen := m.deployments[o.Name]
-				put(seen)
-				m.deployments[o.Name] = o
+				addOnce(t, name, m.deployments, meta.GetName(), o)
 			case *policyv1.PodDisruptionBudget:
-				_, seen := m.pdbs[o.Name]
-				put(seen)
-				m.pdbs[o.Name] = o
+				addOnce(t, name, m.pdbs, meta.GetName(), o)
 			default:
 				t.Fatalf("%s: unexpected kind %T", name, o)
 			}
@@ -1225,4 +1208,14 @@ func TestRouterConfigSyntax(t *testing.T) {
 	if !hasResolve {
 		t.Logf("nginx %d.%d.%d has no upstream \"resolve\": checked without it", v[0], v[1], v[2])
 	}
+}
+
+// addOnce files an object of a manifest file by its name, refusing a name
+// the file set has defined already for that kind.
+func addOnce[T any](t *testing.T, file string, into map[string]T, name string, o T) {
+	t.Helper()
+	if _, seen := into[name]; seen {
+		t.Fatalf("%s: %T %s is defined twice", file, o, name)
+	}
+	into[name] = o
 }
