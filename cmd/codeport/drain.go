@@ -226,9 +226,13 @@ func listSessions(ctx context.Context, base, token string) ([]string, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	const maxList = 64 << 20 // about a million ids
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxList+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(body) > maxList {
+		return nil, fmt.Errorf("the session list is over %d bytes", maxList)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e contract.Error
