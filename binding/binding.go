@@ -62,6 +62,11 @@ type Options struct {
 	// remote adapter. Trace context reaches a remote backend and worker
 	// processes with or without it. nil traces nothing.
 	TracerProvider trace.TracerProvider
+	// CodeExecutionOnly says the program will run only the code_execution
+	// tool (a one-shot `codeport exec`, `describe`): an adapter need not
+	// prepare the bash tool before it is ready, and a bash call, if one
+	// comes, waits for that instead.
+	CodeExecutionOnly bool
 	// WorkerTraceEnv are OTEL_* variables for the worker processes of the
 	// subprocess adapter, so that they export their spans too (see
 	// subprocess.Config.WithWorkerTraceEnv).

@@ -178,6 +178,27 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 	}
 }
 
+// precompile compiles the modules a worker runs into the compilation
+// cache, once, before the first worker starts: then every worker loads
+// them instead of compiling them (seconds of every core each on a cold
+// cache), and a worker's first bash call loads the shell instead of
+// compiling it while the call waits. A failure is logged: workers then
+// compile for themselves, as they would without a cache.
+func (a *adapter) precompile(ctx context.Context) {
+	wc := a.cfg.wasmConfig().WithLogger(a.cfg.logger)
+	if wc.CompilationCacheDir == "" {
+		return
+	}
+	mods, err := wasm.Precompile(ctx, wc)
+	if err != nil {
+		a.cfg.logger.Warn("could not compile the runtime into the cache before starting workers", "error", err)
+		return
+	}
+	for _, m := range mods {
+		a.cfg.logger.Info("worker module ready in the compilation cache", "module", m.Name, "compiled", m.Compiled, "seconds", m.Duration.Seconds())
+	}
+}
+
 // idleLocked counts live workers that can take a session now.
 func (a *adapter) idleLocked() int {
 	n := 0
@@ -217,11 +238,16 @@ func (a *adapter) askFill() {
 // are alive, starting one at a time so that starting never takes every
 // core.
 func (a *adapter) fill(ctx context.Context) {
+	compiled := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.wake:
+		}
+		if !compiled {
+			compiled = true
+			a.precompile(ctx)
 		}
 		for ctx.Err() == nil {
 			a.mu.Lock()

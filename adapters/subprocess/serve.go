@@ -91,7 +91,10 @@ func ServeWorker(opts ...WorkerOption) error {
 	if o.tracerProvider != nil {
 		portOpts = append(portOpts, port.WithObserver(tracing.NewObserver(o.tracerProvider)))
 	}
-	a, err := wasm.New(cfg.WithLogger(log), portOpts...)
+	// The shell is compiled at a worker's first bash call (the parent
+	// compiled it into the cache before starting workers, so that is a
+	// load): most workers never run bash.
+	a, err := wasm.New(cfg.WithLogger(log).WithShellAtStart(false), portOpts...)
 	if err != nil {
 		return err
 	}

@@ -105,13 +105,14 @@ func newAdapter(cfg Config) (*adapter, error) {
 			return nil, err
 		}
 	}
+	settleWazeroVersion()
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
 	a.bg.Add(3)
 	go func() {
 		defer a.bg.Done()
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(py), cfg.logger)
+		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(py), !cfg.lazyShell, cfg.logger)
 		if a.engErr != nil {
 			cfg.logger.Error("wasm runtime failed", "error", a.engErr)
 			close(a.ready)

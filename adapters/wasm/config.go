@@ -221,6 +221,7 @@ type Config struct {
 	reapInterval time.Duration
 	registerer   prometheus.Registerer
 	logger       *slog.Logger
+	lazyShell    bool
 }
 
 // NewConfig returns DefaultSettings, no metrics and no logs.
@@ -344,6 +345,16 @@ func (c Config) WithWarmPool(size int, modules []string) Config {
 // dies with its session), where a refill would boot an interpreter nobody
 // takes.
 func (c Config) WithWarmPoolRefill(n int) Config { c.WarmPoolRefill = n; return c }
+
+// WithShellAtStart sets whether the bash tool's shell is compiled (or
+// loaded from the cache) at start with the interpreter, before the
+// adapter is ready: the default, so that a node that says it is ready
+// answers its first bash call as fast as any other. Off, the shell is
+// compiled at the first bash call, which then waits for it (seconds on a
+// cold cache), and a process that never runs bash pays neither its time
+// nor its memory: for a subprocess worker, whose parent compiled the
+// shell into the cache (Precompile) before starting it.
+func (c Config) WithShellAtStart(on bool) Config { c.lazyShell = !on; return c }
 
 // WithMetrics registers the adapter's metrics with reg.
 func (c Config) WithMetrics(reg prometheus.Registerer) Config { c.registerer = reg; return c }

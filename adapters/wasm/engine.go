@@ -53,23 +53,27 @@ type engine struct {
 	build     string
 
 	// The bash tool's shell, a guest of its own runtime (see
-	// internal/shell/wasmshell) sharing the cache and the memory limit,
-	// compiled at the first bash call (shellEngine): a process that never
-	// runs bash (most workers) pays neither its time nor its memory.
+	// internal/shell/wasmshell) sharing the cache and the memory limit.
+	// It is compiled at start with the interpreter (newEngine), so that a
+	// node that says it is ready answers its first bash call as fast as
+	// any other; a process configured otherwise (a subprocess worker,
+	// most of which never run bash) compiles it at its first bash call
+	// (shellEngine) and pays neither its time nor its memory before.
 	shellsMu  sync.Mutex
 	shells    *wasmshell.Engine
 	shellsErr error
 }
 
-// shellEngine compiles the shell guest (or loads it from the cache) at its
-// first use; later calls get the same engine, or the same error.
+// shellEngine returns the shell guest's engine, compiling it (or loading
+// it from the cache) if start-up did not; later calls get the same
+// engine, or the same error.
 func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 	e.shellsMu.Lock()
 	defer e.shellsMu.Unlock()
 	if e.shells == nil && e.shellsErr == nil {
 		// Not cancelled with the call that asks first: a later call would
 		// get its error.
-		e.shells, e.shellsErr = wasmshell.NewEngine(context.WithoutCancel(ctx), wasmshell.Config{MemoryBytes: e.memoryBytes, Cache: e.cache})
+		e.shells, e.shellsErr = compileShell(context.WithoutCancel(ctx), e.cache, e.memoryBytes)
 	}
 	if e.shellsErr != nil {
 		return nil, fmt.Errorf("%w: the shell: %v", port.ErrRuntimeFailure, e.shellsErr)
@@ -77,19 +81,31 @@ func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 	return e.shells, nil
 }
 
-func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryBytes int64, warm []string, logger *slog.Logger) (*engine, error) {
-	var cache wazero.CompilationCache
-	if cacheDir != "" {
-		var err error
-		if cache, err = wazero.NewCompilationCacheWithDir(cacheDir); err != nil {
-			// A read-only cache directory costs start-up time, not service.
-			logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
-			cache = nil
+// compileShell compiles the bash tool's guest, or loads it from cache.
+func compileShell(ctx context.Context, cache wazero.CompilationCache, memoryBytes int64) (*wasmshell.Engine, error) {
+	return wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache})
+}
+
+// openCache is the compilation cache in dir, or an in-memory one when dir
+// is "" or cannot be used (a read-only cache directory costs start-up
+// time, not service: the caller says so).
+func openCache(dir string) (wazero.CompilationCache, error) {
+	if dir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err == nil {
+			return cache, nil
 		}
+		return wazero.NewCompilationCache(), err
 	}
-	if cache == nil {
-		cache = wazero.NewCompilationCache()
-	}
+	return wazero.NewCompilationCache(), nil
+}
+
+// newInterpreterRuntime is the wazero runtime the interpreter py runs in,
+// with WASI instantiated and the module compiled (or loaded from cache).
+// Precompile and newEngine share it, so that what one puts in the cache
+// is what the other looks for: an entry's key is the module's bytes and
+// the runtime's code-generation options.
+func newInterpreterRuntime(ctx context.Context, py cpython.Runtime, cache wazero.CompilationCache, memoryBytes int64) (wazero.Runtime, wazero.CompiledModule, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		// A trap with debug info spends seconds building a DWARF stack
@@ -103,19 +119,75 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("instantiate WASI: %w", err)
+		return nil, nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
 	// Compiling the module is the slowest part of a cold start: spread
 	// its functions over every core the process may use.
 	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), py.Module)
 	if err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("compile runtime: %w", err)
+		return nil, nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes}
+	return rt, compiled, nil
+}
+
+// newEngine compiles the interpreter py and, with withShell, the shell
+// guest at the same time (each loaded instead from the cache in cacheDir
+// when it holds them), reporting progress to the logger, then makes the
+// interpreter image.
+func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryBytes int64, warm []string, withShell bool, logger *slog.Logger) (*engine, error) {
+	cache, err := openCache(cacheDir)
+	if err != nil {
+		logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
+		cacheDir = ""
+	}
+	prog := startProgress(logger, cacheDir, py, withShell)
+	var (
+		shells   *wasmshell.Engine
+		shellErr error
+		wg       sync.WaitGroup
+	)
+	if withShell {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.Now()
+			shells, shellErr = compileShell(ctx, cache, memoryBytes)
+			prog.done(moduleShell, time.Since(t))
+		}()
+	}
 	t := time.Now()
+	rt, compiled, err := newInterpreterRuntime(ctx, py, cache, memoryBytes)
+	prog.done(moduleInterpreter, time.Since(t))
+	wg.Wait()
+	compiledNow := prog.stop()
+	modules := 1
+	if withShell {
+		modules++
+	}
+	if cacheDir == "" {
+		compiledNow = modules
+	}
+	closeShells := func() {
+		if shells != nil {
+			_ = shells.Close(ctx)
+		}
+	}
+	if err != nil {
+		closeShells()
+		return nil, err
+	}
+	if shellErr != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("compile the shell: %w", shellErr)
+	}
+	logger.Info("wasm modules ready", append([]any{"profile", py.Profile, "compiled", min(compiledNow, modules),
+		"loaded_from_cache", modules - min(compiledNow, modules), "cache_dir", cacheDir}, prog.seconds()...)...)
+	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shells: shells}
+	t = time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
+		closeShells()
 		_ = rt.Close(ctx)
 		return nil, err
 	}

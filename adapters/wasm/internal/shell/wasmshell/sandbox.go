@@ -29,6 +29,10 @@ import (
 //go:embed runtime/shell.wasm
 var shellWasm []byte
 
+// ModuleSize is the size of the embedded shell module in bytes: what a
+// first start compiles, for an estimate of how long that takes.
+func ModuleSize() int { return len(shellWasm) }
+
 // wasmPage is the size of a page of linear memory.
 const wasmPage = 64 << 10
 
