@@ -3,6 +3,7 @@
 //	codeport serve    [flags]                 serve contract v1 over HTTP
 //	codeport exec     [flags] -c CODE | FILE | -   run Python once and exit with its status
 //	codeport describe [flags]                 print the bound backend's capability description
+//	codeport compile  [flags]                 fill the compilation cache ahead of time
 //	codeport mcp      [flags]                 serve the backend as an MCP server (stdio, or HTTP with --listen)
 //	codeport conformance --base-url URL       check a running contract v1 backend
 //	codeport drain --from URL --to URL        move a node's sessions to another node
@@ -44,6 +45,7 @@ Usage:
   codeport serve    [flags]                     serve contract v1 over HTTP
   codeport exec     [flags] (-c CODE | FILE | -)  run Python once; exit with its status
   codeport describe [flags]                     print the capability description as JSON
+  codeport compile  [flags]                     compile the runtime into the compilation cache ahead of time
   codeport mcp      [flags]                     serve MCP over stdio, or streamable HTTP with --listen
   codeport conformance --base-url URL [--auth-token T]
                                                 check a running contract v1 backend
@@ -105,6 +107,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return execute(ctx, args[1:], stdin, stdout, stderr)
 	case "describe":
 		return describe(ctx, args[1:], stdout, stderr)
+	case "compile":
+		return compileCommand(ctx, args[1:], stdout, stderr)
 	case "conformance":
 		return conformanceCommand(ctx, args[1:], stdout, stderr)
 	case "drain":
@@ -313,12 +317,15 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	noWarmUp(&cfg) // one session, started right away: a pool would only cost
-	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error"), CodeExecutionOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
 		return 1
 	}
 	defer bound.Close()
+	if ws, ok := cfg.Settings("wasm").(*wasm.Settings); ok && bound.Adapter != "http" && isTerminal(stderr) {
+		reportStartup(ctx, bound, ws.CompilationCacheDir, stderr)
+	}
 	if !codeSet {
 		var b []byte
 		var err error
@@ -366,7 +373,7 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	noWarmUp(&cfg) // no session is started
-	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error")})
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error"), CodeExecutionOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
 		return 1
