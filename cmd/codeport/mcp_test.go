@@ -22,6 +22,7 @@ import (
 
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/pyvenv"
+	"github.com/codeport/codeport/internal/wasmtest"
 )
 
 // mcpPythonVersion is the official MCP Python SDK the cross-check pins: the
@@ -314,13 +315,9 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 		t.Skip("builds codeport and a Python environment")
 	}
 	python := pyvenv.Python(t, "mcpcheck", "mcp=="+mcpPythonVersion)
-	goBin, err := exec.LookPath("go")
+	bin, err := wasmtest.BuildWorker(t.TempDir())
 	if err != nil {
-		t.Skipf("no go toolchain to build codeport: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "codeport")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building codeport: %v\n%s", err, out)
+		t.Fatalf("building codeport: %v", err)
 	}
 	script, err := filepath.Abs(filepath.Join("testdata", "mcp_client.py"))
 	if err != nil {

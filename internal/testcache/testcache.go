@@ -1,6 +1,10 @@
 // Package testcache names the wazero compilation cache the tests share, so
 // that the runtime is compiled once per machine rather than at every
-// adapter a test starts.
+// adapter a test starts. It is the cache a server uses by default
+// (wasm.DefaultCompilationCacheDir), so that `make test` fills it once,
+// outside the race detector, with `codeport compile --all-profiles`, and
+// every test, and the commands tests run with their default settings,
+// find the modules there.
 //
 //	cfg := wasm.NewConfig().WithCompilationCacheDir(testcache.Dir())
 //
@@ -25,7 +29,9 @@ func Dir() string {
 	if err != nil {
 		return ""
 	}
-	dir := filepath.Join(base, "codeport", "test-wazero")
+	// The same path as wasm.DefaultCompilationCacheDir, which cannot be
+	// imported here: the wasm package's own tests use this one.
+	dir := filepath.Join(base, "codeport", "wazero")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}

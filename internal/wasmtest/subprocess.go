@@ -3,6 +3,7 @@ package wasmtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,13 +20,51 @@ import (
 // adapter's workers: a test binary cannot be one (under -race it could
 // not run under an address-space limit), so tests run the real command.
 // Call it once per test binary, from TestMain.
+//
+// When $CODEPORT_TEST_BINARY names a built codeport (`make test` builds
+// one before the tests, outside the race detector), that binary is
+// copied instead of building one per test package.
 func BuildWorker(dir string) (string, error) {
 	bin := filepath.Join(dir, "codeport")
+	if prebuilt := os.Getenv(TestBinaryEnv); prebuilt != "" {
+		if err := copyExecutable(prebuilt, bin); err != nil {
+			return "", fmt.Errorf("$%s: %w", TestBinaryEnv, err)
+		}
+		return bin, nil
+	}
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/codeport/codeport/cmd/codeport")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build codeport: %v\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// TestBinaryEnv names the environment variable through which `make test`
+// hands the tests a codeport binary it built.
+const TestBinaryEnv = "CODEPORT_TEST_BINARY"
+
+// copyExecutable copies the binary src to dst (a copy, not a link: a test
+// may remove its directory, and the binary must be the one it checked).
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", src)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // NewSubprocess starts a subprocess adapter whose workers are bin (from
