@@ -8,7 +8,7 @@
 #   docker run --rm -p 8080:8080 codeport:dev
 #
 # As it stands, serve listens on the container's port 8080 with no token:
-# give it one before exposing it (README, Configuration: auth-token-file).
+# give it one before exposing it (docs/configuration.md: auth-token-file).
 
 FROM golang:1.26 AS build
 WORKDIR /src

@@ -38,11 +38,11 @@ import (
 
 const manifestDir = "kubernetes"
 
-// What we measured (README; statefulset.yaml shows the arithmetic): the
-// serve process with the compiled default runtime, its interpreter image
-// and a warm pool of two is 276 MiB resident; an idle session adds 4-6 MiB
-// with the default profile and 9.2 MiB with the scientific one. The
-// bounds below round both up.
+// What we measured (docs/runtime.md, docs/scientific.md; statefulset.yaml
+// shows the arithmetic): the serve process with the compiled default
+// runtime, its interpreter image and a warm pool of two is 276 MiB
+// resident; an idle session adds 4-6 MiB with the default profile and
+// 9.2 MiB with the scientific one. The bounds below round both up.
 const (
 	processBytes     = 320 << 20
 	idleSessionBytes = 12 << 20

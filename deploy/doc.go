@@ -15,7 +15,7 @@
 //
 //	go test ./deploy
 //
-// To apply the manifests, see the README's "Kubernetes" section:
+// To apply the manifests, see "Kubernetes" in docs/deployment.md:
 //
 //	kubectl apply -f deploy/kubernetes/namespace.yaml
 //	kubectl -n codeport create secret generic codeport-auth --from-file=token=./token

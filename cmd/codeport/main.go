@@ -67,7 +67,8 @@ Tenants: the YAML file's tenants section gives API keys (by SHA-256 or in
 files), each naming a tenant with its limits (max_sessions,
 executions_per_second, burst). A key reaches only its tenant's sessions;
 over a limit the answer is 429 with Retry-After. The auth-token, if also
-given, is the operator's own credential, without limits. See README.md.
+given, is the operator's own credential, without limits. See
+docs/configuration.md.
 
 Hosts: without a token, a request arriving on a loopback address must name
 a loopback host (localhost, 127.0.0.1, [::1], any port), and one that a
