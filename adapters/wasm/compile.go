@@ -175,7 +175,7 @@ func startProgress(logger *slog.Logger, cacheDir string, py cpython.Runtime, wit
 			return
 		case <-first.C:
 		}
-		logger.Info(fmt.Sprintf("compiling %s (first start of this build, or no cache); %s", p.what(py.Profile), where),
+		logger.Info(fmt.Sprintf("preparing %s: a first start of this build compiles them (about %s on %d cores); %s", p.what(py.Profile), estimate, runtime.GOMAXPROCS(0), where),
 			"modules", p.left(), "estimate_seconds", estimate.Seconds(), "cores", runtime.GOMAXPROCS(0))
 		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
@@ -184,7 +184,7 @@ func startProgress(logger *slog.Logger, cacheDir string, py cpython.Runtime, wit
 			case <-p.quit:
 				return
 			case <-tick.C:
-				logger.Info("still compiling", "modules", p.left(), "elapsed_seconds", time.Since(start).Round(time.Second).Seconds(),
+				logger.Info("still preparing", "modules", p.left(), "elapsed_seconds", time.Since(start).Round(time.Second).Seconds(),
 					"estimate_seconds", estimate.Seconds())
 			}
 		}
