@@ -74,7 +74,7 @@ func Precompile(ctx context.Context, cfg Config) ([]CompiledModule, error) {
 			return fmt.Errorf("wasm: precompile the %s: %w", name, err)
 		}
 		m := CompiledModule{Name: name, Bytes: size, Duration: time.Since(t),
-			Compiled: cacheEntries(cfg.CompilationCacheDir) > before}
+			Compiled: written(before, cacheEntries(cfg.CompilationCacheDir)) > 0}
 		if name == moduleInterpreter {
 			m.Profile = py.Profile
 		}
@@ -102,11 +102,12 @@ func Precompile(ctx context.Context, cfg Config) ([]CompiledModule, error) {
 	return out, nil
 }
 
-// cacheEntries counts the compiled modules in a wazero cache directory
-// (wazero keeps them one file each, in a folder per wazero version; files
-// being written end in .tmp).
-func cacheEntries(dir string) int {
-	n := 0
+// cacheEntries fingerprints the compiled modules in a wazero cache
+// directory (wazero keeps them one file each, in a folder per wazero
+// version; files being written end in .tmp): a module compiled, rather
+// than loaded, adds an entry or rewrites a stale one.
+func cacheEntries(dir string) map[string]string {
+	out := map[string]string{}
 	versions, _ := os.ReadDir(dir)
 	for _, v := range versions {
 		if !v.IsDir() {
@@ -114,9 +115,23 @@ func cacheEntries(dir string) int {
 		}
 		files, _ := os.ReadDir(filepath.Join(dir, v.Name()))
 		for _, f := range files {
-			if f.Type().IsRegular() && !strings.HasSuffix(f.Name(), ".tmp") {
-				n++
+			if !f.Type().IsRegular() || strings.HasSuffix(f.Name(), ".tmp") {
+				continue
 			}
+			if fi, err := f.Info(); err == nil {
+				out[filepath.Join(v.Name(), f.Name())] = fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+	}
+	return out
+}
+
+// written counts the entries of after that are not in before as they were.
+func written(before, after map[string]string) int {
+	n := 0
+	for k, v := range after {
+		if before[k] != v {
+			n++
 		}
 	}
 	return n
@@ -133,13 +148,13 @@ const compileRate = 1_500_000
 // and about how long it takes; then every 5 seconds, what is left.
 type progress struct {
 	logger  *slog.Logger
-	entries func() int // compiled modules in the cache directory
+	entries func() map[string]string // the cache directory's fingerprint
 
 	mu      sync.Mutex
 	pending []string
 	took    map[string]time.Duration
 
-	before int
+	before map[string]string
 	quit   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -151,7 +166,7 @@ const (
 )
 
 func startProgress(logger *slog.Logger, cacheDir string, py cpython.Runtime, withShell bool) *progress {
-	p := &progress{logger: logger, entries: func() int { return cacheEntries(cacheDir) },
+	p := &progress{logger: logger, entries: func() map[string]string { return cacheEntries(cacheDir) },
 		pending: []string{moduleInterpreter}, took: map[string]time.Duration{}, quit: make(chan struct{})}
 	size := len(py.Module)
 	if withShell {
@@ -228,7 +243,7 @@ func (p *progress) done(m string, d time.Duration) {
 func (p *progress) stop() (compiled int) {
 	close(p.quit)
 	p.wg.Wait()
-	return max(p.entries()-p.before, 0)
+	return written(p.before, p.entries())
 }
 
 // seconds reports how long each module took, for the ready record.
