@@ -1,20 +1,20 @@
 // Package testcache names the wazero compilation cache the tests share, so
 // that the runtime is compiled once per machine rather than at every
-// adapter a test starts. It is the cache a server uses by default
-// (wasm.DefaultCompilationCacheDir), so that `make test` fills it once,
-// outside the race detector, with `codeport compile --all-profiles`, and
-// every test, and the commands tests run with their default settings,
-// find the modules there.
+// adapter a test starts. make test fills it first, outside the race
+// detector (TestPrecompile), so that no test compiles a module under it.
 //
 //	cfg := wasm.NewConfig().WithCompilationCacheDir(testcache.Dir())
 //
-// Compiling the scientific runtime takes minutes under the race detector
-// on a loaded machine; tests that each compiled it waited on one another
-// past their deadlines. The cache is wazero's own file cache: entries are
-// keyed by the module's bytes and wazero's version, and written by rename,
-// so test processes running at once share it safely. It lives under the
-// user's cache directory (private to the user), never in a shared /tmp,
-// where another user could plant compiled code.
+// It is the directory a server uses by default
+// (wasm.DefaultCompilationCacheDir), so that the codeport binary that
+// tests run (workers, the commands) finds what `codeport compile` put
+// there. wazero files entries under its own version, which a test binary
+// does not know ("dev"), so test binaries and the codeport binary keep
+// apart sets in it. The cache is wazero's own file cache: entries are
+// keyed by the module's bytes and written by rename, so test processes
+// running at once share it safely. It lives under the user's cache
+// directory (private to the user), never in a shared /tmp, where another
+// user could plant compiled code.
 package testcache
 
 import (
