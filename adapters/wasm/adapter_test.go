@@ -776,15 +776,6 @@ print(datetime.datetime(2026, 7, 1, 12, tzinfo=datetime.timezone.utc).astimezone
 	expect(t, res, "42 ok 3.3 e3b0c442\n", 0, port.OutcomeCompleted)
 }
 
-func TestUnusableCompilationCacheFallsBackToMemory(t *testing.T) {
-	blocker := filepath.Join(t.TempDir(), "not-a-directory")
-	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a := newTestAdapter(t, func(c Config) Config { return c.WithCompilationCacheDir(filepath.Join(blocker, "cache")) })
-	expect(t, run(t, a, newSession(t, a), "print('compiled in memory')"), "compiled in memory\n", 0, port.OutcomeCompleted)
-}
-
 func TestWarmPool(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()

@@ -272,3 +272,22 @@ func TestReportStartup(t *testing.T) {
 		t.Errorf("abandoned at once, it said: %q", quiet.String())
 	}
 }
+
+// A compilation cache directory that cannot be made costs start-up time,
+// not service: the runtime compiles in memory and runs. (The binary, not
+// the race-instrumented test, compiles here: an in-memory compile is the
+// whole of this check, and it takes a minute under the race detector.)
+func TestUnusableCompilationCacheFallsBackToMemory(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "not-a-directory")
+	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(t.Context(), codeportBinary(t), "exec", "--sessions-dir", t.TempDir(),
+		"--compile-cache-dir", filepath.Join(blocker, "cache"), "-c", "print('compiled in memory')")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "CODEPORT_CONFIG=")
+	if err := cmd.Run(); err != nil || stdout.String() != "compiled in memory\n" {
+		t.Fatalf("exec with an unusable cache: %v %q %q", err, stdout.String(), stderr.String())
+	}
+}
