@@ -148,6 +148,9 @@ type Config struct {
 	ReadTimeout      time.Duration `setting:"read-timeout" help:"longest a client may take to send a request, headers and body (then 408); raise it for large uploads over slow links"`
 	KeepaliveTimeout time.Duration `setting:"keepalive-timeout" help:"an idle keep-alive connection is closed after this long"`
 	LogLevel         string        `setting:"log-level" help:"debug, info, warn or error"`
+	// LogFormat is how log records are written: "text" (key=value) or
+	// "json" (an object a line, for a log collector).
+	LogFormat string `setting:"log-format" help:"text (key=value pairs) or json (one JSON object a line, for a log collector)"`
 	// NodeID names this node among several behind a router; see
 	// port.WithNodeID.
 	NodeID string `setting:"node-id" help:"this node's name among several behind a router (a DNS label, e.g. a StatefulSet pod name): session ids become <node-id>.<uuid> so the router can send each call to its node, and ids naming another node are refused (empty: ids are plain UUIDs)"`
@@ -200,7 +203,7 @@ const (
 
 // Defaults returns the configuration before any source is applied.
 func (b *Binder) Defaults() Config {
-	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", Isolation: IsolationInProcess,
+	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", LogFormat: "text", Isolation: IsolationInProcess,
 		ReadTimeout: DefaultReadTimeout, KeepaliveTimeout: DefaultKeepaliveTimeout,
 		openers: b.openers, adapters: map[string]Settings{}}
 	for _, o := range b.openers {
@@ -250,6 +253,11 @@ func (c *Config) check() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log-format %q: want text or json", c.LogFormat))
 	}
 	if c.ReadTimeout <= 0 || c.KeepaliveTimeout <= 0 {
 		errs = append(errs, errors.New("read-timeout and keepalive-timeout must be positive"))

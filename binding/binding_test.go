@@ -100,6 +100,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "max-sessions"},
 		{"not a number", map[string]string{"CODEPORT_MAX_SESSIONS": "many"}, "CODEPORT_MAX_SESSIONS"},
 		{"log level", map[string]string{"CODEPORT_LOG_LEVEL": "loud"}, "log-level"},
+		{"log format", map[string]string{"CODEPORT_LOG_FORMAT": "xml"}, `log-format "xml": want text or json`},
 		{"isolation", map[string]string{"CODEPORT_ISOLATION": "vm"}, `isolation "vm"`},
 		{"zero sessions per worker", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_SESSIONS_PER_WORKER": "0"}, "sessions-per-worker"},
 		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
@@ -117,6 +118,28 @@ func TestLoadRefusesBadInput(t *testing.T) {
 				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestLogFormat: log-format is text unless a source says json, and comes
+// from the environment and the YAML file like every setting.
+func TestLogFormat(t *testing.T) {
+	b := binder(t)
+	cfg, err := b.Load(nil, env(nil))
+	if err != nil || cfg.LogFormat != "text" {
+		t.Fatalf("default: %q %v", cfg.LogFormat, err)
+	}
+	cfg, err = b.Load(nil, env(map[string]string{"CODEPORT_LOG_FORMAT": "json"}))
+	if err != nil || cfg.LogFormat != "json" {
+		t.Fatalf("from the environment: %q %v", cfg.LogFormat, err)
+	}
+	file := filepath.Join(t.TempDir(), "codeport.yaml")
+	if err := os.WriteFile(file, []byte("log_format: json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = b.Load(nil, env(map[string]string{"CODEPORT_CONFIG": file}))
+	if err != nil || cfg.LogFormat != "json" {
+		t.Fatalf("from the YAML file: %q %v", cfg.LogFormat, err)
 	}
 }
 

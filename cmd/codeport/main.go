@@ -176,10 +176,16 @@ func command(b *binding.Binder, name, synopsis, about string, args []string, std
 	return cfg, fs, -1
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger logs to w at level and above, in the log-format given ("json"
+// or, for anything else, "text"; Load has checked it).
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
@@ -193,7 +199,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "codeport serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	logger := newLogger(stderr, cfg.LogLevel)
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	hosts, _ := cfg.AllowedHostList() // checked by Load
 	tokenFlag := false
 	fs.Visit(func(f *flag.Flag) { tokenFlag = tokenFlag || f.Name == "auth-token" })
@@ -318,7 +324,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	noWarmUp(&cfg) // one session, started right away: a pool would only cost
-	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error"), CodeExecutionOnly: true})
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error", "text"), CodeExecutionOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
 		return 1
@@ -374,7 +380,7 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	noWarmUp(&cfg) // no session is started
-	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error"), CodeExecutionOnly: true})
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error", "text"), CodeExecutionOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
 		return 1

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,34 @@ func TestServe(t *testing.T) {
 	if log := srv.log.String(); !strings.Contains(log, "serving contract v1") || strings.Contains(log, "s3cret") ||
 		!strings.Contains(log, "every user of this machine can read the secret") {
 		t.Fatalf("log:\n%s", log)
+	}
+}
+
+// TestServeLogFormat: --log-format json makes every record serve writes a
+// JSON object; a format it does not know is refused before anything starts.
+func TestServeLogFormat(t *testing.T) {
+	srv := startServe(t, "--log-format", "json")
+	if code := srv.stop(); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.log.String())
+	}
+	var msgs []string
+	for line := range strings.Lines(srv.log.String()) {
+		var rec struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" {
+			t.Fatalf("not a JSON record: %q (%v)", line, err)
+		}
+		msgs = append(msgs, rec.Msg)
+	}
+	if !slices.Contains(msgs, "serving contract v1") {
+		t.Errorf("records %q lack the start", msgs)
+	}
+
+	code, _, errs := cli(t, context.Background(), "", "serve", "--log-format", "xml")
+	if code != 2 || !strings.Contains(errs, `log-format "xml"`) {
+		t.Errorf("a bad log format: %d %q", code, errs)
 	}
 }
 

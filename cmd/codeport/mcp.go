@@ -69,7 +69,7 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		listen = listen || f.Name == "listen"
 		tokenFlag = tokenFlag || f.Name == "auth-token"
 	})
-	logger := newLogger(stderr, cfg.LogLevel)
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	var token string
 	var hosts []string
 	if listen {
