@@ -166,13 +166,15 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	}
 	level := slog.LevelInfo
 	switch {
+	case r.Pattern == "GET /healthz" && (status == http.StatusOK || status == http.StatusServiceUnavailable):
+		// An orchestrator probes every few seconds: at INFO its probes
+		// would drown the requests. Ready or not yet ready, both are
+		// routine.
+		level = slog.LevelDebug
 	case status == http.StatusServiceUnavailable:
-		// Not ready yet, at capacity or shutting down: states the server
-		// reports on purpose, not failures.
+		// At capacity or shutting down: a state the server reports on
+		// purpose, not a failure.
 		level = slog.LevelWarn
-		if r.Pattern == "GET /healthz" {
-			level = slog.LevelInfo
-		}
 	case status >= 500:
 		level = slog.LevelError
 	case rec.err != nil && status < 400:

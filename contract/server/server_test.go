@@ -1345,14 +1345,18 @@ func TestNewHandlerNilPort(t *testing.T) {
 }
 
 // A 503 the server answers on purpose is not logged as an error: /healthz
-// while the backend warms up is routine (INFO), a refusal at capacity is
-// worth a look (WARN); a failure of the backend stays an ERROR.
+// is probed every few seconds, ready (200) or warming up (503), and is
+// logged at DEBUG so that probes do not drown the requests at INFO; a
+// refusal at capacity is worth a look (WARN); a failure of the backend
+// stays an ERROR.
 func TestLogLevelsOfUnavailability(t *testing.T) {
 	var buf logtest.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var ready atomic.Bool
 	fp := newFakePort()
 	h := newHarness(t, fp, server.WithLogger(logger), server.WithReady(ready.Load))
+	h.serve(httptest.NewRequest("GET", "/healthz", nil))
+	ready.Store(true)
 	h.serve(httptest.NewRequest("GET", "/healthz", nil))
 	fp.err = &port.CapacityError{Resource: "sessions", Limit: 1, RetryAfter: time.Second}
 	h.serve(httptest.NewRequest("POST", "/sessions", nil))
@@ -1369,7 +1373,7 @@ func TestLogLevelsOfUnavailability(t *testing.T) {
 		}
 		levels = append(levels, fmt.Sprintf("%d %s", rec.Status, rec.Level))
 	}
-	want := []string{"503 INFO", "503 WARN", "500 ERROR"}
+	want := []string{"503 DEBUG", "200 DEBUG", "503 WARN", "500 ERROR"}
 	if !slices.Equal(levels, want) {
 		t.Fatalf("levels %q, want %q", levels, want)
 	}
