@@ -321,7 +321,7 @@ func (b *Binder) Load(fv *FlagValues, getenv func(string) string) (Config, error
 	if fv != nil {
 		fv.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	}
-	path := getenv("CODEPORT_CONFIG")
+	path := getenv(configEnv)
 	if fv != nil && set["config"] {
 		path = *fv.config
 	}

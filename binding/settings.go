@@ -156,7 +156,7 @@ type setting struct {
 }
 
 func (s *setting) env() string {
-	return "CODEPORT_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
 }
 
 func (s *setting) yamlKey() string { return strings.ReplaceAll(s.name, "-", "_") }

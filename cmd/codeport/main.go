@@ -176,6 +176,30 @@ func command(b *binding.Binder, name, synopsis, about string, args []string, std
 	return cfg, fs, -1
 }
 
+// otherEnv names the CODEPORT_* variables that something other than the
+// settings reads, so that UnknownEnv does not warn about them: the
+// conformance command's token (and its test's URL), the subprocess
+// adapter's handshake with its workers, the benchmarks', tests' and
+// build scripts' own variables. A name ending in "*" is a prefix.
+func otherEnv() []string {
+	return []string{
+		// conformance --auth-token; adapters/http's conformance test.
+		"CODEPORT_CONFORMANCE_*",
+		// Set by adapters/subprocess for its workers.
+		"CODEPORT_WORKER_SPEC", "CODEPORT_WORKER_COOKIE",
+		// bench/, the tests, the runtime's build.sh, deploy/nginx/run-local.sh.
+		"CODEPORT_BENCH_*", "CODEPORT_TEST_*", "CODEPORT_SCHEMACHECK_*", "CODEPORT_WASMPATCH_INPUT",
+		"CODEPORT_BUILD_DIR", "CODEPORT_JOBS", "CODEPORT_BIN",
+	}
+}
+
+// envWarnings are warnings about the CODEPORT_* variables of the
+// environment that name no setting (a misspelt one would otherwise be
+// ignored without a word).
+func envWarnings(b *binding.Binder) []string {
+	return b.UnknownEnv(os.Environ(), otherEnv()...)
+}
+
 // newLogger logs to w at level and above, in the log-format given ("json"
 // or, for anything else, "text"; Load has checked it).
 func newLogger(w io.Writer, level, format string) *slog.Logger {
@@ -200,6 +224,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	for _, w := range envWarnings(b) {
+		logger.Warn(w)
+	}
 	hosts, _ := cfg.AllowedHostList() // checked by Load
 	tokenFlag := false
 	fs.Visit(func(f *flag.Flag) { tokenFlag = tokenFlag || f.Name == "auth-token" })
@@ -314,6 +341,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if rc >= 0 {
 		return rc
 	}
+	for _, w := range envWarnings(b) {
+		fmt.Fprintf(stderr, "codeport exec: warning: %s\n", w)
+	}
 	if codeSet && fs.NArg() > 0 || !codeSet && fs.NArg() != 1 {
 		if codeSet {
 			fmt.Fprintln(stderr, "codeport exec: give either -c CODE or a file, not both")
@@ -378,6 +408,9 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "codeport describe: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	for _, w := range envWarnings(b) {
+		fmt.Fprintf(stderr, "codeport describe: warning: %s\n", w)
 	}
 	noWarmUp(&cfg) // no session is started
 	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error", "text"), CodeExecutionOnly: true})

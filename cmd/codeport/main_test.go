@@ -195,6 +195,34 @@ func TestServeLogFormat(t *testing.T) {
 	}
 }
 
+// TestUnknownEnvIsWarnedAbout: a CODEPORT_* variable that names no setting
+// is warned about when serve (or describe) starts, with the setting it
+// likely meant, and not its value; the variables codeport reads
+// elsewhere are not.
+func TestUnknownEnvIsWarnedAbout(t *testing.T) {
+	t.Setenv("CODEPORT_MEMORY_LIMT", "512MiB")
+	t.Setenv("CODEPORT_BENCH_SCALE", "1")
+	t.Setenv("CODEPORT_CONFORMANCE_TOKEN", "tok-9d1e")
+	const want = "environment variable CODEPORT_MEMORY_LIMT names no setting and is ignored; did you mean CODEPORT_MEMORY_LIMIT (--memory-limit)?"
+
+	srv := startServe(t)
+	if code := srv.stop(); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.log.String())
+	}
+	log := srv.log.String()
+	if !strings.Contains(log, `level=WARN msg="`+want+`"`) {
+		t.Errorf("serve did not warn:\n%s", log)
+	}
+	if strings.Contains(log, "512MiB") || strings.Contains(log, "BENCH_SCALE") || strings.Contains(log, "CONFORMANCE_TOKEN") {
+		t.Errorf("serve warned about a value or a known variable:\n%s", log)
+	}
+
+	code, _, errs := cli(t, context.Background(), "", "describe")
+	if code != 0 || !strings.Contains(errs, "codeport describe: warning: "+want) {
+		t.Errorf("describe: %d %q", code, errs)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), nil, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Usage") {

@@ -70,6 +70,9 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		tokenFlag = tokenFlag || f.Name == "auth-token"
 	})
 	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	for _, w := range envWarnings(b) {
+		logger.Warn(w)
+	}
 	var token string
 	var hosts []string
 	if listen {
