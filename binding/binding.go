@@ -218,9 +218,9 @@ func (c *Config) Settings(adapter string) Settings { return c.adapters[adapter] 
 
 // settings lists every setting: the server's, then each adapter's.
 func (c *Config) settings() ([]*setting, error) {
-	structs := []any{c}
+	structs := []settingsOf{{ptr: c}}
 	for _, o := range c.openers {
-		structs = append(structs, c.adapters[o.Name()])
+		structs = append(structs, settingsOf{owner: o.Name(), ptr: c.adapters[o.Name()]})
 	}
 	return collect(structs...)
 }
@@ -291,18 +291,22 @@ type FlagValues struct {
 	values map[string]*string
 }
 
-// Flags binds a flag per setting to fs. Call Load after fs.Parse.
+// Flags binds a flag per setting to fs. Call Load after fs.Parse. A
+// setting adapters share shows the help and default of the adapter the
+// defaults bind (the in-process runtime, when registered), and names any
+// other adapter's different default.
 func (b *Binder) Flags(fs *flag.FlagSet) *FlagValues {
 	fv := &FlagValues{fs: fs, values: map[string]*string{}}
 	def := b.Defaults()
 	all, _ := def.settings() // checked by New
-	fv.config = fs.String("config", "", "YAML configuration file (env CODEPORT_CONFIG)")
+	selected := ""
+	if o, err := def.Selected(); err == nil {
+		selected = o.Name()
+	}
+	fv.config = fs.String("config", "", "YAML configuration file (env "+configEnv+")")
 	for _, s := range all {
-		d := s.fields[0].get()
-		if d == "0s" {
-			d = ""
-		}
-		fv.values[s.name] = fs.String(s.name, d, fmt.Sprintf("%s (env %s)", s.help, s.env()))
+		help, d := s.usage(selected)
+		fv.values[s.name] = fs.String(s.name, d, help)
 	}
 	return fv
 }

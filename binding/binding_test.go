@@ -143,6 +143,31 @@ func TestLogFormat(t *testing.T) {
 	}
 }
 
+// TestFlagsShowTheBoundAdapterDefaults: a setting adapters share shows
+// the default of the adapter the defaults bind (the in-process runtime's
+// 50MiB file limit, not the remote adapter's 100MiB), and names the
+// other; a program with the remote adapter alone shows its own.
+func TestFlagsShowTheBoundAdapterDefaults(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	binder(t).Flags(fs)
+	f := fs.Lookup("file-limit")
+	if f.DefValue != "50MiB" || !strings.Contains(f.Usage, "largest uploaded file") || !strings.Contains(f.Usage, "the http adapter's default: 100MiB") {
+		t.Errorf("file-limit: default %q, usage %q", f.DefValue, f.Usage)
+	}
+	if f := fs.Lookup("timeout"); strings.Contains(f.Usage, "adapter's default") {
+		t.Errorf("timeout, the same default everywhere, names another: %q", f.Usage)
+	}
+	remote, err := binding.New(httpadapter.Opener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	remote.Flags(fs)
+	if f := fs.Lookup("file-limit"); f.DefValue != "100MiB" || strings.Contains(f.Usage, "adapter's default") {
+		t.Errorf("remote only: file-limit: default %q, usage %q", f.DefValue, f.Usage)
+	}
+}
+
 func TestPurposeHintTellsTheTruth(t *testing.T) {
 	stdlib := binding.PurposeHint(port.Capabilities{Runtime: "CPython", RuntimeVersion: "3.12.0", UnavailableModules: []string{"ssl"},
 		Limitations: []string{"Threads cannot be started"}, WorkingDirectory: "/workspace",

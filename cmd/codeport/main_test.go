@@ -235,6 +235,11 @@ func TestUsage(t *testing.T) {
 	if code := run(context.Background(), []string{"serve", "-h"}, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "CODEPORT_MEMORY_LIMIT") {
 		t.Fatalf("serve -h: %d %s", code, errb.String())
 	}
+	// A setting the adapters share shows the in-process runtime's default,
+	// which is what serve binds without a sandbox-url.
+	if !strings.Contains(errb.String(), `largest uploaded file (env CODEPORT_FILE_LIMIT; the http adapter's default: 100MiB) (default "50MiB")`) {
+		t.Errorf("serve -h shows another default for file-limit:\n%s", errb.String())
+	}
 	// The help says where a token may come from besides the command line,
 	// and how hosts and timeouts are set.
 	for _, want := range []string{"-auth-token-file", "CODEPORT_AUTH_TOKEN_FILE", "$CODEPORT_AUTH_TOKEN", "process list",
