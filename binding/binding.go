@@ -233,15 +233,21 @@ func (c *Config) Selected() (Opener, error) {
 			return o, nil
 		}
 	}
-	var isolations []string
+	var isolations, claimed []string
 	for _, o := range c.openers {
 		if o.Isolation() == "" {
+			claimed = append(claimed, o.Name())
 			continue
 		}
 		if o.Isolation() == c.Isolation {
 			return o, nil
 		}
 		isolations = append(isolations, o.Isolation())
+	}
+	if len(isolations) == 0 {
+		// A program built with the remote adapter alone: no isolation
+		// can be chosen, and the configuration named no backend.
+		return nil, fmt.Errorf("isolation %q: this program offers no isolation; its adapters (%s) are bound only when a setting of theirs asks for them, such as a sandbox URL", c.Isolation, strings.Join(claimed, ", "))
 	}
 	return nil, fmt.Errorf("isolation %q: want one of %s", c.Isolation, strings.Join(isolations, ", "))
 }

@@ -168,6 +168,27 @@ func TestFlagsShowTheBoundAdapterDefaults(t *testing.T) {
 	}
 }
 
+// TestRemoteOnlyProgramSaysItHasNoIsolation: a program built with the
+// remote adapter alone and configured with no sandbox URL says that it
+// offers no isolation and what binds its adapter, not "want one of "
+// followed by nothing.
+func TestRemoteOnlyProgramSaysItHasNoIsolation(t *testing.T) {
+	b, err := binding.New(httpadapter.Opener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Load(nil, env(nil))
+	if err == nil || !strings.Contains(err.Error(), `isolation "in-process": this program offers no isolation; its adapters (http) are bound only when a setting of theirs asks for them, such as a sandbox URL`) {
+		t.Fatalf("got %v", err)
+	}
+	if strings.Contains(err.Error(), "want one of") {
+		t.Errorf("the error offers a choice of nothing: %v", err)
+	}
+	if _, err := b.Load(nil, env(map[string]string{"CODEPORT_ISOLATION": "process"})); err == nil || !strings.Contains(err.Error(), "offers no isolation") {
+		t.Errorf("isolation process: %v", err)
+	}
+}
+
 func TestPurposeHintTellsTheTruth(t *testing.T) {
 	stdlib := binding.PurposeHint(port.Capabilities{Runtime: "CPython", RuntimeVersion: "3.12.0", UnavailableModules: []string{"ssl"},
 		Limitations: []string{"Threads cannot be started"}, WorkingDirectory: "/workspace",
