@@ -260,6 +260,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	for _, w := range keyWarnings {
 		logger.Warn(w)
 	}
+	// Listen before anything starts: an address in use is then the one
+	// thing said, not followed by the runtime's start being stopped.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 1
+	}
+	defer ln.Close() // Serve closes it; this is for the returns before
 	tracer, err := startTracing(ctx, stderr, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
@@ -304,11 +312,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if hosts != nil {
 		opts = append(opts, server.WithAllowedHosts(hosts...))
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
-		return 1
 	}
 	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
 	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", token != "" || tenants != nil,
