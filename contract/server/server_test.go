@@ -1092,9 +1092,10 @@ func TestUploadOverCap(t *testing.T) {
 }
 
 // TestUploadStreams proves that the server hands the file to the port while
-// it is still arriving: the client sends the rest only after the port has
-// read the beginning, which a server that buffered the upload would never
-// allow.
+// it is still arriving when the path part comes first: the client sends
+// the rest only after the port has read the beginning, which a server that
+// buffered the upload would never allow. (A file part before its path is
+// spooled: the path may follow it.)
 func TestUploadStreams(t *testing.T) {
 	fp := newFakePort()
 	fp.addSession("s1", nil)
@@ -1116,7 +1117,11 @@ func TestUploadStreams(t *testing.T) {
 	mw := multipart.NewWriter(pw)
 	errc := make(chan error, 1)
 	go func() {
-		fw, err := mw.CreateFormFile("file", "stream.txt")
+		err := mw.WriteField("path", "stream.txt")
+		var fw io.Writer
+		if err == nil {
+			fw, err = mw.CreateFormFile("file", "local.txt")
+		}
 		if err == nil {
 			_, err = io.WriteString(fw, "first")
 		}
