@@ -148,6 +148,9 @@ type Config struct {
 	ReadTimeout      time.Duration `setting:"read-timeout" help:"longest a client may take to send a request, headers and body (then 408); raise it for large uploads over slow links"`
 	KeepaliveTimeout time.Duration `setting:"keepalive-timeout" help:"an idle keep-alive connection is closed after this long"`
 	LogLevel         string        `setting:"log-level" help:"debug, info, warn or error"`
+	// LogFormat is how log records are written: "text" (key=value) or
+	// "json" (an object a line, for a log collector).
+	LogFormat string `setting:"log-format" help:"text (key=value pairs) or json (one JSON object a line, for a log collector)"`
 	// NodeID names this node among several behind a router; see
 	// port.WithNodeID.
 	NodeID string `setting:"node-id" help:"this node's name among several behind a router (a DNS label, e.g. a StatefulSet pod name): session ids become <node-id>.<uuid> so the router can send each call to its node, and ids naming another node are refused (empty: ids are plain UUIDs)"`
@@ -200,7 +203,7 @@ const (
 
 // Defaults returns the configuration before any source is applied.
 func (b *Binder) Defaults() Config {
-	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", Isolation: IsolationInProcess,
+	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", LogFormat: "text", Isolation: IsolationInProcess,
 		ReadTimeout: DefaultReadTimeout, KeepaliveTimeout: DefaultKeepaliveTimeout,
 		openers: b.openers, adapters: map[string]Settings{}}
 	for _, o := range b.openers {
@@ -215,9 +218,9 @@ func (c *Config) Settings(adapter string) Settings { return c.adapters[adapter] 
 
 // settings lists every setting: the server's, then each adapter's.
 func (c *Config) settings() ([]*setting, error) {
-	structs := []any{c}
+	structs := []settingsOf{{ptr: c}}
 	for _, o := range c.openers {
-		structs = append(structs, c.adapters[o.Name()])
+		structs = append(structs, settingsOf{owner: o.Name(), ptr: c.adapters[o.Name()]})
 	}
 	return collect(structs...)
 }
@@ -230,15 +233,21 @@ func (c *Config) Selected() (Opener, error) {
 			return o, nil
 		}
 	}
-	var isolations []string
+	var isolations, claimed []string
 	for _, o := range c.openers {
 		if o.Isolation() == "" {
+			claimed = append(claimed, o.Name())
 			continue
 		}
 		if o.Isolation() == c.Isolation {
 			return o, nil
 		}
 		isolations = append(isolations, o.Isolation())
+	}
+	if len(isolations) == 0 {
+		// A program built with the remote adapter alone: no isolation
+		// can be chosen, and the configuration named no backend.
+		return nil, fmt.Errorf("isolation %q: this program offers no isolation; its adapters (%s) are bound only when a setting of theirs asks for them, such as a sandbox URL", c.Isolation, strings.Join(claimed, ", "))
 	}
 	return nil, fmt.Errorf("isolation %q: want one of %s", c.Isolation, strings.Join(isolations, ", "))
 }
@@ -250,6 +259,11 @@ func (c *Config) check() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log-format %q: want text or json", c.LogFormat))
 	}
 	if c.ReadTimeout <= 0 || c.KeepaliveTimeout <= 0 {
 		errs = append(errs, errors.New("read-timeout and keepalive-timeout must be positive"))
@@ -283,18 +297,22 @@ type FlagValues struct {
 	values map[string]*string
 }
 
-// Flags binds a flag per setting to fs. Call Load after fs.Parse.
+// Flags binds a flag per setting to fs. Call Load after fs.Parse. A
+// setting adapters share shows the help and default of the adapter the
+// defaults bind (the in-process runtime, when registered), and names any
+// other adapter's different default.
 func (b *Binder) Flags(fs *flag.FlagSet) *FlagValues {
 	fv := &FlagValues{fs: fs, values: map[string]*string{}}
 	def := b.Defaults()
 	all, _ := def.settings() // checked by New
-	fv.config = fs.String("config", "", "YAML configuration file (env CODEPORT_CONFIG)")
+	selected := ""
+	if o, err := def.Selected(); err == nil {
+		selected = o.Name()
+	}
+	fv.config = fs.String("config", "", "YAML configuration file (env "+configEnv+")")
 	for _, s := range all {
-		d := s.fields[0].get()
-		if d == "0s" {
-			d = ""
-		}
-		fv.values[s.name] = fs.String(s.name, d, fmt.Sprintf("%s (env %s)", s.help, s.env()))
+		help, d := s.usage(selected)
+		fv.values[s.name] = fs.String(s.name, d, help)
 	}
 	return fv
 }
@@ -313,7 +331,7 @@ func (b *Binder) Load(fv *FlagValues, getenv func(string) string) (Config, error
 	if fv != nil {
 		fv.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	}
-	path := getenv("CODEPORT_CONFIG")
+	path := getenv(configEnv)
 	if fv != nil && set["config"] {
 		path = *fv.config
 	}

@@ -100,6 +100,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "max-sessions"},
 		{"not a number", map[string]string{"CODEPORT_MAX_SESSIONS": "many"}, "CODEPORT_MAX_SESSIONS"},
 		{"log level", map[string]string{"CODEPORT_LOG_LEVEL": "loud"}, "log-level"},
+		{"log format", map[string]string{"CODEPORT_LOG_FORMAT": "xml"}, `log-format "xml": want text or json`},
 		{"isolation", map[string]string{"CODEPORT_ISOLATION": "vm"}, `isolation "vm"`},
 		{"zero sessions per worker", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_SESSIONS_PER_WORKER": "0"}, "sessions-per-worker"},
 		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
@@ -117,6 +118,74 @@ func TestLoadRefusesBadInput(t *testing.T) {
 				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestLogFormat: log-format is text unless a source says json, and comes
+// from the environment and the YAML file like every setting.
+func TestLogFormat(t *testing.T) {
+	b := binder(t)
+	cfg, err := b.Load(nil, env(nil))
+	if err != nil || cfg.LogFormat != "text" {
+		t.Fatalf("default: %q %v", cfg.LogFormat, err)
+	}
+	cfg, err = b.Load(nil, env(map[string]string{"CODEPORT_LOG_FORMAT": "json"}))
+	if err != nil || cfg.LogFormat != "json" {
+		t.Fatalf("from the environment: %q %v", cfg.LogFormat, err)
+	}
+	file := filepath.Join(t.TempDir(), "codeport.yaml")
+	if err := os.WriteFile(file, []byte("log_format: json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = b.Load(nil, env(map[string]string{"CODEPORT_CONFIG": file}))
+	if err != nil || cfg.LogFormat != "json" {
+		t.Fatalf("from the YAML file: %q %v", cfg.LogFormat, err)
+	}
+}
+
+// TestFlagsShowTheBoundAdapterDefaults: a setting adapters share shows
+// the default of the adapter the defaults bind (the in-process runtime's
+// 50MiB file limit, not the remote adapter's 100MiB), and names the
+// other; a program with the remote adapter alone shows its own.
+func TestFlagsShowTheBoundAdapterDefaults(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	binder(t).Flags(fs)
+	f := fs.Lookup("file-limit")
+	if f.DefValue != "50MiB" || !strings.Contains(f.Usage, "largest uploaded file") || !strings.Contains(f.Usage, "the http adapter's default: 100MiB") {
+		t.Errorf("file-limit: default %q, usage %q", f.DefValue, f.Usage)
+	}
+	if f := fs.Lookup("timeout"); strings.Contains(f.Usage, "adapter's default") {
+		t.Errorf("timeout, the same default everywhere, names another: %q", f.Usage)
+	}
+	remote, err := binding.New(httpadapter.Opener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	remote.Flags(fs)
+	if f := fs.Lookup("file-limit"); f.DefValue != "100MiB" || strings.Contains(f.Usage, "adapter's default") {
+		t.Errorf("remote only: file-limit: default %q, usage %q", f.DefValue, f.Usage)
+	}
+}
+
+// TestRemoteOnlyProgramSaysItHasNoIsolation: a program built with the
+// remote adapter alone and configured with no sandbox URL says that it
+// offers no isolation and what binds its adapter, not "want one of "
+// followed by nothing.
+func TestRemoteOnlyProgramSaysItHasNoIsolation(t *testing.T) {
+	b, err := binding.New(httpadapter.Opener())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Load(nil, env(nil))
+	if err == nil || !strings.Contains(err.Error(), `isolation "in-process": this program offers no isolation; its adapters (http) are bound only when a setting of theirs asks for them, such as a sandbox URL`) {
+		t.Fatalf("got %v", err)
+	}
+	if strings.Contains(err.Error(), "want one of") {
+		t.Errorf("the error offers a choice of nothing: %v", err)
+	}
+	if _, err := b.Load(nil, env(map[string]string{"CODEPORT_ISOLATION": "process"})); err == nil || !strings.Contains(err.Error(), "offers no isolation") {
+		t.Errorf("isolation process: %v", err)
 	}
 }
 

@@ -31,6 +31,9 @@ type field struct {
 	name, help string
 	bytes      bool
 	v          reflect.Value // addressable
+	// owner names the adapter whose settings declare the field ("" for
+	// the server's own).
+	owner string
 }
 
 // fieldsOf lists the settings of the struct ptr points to.
@@ -156,7 +159,45 @@ type setting struct {
 }
 
 func (s *setting) env() string {
-	return "CODEPORT_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+}
+
+// usage is the setting's help and default for a flag, those of the
+// adapter named selected (the one the defaults bind) when it declares the
+// setting. A setting adapters share may have another default in another
+// adapter: the help says so, since those apply when that adapter is bound.
+func (s *setting) usage(selected string) (help, def string) {
+	shown := s.fields[0]
+	for _, f := range s.fields {
+		if f.owner == selected {
+			shown = f
+			break
+		}
+	}
+	def = shown.defaultText()
+	help = shown.help + " (env " + s.env()
+	seen := map[string]bool{def: true}
+	for _, f := range s.fields {
+		d := f.defaultText()
+		if f.owner == shown.owner || f.owner == "" || seen[d] {
+			continue
+		}
+		seen[d] = true
+		if d == "" {
+			d = "none"
+		}
+		help += fmt.Sprintf("; the %s adapter's default: %s", f.owner, d)
+	}
+	return help + ")", def
+}
+
+// defaultText is the field's value as a flag's default: none for a zero
+// duration.
+func (f field) defaultText() string {
+	if d := f.get(); d != "0s" {
+		return d
+	}
+	return ""
 }
 
 func (s *setting) yamlKey() string { return strings.ReplaceAll(s.name, "-", "_") }
@@ -170,17 +211,25 @@ func (s *setting) set(v string) error {
 	return nil
 }
 
+// settingsOf is a settings struct and the adapter that declares it (""
+// for the server's own).
+type settingsOf struct {
+	owner string
+	ptr   any
+}
+
 // collect groups the fields of every settings struct by name, in order of
 // first appearance.
-func collect(structs ...any) ([]*setting, error) {
+func collect(structs ...settingsOf) ([]*setting, error) {
 	byName := map[string]*setting{}
 	var out []*setting
-	for _, ptr := range structs {
-		fields, err := fieldsOf(ptr)
+	for _, st := range structs {
+		fields, err := fieldsOf(st.ptr)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range fields {
+			f.owner = st.owner
 			s := byName[f.name]
 			if s == nil {
 				s = &setting{name: f.name, help: f.help}

@@ -24,7 +24,7 @@ const (
 type Settings struct {
 	// URL is the backend's base URL (for example "http://127.0.0.1:8080",
 	// or "https://host/prefix" behind a reverse proxy).
-	URL string `json:"url" setting:"sandbox-url" help:"base URL of a remote contract v1 backend; when set it is used instead of the in-process runtime"`
+	URL string `json:"url" setting:"sandbox-url" help:"base URL of a remote contract v1 backend; when set it is bound (the http adapter) instead of the in-process runtime"`
 	// Token is sent as "Authorization: Bearer <token>"; empty sends none.
 	Token string `json:"-" setting:"sandbox-token" help:"bearer token for the remote backend"`
 	// Timeout is the timeout the backend applies to a call that grants

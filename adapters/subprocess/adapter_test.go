@@ -417,6 +417,49 @@ func TestWorkerLogsReachTheParentWithoutUserData(t *testing.T) {
 	}
 }
 
+// kindsHandler is a slog handler that keeps, for each message, the kind
+// of each attribute, and closes seen when a record of the message want
+// arrives.
+type kindsHandler struct {
+	want string
+	seen chan struct{}
+	mu   sync.Mutex
+	got  map[string]map[string]slog.Kind
+}
+
+func (h *kindsHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *kindsHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *kindsHandler) WithGroup(string) slog.Handler            { return h }
+func (h *kindsHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	kinds := map[string]slog.Kind{}
+	r.Attrs(func(a slog.Attr) bool {
+		kinds[a.Key] = a.Value.Kind()
+		return true
+	})
+	if _, dup := h.got[r.Message]; !dup && r.Message == h.want {
+		close(h.seen)
+	}
+	h.got[r.Message] = kinds
+	return nil
+}
+
+// TestWorkerLogKeepsIntegers: an integer a real worker logs (its pid)
+// reaches the parent's handler as an integer, not as a float.
+func TestWorkerLogKeepsIntegers(t *testing.T) {
+	h := &kindsHandler{want: "worker: wasm runtime ready", seen: make(chan struct{}), got: map[string]map[string]slog.Kind{}}
+	wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 1).WithLogger(slog.New(h))
+	})
+	<-h.seen // the worker logs it before it answers the handshake
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if k := h.got[h.want]["pid"]; k != slog.KindInt64 {
+		t.Errorf("the worker's pid arrived as %v, want Int64 (attributes %v)", k, h.got[h.want])
+	}
+}
+
 // TestIdleWorkerDeathIsNoticed: a worker killed while it waits for a
 // session is replaced without anyone calling it.
 func TestIdleWorkerDeathIsNoticed(t *testing.T) {

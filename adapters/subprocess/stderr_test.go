@@ -46,3 +46,25 @@ func TestWorkerStderrKeepsLevelsAndCapsCrashReports(t *testing.T) {
 		t.Errorf("the crash report was logged at INFO or whole:\n%s", got)
 	}
 }
+
+// A worker's record keeps its numbers as the worker logged them: a whole
+// number reaches the parent's handler as an integer, every digit of it
+// (decoded as float64 it lost those past 2^53, and a handler saw a float),
+// a fraction as a float, and an object as a group.
+func TestWorkerRecordKeepsItsNumbers(t *testing.T) {
+	var logs logtest.Buffer
+	s := &stderrLog{log: slog.New(slog.NewJSONHandler(&logs, nil))}
+	line := `{"time":"2026-12-01T00:00:00Z","level":"INFO","msg":"wasm interpreter image ready","pid":7,` +
+		`"memory_bytes":9007199254740993,"max":18446744073709551615,"boot_seconds":0.25,"shared":true,` +
+		`"image":{"pages":4096,"id":"x"},"sizes":[1,2.5]}` + "\n"
+	if _, err := s.Write([]byte(line)); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSpace(logs.String())
+	for _, want := range []string{`"msg":"worker: wasm interpreter image ready"`, `"pid":7,`, `"memory_bytes":9007199254740993,`,
+		`"max":18446744073709551615,`, `"boot_seconds":0.25,`, `"shared":true`, `"image":{"id":"x","pages":4096}`, `"sizes":[1,2.5]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the parent's record lacks %s:\n%s", want, got)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -337,7 +338,12 @@ func (s *stderrLog) emit(line []byte, cut bool) {
 // whether it was one.
 func (s *stderrLog) record(line []byte) bool {
 	var rec map[string]any
-	if json.Unmarshal(line, &rec) != nil {
+	// Numbers as written: decoded as float64, an integer attribute would
+	// reach the parent's handler as a float (7 became 7.0 to a handler
+	// that looks at the kind, and digits past 2^53 were lost).
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if dec.Decode(&rec) != nil || dec.Decode(new(json.RawMessage)) != io.EOF {
 		return false
 	}
 	// slog's JSON handler (the worker's own log) or hclog's (go-plugin's).
@@ -356,10 +362,59 @@ func (s *stderrLog) record(line []byte) bool {
 		switch k {
 		case "time", "level", "msg", "@timestamp", "@level", "@message":
 		default:
-			attrs = append(attrs, slog.Any(k, v))
+			attrs = append(attrs, attrOf(k, v))
 		}
 	}
 	slices.SortFunc(attrs, func(a, b slog.Attr) int { return strings.Compare(a.Key, b.Key) })
 	s.log.LogAttrs(context.Background(), level, "worker: "+msg, attrs...)
 	return true
+}
+
+// attrOf is an attribute of a worker's record as the worker logged it: a
+// whole number an integer, another number a float, an object a group
+// (which is how a JSON handler writes one).
+func attrOf(k string, v any) slog.Attr {
+	switch x := v.(type) {
+	case map[string]any:
+		attrs := make([]slog.Attr, 0, len(x))
+		for k, v := range x {
+			attrs = append(attrs, attrOf(k, v))
+		}
+		slices.SortFunc(attrs, func(a, b slog.Attr) int { return strings.Compare(a.Key, b.Key) })
+		return slog.Attr{Key: k, Value: slog.GroupValue(attrs...)}
+	case json.Number:
+		if n, err := strconv.ParseInt(x.String(), 10, 64); err == nil {
+			return slog.Int64(k, n)
+		}
+		if n, err := strconv.ParseUint(x.String(), 10, 64); err == nil {
+			return slog.Uint64(k, n)
+		}
+		if f, err := x.Float64(); err == nil {
+			return slog.Float64(k, f)
+		}
+		return slog.String(k, x.String())
+	}
+	return slog.Any(k, plain(v))
+}
+
+// plain is a decoded JSON value with its numbers as attrOf makes them, for
+// the elements of an array.
+func plain(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plain(e)
+		}
+		return out
+	case json.Number:
+		return attrOf("", x).Value.Any()
+	}
+	return v
 }

@@ -113,7 +113,14 @@ func newAdapter(cfg Config) (*adapter, error) {
 		defer a.bg.Done()
 		t := time.Now()
 		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(py), !cfg.lazyShell, cfg.logger)
-		if a.engErr != nil {
+		switch {
+		case a.engErr != nil && ctx.Err() != nil:
+			// Close stopped it (a server that could not listen closes
+			// the port it had just opened): not a failure of the runtime.
+			cfg.logger.Debug("wasm runtime start stopped: the adapter closed", "error", a.engErr)
+			close(a.ready)
+			return
+		case a.engErr != nil:
 			cfg.logger.Error("wasm runtime failed", "error", a.engErr)
 			close(a.ready)
 			return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/testcache"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
@@ -1018,5 +1020,28 @@ func TestBashMemoryBombLeavesOtherSessionsAlone(t *testing.T) {
 		if res.Stdout != "caabaaa\n" || res.Outcome != port.OutcomeCompleted || res.StateLost {
 			t.Errorf("the other session's command %d: %+v", i, res)
 		}
+	}
+}
+
+// TestCloseDuringStartIsNoFailure: an adapter closed while its runtime is
+// still starting (serve closes the port it opened when it cannot listen)
+// does not log the start it stopped as a failure of the runtime.
+func TestCloseDuringStartIsNoFailure(t *testing.T) {
+	var logs logtest.Buffer
+	cfg := NewConfig().WithSessionsDir(t.TempDir()).WithCompilationCacheDir(testcache.Dir()).
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil { // waits for the start to end
+		t.Fatal(err)
+	}
+	got := logs.String()
+	if strings.Contains(got, "wasm runtime failed") || strings.Contains(got, "level=ERROR") {
+		t.Errorf("closing during the start was logged as a failure:\n%s", got)
+	}
+	if !strings.Contains(got, "wasm runtime start stopped") && !strings.Contains(got, "wasm runtime ready") {
+		t.Errorf("the start's end was not logged:\n%s", got)
 	}
 }

@@ -34,6 +34,9 @@ func compileCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "codeport compile: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	for _, w := range envWarnings(b) {
+		fmt.Fprintf(stderr, "codeport compile: warning: %s\n", w)
+	}
 	// The in-process settings: the worker processes of isolation
 	// "process" run the same runtime with the same settings, and a
 	// remote backend runs nothing here (its fallback would use them).

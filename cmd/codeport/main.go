@@ -176,10 +176,40 @@ func command(b *binding.Binder, name, synopsis, about string, args []string, std
 	return cfg, fs, -1
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+// otherEnv names the CODEPORT_* variables that something other than the
+// settings reads, so that UnknownEnv does not warn about them: the
+// conformance command's token (and its test's URL), the subprocess
+// adapter's handshake with its workers, the benchmarks', tests' and
+// build scripts' own variables. A name ending in "*" is a prefix.
+func otherEnv() []string {
+	return []string{
+		// conformance --auth-token; adapters/http's conformance test.
+		"CODEPORT_CONFORMANCE_*",
+		// Set by adapters/subprocess for its workers.
+		"CODEPORT_WORKER_SPEC", "CODEPORT_WORKER_COOKIE",
+		// bench/, the tests, the runtime's build.sh, deploy/nginx/run-local.sh.
+		"CODEPORT_BENCH_*", "CODEPORT_TEST_*", "CODEPORT_SCHEMACHECK_*", "CODEPORT_WASMPATCH_INPUT",
+		"CODEPORT_BUILD_DIR", "CODEPORT_JOBS", "CODEPORT_BIN",
+	}
+}
+
+// envWarnings are warnings about the CODEPORT_* variables of the
+// environment that name no setting (a misspelt one would otherwise be
+// ignored without a word).
+func envWarnings(b *binding.Binder) []string {
+	return b.UnknownEnv(os.Environ(), otherEnv()...)
+}
+
+// newLogger logs to w at level and above, in the log-format given ("json"
+// or, for anything else, "text"; Load has checked it).
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
@@ -193,7 +223,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "codeport serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	logger := newLogger(stderr, cfg.LogLevel)
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	for _, w := range envWarnings(b) {
+		logger.Warn(w)
+	}
 	hosts, _ := cfg.AllowedHostList() // checked by Load
 	tokenFlag := false
 	fs.Visit(func(f *flag.Flag) { tokenFlag = tokenFlag || f.Name == "auth-token" })
@@ -227,6 +260,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	for _, w := range keyWarnings {
 		logger.Warn(w)
 	}
+	// Listen before anything starts: an address in use is then the one
+	// thing said, not followed by the runtime's start being stopped.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return 1
+	}
+	defer ln.Close() // Serve closes it; this is for the returns before
 	tracer, err := startTracing(ctx, stderr, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
@@ -272,11 +313,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	if hosts != nil {
 		opts = append(opts, server.WithAllowedHosts(hosts...))
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
-		return 1
-	}
 	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
 	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", token != "" || tenants != nil,
 		"tenants", len(tenants), "hosts", hostCheckSummary(hosts, token != "" || tenants != nil))
@@ -308,6 +344,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if rc >= 0 {
 		return rc
 	}
+	for _, w := range envWarnings(b) {
+		fmt.Fprintf(stderr, "codeport exec: warning: %s\n", w)
+	}
 	if codeSet && fs.NArg() > 0 || !codeSet && fs.NArg() != 1 {
 		if codeSet {
 			fmt.Fprintln(stderr, "codeport exec: give either -c CODE or a file, not both")
@@ -318,7 +357,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	noWarmUp(&cfg) // one session, started right away: a pool would only cost
-	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error"), CodeExecutionOnly: true})
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error", "text"), CodeExecutionOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport exec: %v\n", err)
 		return 1
@@ -373,8 +412,11 @@ func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "codeport describe: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	for _, w := range envWarnings(b) {
+		fmt.Fprintf(stderr, "codeport describe: warning: %s\n", w)
+	}
 	noWarmUp(&cfg) // no session is started
-	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error"), CodeExecutionOnly: true})
+	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error", "text"), CodeExecutionOnly: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport describe: %v\n", err)
 		return 1

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,62 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestServeLogFormat: --log-format json makes every record serve writes a
+// JSON object; a format it does not know is refused before anything starts.
+func TestServeLogFormat(t *testing.T) {
+	srv := startServe(t, "--log-format", "json")
+	if code := srv.stop(); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.log.String())
+	}
+	var msgs []string
+	for line := range strings.Lines(srv.log.String()) {
+		var rec struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" {
+			t.Fatalf("not a JSON record: %q (%v)", line, err)
+		}
+		msgs = append(msgs, rec.Msg)
+	}
+	if !slices.Contains(msgs, "serving contract v1") {
+		t.Errorf("records %q lack the start", msgs)
+	}
+
+	code, _, errs := cli(t, context.Background(), "", "serve", "--log-format", "xml")
+	if code != 2 || !strings.Contains(errs, `log-format "xml"`) {
+		t.Errorf("a bad log format: %d %q", code, errs)
+	}
+}
+
+// TestUnknownEnvIsWarnedAbout: a CODEPORT_* variable that names no setting
+// is warned about when serve (or describe) starts, with the setting it
+// likely meant, and not its value; the variables codeport reads
+// elsewhere are not.
+func TestUnknownEnvIsWarnedAbout(t *testing.T) {
+	t.Setenv("CODEPORT_MEMORY_LIMT", "512MiB")
+	t.Setenv("CODEPORT_BENCH_SCALE", "1")
+	t.Setenv("CODEPORT_CONFORMANCE_TOKEN", "tok-9d1e")
+	const want = "environment variable CODEPORT_MEMORY_LIMT names no setting and is ignored; did you mean CODEPORT_MEMORY_LIMIT (--memory-limit)?"
+
+	srv := startServe(t)
+	if code := srv.stop(); code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, srv.log.String())
+	}
+	log := srv.log.String()
+	if !strings.Contains(log, `level=WARN msg="`+want+`"`) {
+		t.Errorf("serve did not warn:\n%s", log)
+	}
+	if strings.Contains(log, "512MiB") || strings.Contains(log, "BENCH_SCALE") || strings.Contains(log, "CONFORMANCE_TOKEN") {
+		t.Errorf("serve warned about a value or a known variable:\n%s", log)
+	}
+
+	code, _, errs := cli(t, context.Background(), "", "describe")
+	if code != 0 || !strings.Contains(errs, "codeport describe: warning: "+want) {
+		t.Errorf("describe: %d %q", code, errs)
+	}
+}
+
 func TestUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), nil, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Usage") {
@@ -177,6 +234,11 @@ func TestUsage(t *testing.T) {
 	errb.Reset()
 	if code := run(context.Background(), []string{"serve", "-h"}, nil, &out, &errb); code != 0 || !strings.Contains(errb.String(), "CODEPORT_MEMORY_LIMIT") {
 		t.Fatalf("serve -h: %d %s", code, errb.String())
+	}
+	// A setting the adapters share shows the in-process runtime's default,
+	// which is what serve binds without a sandbox-url.
+	if !strings.Contains(errb.String(), `largest uploaded file (env CODEPORT_FILE_LIMIT; the http adapter's default: 100MiB) (default "50MiB")`) {
+		t.Errorf("serve -h shows another default for file-limit:\n%s", errb.String())
 	}
 	// The help says where a token may come from besides the command line,
 	// and how hosts and timeouts are set.

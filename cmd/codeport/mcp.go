@@ -69,7 +69,10 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		listen = listen || f.Name == "listen"
 		tokenFlag = tokenFlag || f.Name == "auth-token"
 	})
-	logger := newLogger(stderr, cfg.LogLevel)
+	logger := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	for _, w := range envWarnings(b) {
+		logger.Warn(w)
+	}
 	var token string
 	var hosts []string
 	if listen {
@@ -86,6 +89,17 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		hosts, _ = cfg.AllowedHostList() // checked by Load
 	}
 
+	// Over HTTP, listen before the backend starts: an address in use is
+	// then the one thing said.
+	var ln net.Listener
+	if listen {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
+			return 1
+		}
+		defer ln.Close() // Serve closes it; this is for the returns before
+	}
 	bound, err := b.Open(cfg, binding.Options{Logger: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
@@ -142,11 +156,6 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g)
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
-		return 1
-	}
 	hs := newHTTPServer(mux, cfg, 0, logger)
 	// A response is an event stream that lasts as long as the call (the
 	// standalone stream of a protocol session, as long as the session), so

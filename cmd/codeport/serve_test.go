@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -263,6 +264,27 @@ func TestServeRefusesBadTokenSources(t *testing.T) {
 		var out, errb strings.Builder
 		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != 2 || strings.Contains(errb.String(), "s3cret") {
 			t.Errorf("%s: exit %d: %s", name, code, errb.String())
+		}
+	}
+}
+
+// TestServeOnAPortInUse: an address in use is said plainly, without a
+// record of the runtime's start "failing" when it was only stopped by the
+// shutdown that followed; so with mcp over HTTP.
+func TestServeOnAPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, cmd := range []string{"serve", "mcp"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{cmd, "--listen", ln.Addr().String(), "--sessions-dir", t.TempDir()}, strings.NewReader(""), &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "codeport "+cmd+": listen tcp "+ln.Addr().String()) || !strings.Contains(errb.String(), "address already in use") {
+			t.Errorf("%s: exit %d:\n%s", cmd, code, errb.String())
+		}
+		if strings.Contains(errb.String(), "wasm runtime failed") || strings.Contains(errb.String(), "level=ERROR") {
+			t.Errorf("%s: a spurious failure logged:\n%s", cmd, errb.String())
 		}
 	}
 }

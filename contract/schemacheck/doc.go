@@ -46,14 +46,13 @@
 //
 // The hooks in testdata/schemacheck_hooks.py release all but the newest
 // three of the sessions schemathesis creates (so the cap is never reached
-// and 503 at_capacity never stands in for another answer), send an
-// upload's path part before its file part as the document requires, aim
-// some valid downloads and listings at a file that exists (so that a
-// download's 200 and a listing of a file are checked too), and drop three
-// kinds of false positive, each explained there and counted in the test's
-// log: requests the document's prose rules out but its schema cannot
-// (an editor command short of a field it needs), and multipart bodies
-// schemathesis cannot encode as it means to. Afterwards the test releases
+// and 503 at_capacity never stands in for another answer), aim some valid
+// downloads and listings at a file that exists (so that a download's 200
+// and a listing of a file are checked too), and drop three kinds of false
+// positive, each explained there and counted in the test's log: requests
+// the document's prose rules out but its schema cannot (an editor command
+// short of a field it needs), and multipart bodies schemathesis cannot
+// encode as it means to. Afterwards the test releases
 // every session that was handed out and checks that none is alive; the
 // server and then the adapter are closed when the test ends.
 //

@@ -53,7 +53,8 @@
 //
 // Hostile input: JSON routes take only application/json bodies, and a body
 // that repeats a key is refused; an unauthenticated handler on loopback
-// answers only to loopback host names (WithAllowedHosts); an upload's path
-// part must come before its file part, and an upload refused for it writes
-// nothing.
+// answers only to loopback host names (WithAllowedHosts); an upload with a
+// second path or file part is refused, and writes nothing. (Its path part
+// may come before or after its file part: a file sent first is spooled to
+// a temporary file, refused as soon as it passes the port's file limit.)
 package server

@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"encoding/json"
-
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -204,6 +206,62 @@ func TestEndToEndFilesAndConfinement(t *testing.T) {
 	_, out = h.exec(id, code("import os\ntry:\n    print(open('/etc/passwd').read())\nexcept OSError as e:\n    print('denied')\nprint(sorted(os.environ))", 0))
 	if out.ResultBlock.Content.Stdout != "denied\n['HOME', 'LANG', 'TMPDIR']\n" {
 		t.Fatalf("containment: %+v", out.ResultBlock.Content)
+	}
+}
+
+// TestEndToEndUploadFileBeforePath: curl -F file=@x -F path=y sends the
+// file part before the path part; the upload lands at the path. A file
+// over the runtime's file limit sent that way is refused (413) as it
+// arrives, not once the server has read it all, and leaves nothing in
+// the workspace. No spool file outlives a request.
+func TestEndToEndUploadFileBeforePath(t *testing.T) {
+	const fileLimit = 64 << 10
+	h := newWasmHarness(t, func(c wasm.Config) wasm.Config { return c.WithFileLimit(fileLimit) })
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the server spools
+	id := h.createSession("")
+	spoolsLeft := func() []string {
+		t.Helper()
+		left, _ := filepath.Glob(filepath.Join(tmp, "codeport-upload-*"))
+		return left
+	}
+
+	body, ct := uploadBody(t, part{"file", "x.csv", "a,b\n1,2\n"}, part{"path", "", "in/y.csv"})
+	req := httptest.NewRequest("POST", "/sessions/"+id+"/files", body)
+	req.Header.Set("Content-Type", ct)
+	r := h.serve(req)
+	var res contract.FileUploadResult
+	if r.status != http.StatusCreated {
+		t.Fatalf("file, then path: %d %s", r.status, r.body)
+	}
+	if r.json(t, &res); res != (contract.FileUploadResult{Path: "in/y.csv", SizeBytes: 8}) {
+		t.Errorf("file, then path: %+v", res)
+	}
+	if _, out := h.exec(id, code("import os\nprint(repr(open('in/y.csv').read()), os.path.exists('x.csv'))", 0)); out.ResultBlock.Content.Stdout != "'a,b\\n1,2\\n' False\n" {
+		t.Errorf("python reads the upload: %+v", out.ResultBlock.Content)
+	}
+	if left := spoolsLeft(); len(left) != 0 {
+		t.Errorf("spool files left behind: %v", left)
+	}
+
+	// 16 MiB of file, then a path: refused within the limit's reach.
+	head := "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\n"
+	tail := "\r\n--b\r\nContent-Disposition: form-data; name=\"path\"\r\n\r\nin/big.bin\r\n--b--\r\n"
+	counted := &countingReader{r: io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, 16<<20), strings.NewReader(tail))}
+	req = httptest.NewRequest("POST", "/sessions/"+id+"/files", counted)
+	req.ContentLength = -1
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
+	if r := h.serve(req); r.status != http.StatusRequestEntityTooLarge || r.code(t) != "file_too_large" {
+		t.Errorf("over the limit, file first: %d %s", r.status, r.body)
+	}
+	if got := counted.n.Load(); got > fileLimit+64<<10 {
+		t.Errorf("the server read %d bytes of the body before refusing a file over %d", got, fileLimit)
+	}
+	if _, out := h.exec(id, code("import os\nprint(os.path.exists('in/big.bin'), os.path.exists('big.bin'))", 0)); out.ResultBlock.Content.Stdout != "False False\n" {
+		t.Errorf("a refused upload was written: %+v", out.ResultBlock.Content)
+	}
+	if left := spoolsLeft(); len(left) != 0 {
+		t.Errorf("spool files left behind: %v", left)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,16 +209,23 @@ func parseUpload(body []byte) (parts []refPart, ok bool) {
 }
 
 // FuzzUpload sends arbitrary multipart bodies to the upload route. Wherever
-// a path part is, it is honoured or the upload refused, never ignored: an
-// upload accepted has one file part and at most one path part, before the
-// file, and the file is where the path (or else the file's name) says,
-// with the file part's bytes; an upload refused writes nothing; no answer
-// is a 5xx.
+// a path part is, before the file or after it, it is honoured or the
+// upload refused, never ignored: an upload accepted has one file part and
+// at most one path part, and the file is where the path (or else the
+// file's name) says, with the file part's bytes; an upload refused writes
+// nothing; no answer is a 5xx; no spool file outlives a request.
 func FuzzUpload(f *testing.F) {
+	tmp := f.TempDir()
+	f.Setenv("TMPDIR", tmp) // where the server spools a file sent before its path
 	for _, seed := range [][]byte{
 		uploadSeed("path=in/data.csv", "file;local.csv=a,b\n1,2\n"),
 		uploadSeed("file;report.txt=hello"),
 		uploadSeed("file;report.txt=hello", "path=elsewhere.txt"),
+		uploadSeed("file;=no name", "note=x", "path=in/named.txt"),
+		uploadSeed("file;a.txt=one", "path=b.txt", "path=c.txt"),
+		uploadSeed("file;a.txt=one", "file;b.txt=two", "path=c.txt"),
+		uploadSeed("file;a.txt=one", "path="),
+		uploadSeed("file;a.txt=one", "path=../escape.txt"),
 		uploadSeed("note=x", "path=a.txt", "file;b.txt=content", "submit=go"),
 		uploadSeed("path=a.txt", "path=b.txt", "file;c.txt=content"),
 		uploadSeed("path=a.txt", "file;b.txt=one", "file;c.txt=two"),
@@ -225,6 +233,8 @@ func FuzzUpload(f *testing.F) {
 		uploadSeed("path=../escape.txt", "file;b.txt=one"),
 		uploadSeed("file;=no name"),
 		[]byte("--" + fuzzBoundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\nbroken off"),
+		// The file, then a body that breaks off where a path part might be.
+		[]byte("--" + fuzzBoundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\nall of it\r\n--" + fuzzBoundary + "\r\n"),
 	} {
 		f.Add(seed)
 	}
@@ -237,6 +247,9 @@ func FuzzUpload(f *testing.F) {
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {
 			t.Fatalf("%d %s", rec.Code, rec.Body.Bytes())
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, "codeport-upload-*")); len(left) != 0 {
+			t.Fatalf("%d %s: spool files left behind: %v", rec.Code, rec.Body.Bytes(), left)
 		}
 		stored := workspaceFiles(t, p, sid)
 
@@ -263,8 +276,6 @@ func FuzzUpload(f *testing.F) {
 			t.Fatalf("accepted %d file parts", len(files))
 		case len(paths) > 1:
 			t.Fatalf("accepted %d path parts", len(paths))
-		case len(paths) == 1 && paths[0] > files[0]:
-			t.Fatalf("accepted a path part after the file part: it was ignored")
 		}
 		file := parts[files[0]]
 		dest := file.filename[strings.LastIndexAny(file.filename, `/\`)+1:]

@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
@@ -390,19 +392,20 @@ func uploadBody(t testing.TB, parts ...part) (*bytes.Buffer, string) {
 	return &buf, mw.FormDataContentType()
 }
 
-// TestUploadPartOrder: a path part is honoured when it comes before the
-// file, and otherwise refused, with nothing written, never ignored; so
-// are a second file or path. It runs over porttest, whose workspace
-// writes as the real ones do: nothing when the upload's reader fails.
+// TestUploadPartOrder: a path part is honoured whether it comes before the
+// file or after it (the file is then spooled until the body ends), and a
+// second file or path, or an empty path, is refused, with nothing written,
+// never ignored. No spool file is left behind, whatever the answer. It
+// runs over porttest, whose workspace writes as the real ones do: nothing
+// when the upload's reader fails.
 func TestUploadPartOrder(t *testing.T) {
 	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the server spools
 	p := porttest.New()
 	t.Cleanup(func() { _ = p.Close() })
 	sess, err := p.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.PutFile(ctx, sess.ID, "data.csv", strings.NewReader("original")); err != nil {
 		t.Fatal(err)
 	}
 	h := servePort(t, p)
@@ -411,7 +414,11 @@ func TestUploadPartOrder(t *testing.T) {
 		body, ct := uploadBody(t, parts...)
 		req, _ := http.NewRequest("POST", h.srv.URL+"/sessions/"+sess.ID+"/files", body)
 		req.Header.Set("Content-Type", ct)
-		return h.send(req)
+		r := h.send(req)
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%d %s: spool files left behind: %v", r.status, r.body, left)
+		}
+		return r
 	}
 	files := func() map[string]string {
 		t.Helper()
@@ -439,17 +446,34 @@ func TestUploadPartOrder(t *testing.T) {
 		walk(".")
 		return out
 	}
+	// reset starts each case in a fresh session holding data.csv alone.
+	reset := func() {
+		t.Helper()
+		if err := p.DestroySession(ctx, sess.ID); err != nil {
+			t.Fatal(err)
+		}
+		if sess, err = p.CreateSession(ctx, port.CreateSessionRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.PutFile(ctx, sess.ID, "data.csv", strings.NewReader("original")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	big := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB: streamed past any buffer
 
 	// Refused, and nothing written, wherever the extra part is.
 	for name, parts := range map[string][]part{
-		"path after file":        {{"file", "local.csv", "new"}, {"path", "", "data.csv"}},
-		"path after a big file":  {{"file", "data.csv", big}, {"path", "", "elsewhere.csv"}},
-		"path after file, later": {{"file", "data.csv", "new"}, {"note", "", "x"}, {"path", "", "data.csv"}},
-		"two files":              {{"path", "", "data.csv"}, {"file", "a", "new"}, {"file", "b", "newer"}},
-		"two paths":              {{"path", "", "data.csv"}, {"path", "", "other.csv"}, {"file", "a", "new"}},
-		"empty path":             {{"path", "", ""}, {"file", "data.csv", "new"}},
+		"two files":                  {{"path", "", "data.csv"}, {"file", "a", "new"}, {"file", "b", "newer"}},
+		"two paths":                  {{"path", "", "data.csv"}, {"path", "", "other.csv"}, {"file", "a", "new"}},
+		"empty path":                 {{"path", "", ""}, {"file", "data.csv", "new"}},
+		"path first, a path after":   {{"path", "", "data.csv"}, {"file", "a", "new"}, {"path", "", "other.csv"}},
+		"file first, two paths":      {{"file", "a", "new"}, {"path", "", "data.csv"}, {"path", "", "other.csv"}},
+		"file first, two files":      {{"file", "a", "new"}, {"file", "b", "newer"}, {"path", "", "data.csv"}},
+		"file, path, file":           {{"file", "a", big}, {"path", "", "data.csv"}, {"file", "b", "newer"}},
+		"file first, empty path":     {{"file", "data.csv", "new"}, {"path", "", ""}},
+		"file first, no usable name": {{"file", "..", "new"}},
 	} {
+		reset()
 		r := upload(parts...)
 		if r.status != http.StatusUnprocessableEntity || r.code(t) != "invalid_request" {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
@@ -458,16 +482,34 @@ func TestUploadPartOrder(t *testing.T) {
 			t.Errorf("%s: the workspace holds %v after a refusal", name, keys(got))
 		}
 	}
-	if r := upload(part{"file", "local.csv", "new"}, part{"path", "", "data.csv"}); !strings.Contains(r.detail(t), "after the file part") {
-		t.Errorf("the refusal does not say why: %s", r.body)
-	}
 
-	// Honoured: path first; other parts anywhere are ignored.
-	if r := upload(part{"note", "", "x"}, part{"path", "", "in/data.csv"}, part{"file", "local.csv", big}, part{"submit", "", "go"}); r.status != http.StatusCreated {
-		t.Fatalf("path first: %d %s", r.status, r.body)
-	}
-	if got := files(); got["in/data.csv"] != big || got["data.csv"] != "original" || len(got) != 2 {
-		t.Errorf("path first: the workspace holds %v", keys(got))
+	// Honoured: the path before or after the file; other parts anywhere
+	// are ignored.
+	for name, c := range map[string]struct {
+		parts      []part
+		dest, want string
+	}{
+		"path first":             {[]part{{"note", "", "x"}, {"path", "", "in/data.csv"}, {"file", "local.csv", big}, {"submit", "", "go"}}, "in/data.csv", big},
+		"path after file":        {[]part{{"file", "local.csv", "new"}, {"path", "", "data.csv"}}, "data.csv", "new"},
+		"path after a big file":  {[]part{{"file", "data.csv", big}, {"path", "", "in/elsewhere.csv"}}, "in/elsewhere.csv", big},
+		"path after file, later": {[]part{{"file", "local.csv", "new"}, {"note", "", "x"}, {"path", "", "out.csv"}, {"submit", "", "go"}}, "out.csv", "new"},
+		"file alone":             {[]part{{"file", "dir/local.csv", "new"}}, "local.csv", "new"},
+	} {
+		reset()
+		r := upload(c.parts...)
+		var res contract.FileUploadResult
+		if r.status != http.StatusCreated {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+			continue
+		}
+		r.json(t, &res)
+		got := files()
+		if res.Path != c.dest || res.SizeBytes != int64(len(c.want)) || got[c.dest] != c.want {
+			t.Errorf("%s: answered %+v; the workspace holds %v", name, res, keys(got))
+		}
+		if c.dest != "data.csv" && got["data.csv"] != "original" {
+			t.Errorf("%s: data.csv was changed", name)
+		}
 	}
 }
 

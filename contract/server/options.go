@@ -82,7 +82,9 @@ func WithGatherer(g prometheus.Gatherer) Option {
 
 // WithLogger logs one record per request: method, route pattern, status,
 // duration and session id, plus the error behind a 5xx. Code, output and
-// file contents are never logged. Without it nothing is logged.
+// file contents are never logged. /healthz probes are logged at DEBUG, so
+// that an orchestrator's probes do not fill the log. Without it nothing is
+// logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l != nil {

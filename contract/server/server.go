@@ -166,13 +166,15 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	}
 	level := slog.LevelInfo
 	switch {
+	case r.Pattern == "GET /healthz" && (status == http.StatusOK || status == http.StatusServiceUnavailable):
+		// An orchestrator probes every few seconds: at INFO its probes
+		// would drown the requests. Ready or not yet ready, both are
+		// routine.
+		level = slog.LevelDebug
 	case status == http.StatusServiceUnavailable:
-		// Not ready yet, at capacity or shutting down: states the server
-		// reports on purpose, not failures.
+		// At capacity or shutting down: a state the server reports on
+		// purpose, not a failure.
 		level = slog.LevelWarn
-		if r.Pattern == "GET /healthz" {
-			level = slog.LevelInfo
-		}
 	case status >= 500:
 		level = slog.LevelError
 	case rec.err != nil && status < 400:
@@ -391,17 +393,21 @@ func (s *server) getFile(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// putFile streams the multipart body's file part into the port.
+// putFile puts the multipart body's file part into the port, at the path
+// part's destination (else at the file's base name).
 //
-// The upload is never held in memory or spooled to disk, so the
-// destination must be known when the file part begins: a path part must
-// come before it. A path part after the file part, a second file part or
-// a second path part is refused (422) rather than ignored, and a refused
-// upload writes nothing: the parts after the file are read when the file
-// part ends, before the port is told so, and if they hold a path or
-// another file the port's read fails there, and a port's PutFile writes
-// nothing when its reader fails (as it writes nothing for a body that
-// breaks off or goes over the cap; see uploadReader).
+// A path part before the file lets the upload be streamed into the port as
+// it arrives. A file part that comes first is spooled to a temporary file
+// (see spoolFile), since a path may follow it, and put once the body has
+// ended. Either way, a second path part, a second file part or an empty
+// path part is refused (422) rather than ignored, and a refused upload
+// writes nothing: when streaming, the parts after the file are read when
+// the file part ends, before the port is told so, and if they hold a path
+// or another file the port's read fails there, and a port's PutFile
+// writes nothing when its reader fails (as it writes nothing for a body
+// that breaks off or goes over the cap; see uploadReader); when spooling,
+// the port is called only once the whole body has been read and found
+// well-formed.
 func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 	limit := s.cfg.maxUploadBytes
 	if r.ContentLength > limit {
@@ -423,13 +429,22 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dest, havePath := "", false
+	// spooled is the file part when it came before any path part.
+	var spooled *spool
+	defer func() { spooled.remove() }()
 	for {
 		part, err := mr.NextPart()
 		switch {
 		case body.failure() != nil:
 			s.writeError(w, r, body.failure())
 			return
-		case errors.Is(err, io.EOF):
+		case err == io.EOF && spooled != nil:
+			// Exactly io.EOF: the closing delimiter was read. (A body that
+			// breaks off after a boundary gives a wrapped io.EOF, and may
+			// have lost a path part.)
+			s.putSpooled(w, r, spooled, dest, havePath)
+			return
+		case errors.Is(err, io.EOF) && spooled == nil:
 			s.writeError(w, r, invalidf("multipart body has no file part"))
 			return
 		case err != nil:
@@ -462,12 +477,17 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 			}
 			dest, havePath = string(b), true
 		case "file":
+			if spooled != nil {
+				s.writeError(w, r, invalidf("multipart body has more than one file part; nothing was written"))
+				return
+			}
 			if !havePath {
-				dest = baseName(part.FileName())
-				if dest == "" || dest == "." || dest == ".." {
-					s.writeError(w, r, invalidf("no path part and no usable file name"))
+				// A path part may follow: keep the file until the body ends.
+				if spooled, err = s.spoolFile(part, body); err != nil {
+					s.writeError(w, r, err)
 					return
 				}
+				continue
 			}
 			up := &uploadReader{part: part, mr: mr, body: body}
 			info, err := s.port.PutFile(r.Context(), r.PathValue("id"), dest, up)
@@ -498,9 +518,115 @@ func (s *server) putFile(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// uploadReader is the reader the port's PutFile gets: the file part, whose
-// end it reports only once the rest of the multipart body has been read
-// and found to hold no path part and no second file part. If it does, or
+// spool is a file part kept in a temporary file until the body has ended.
+type spool struct {
+	f *os.File
+	// name is the part's file name, the destination's base name when no
+	// path part comes.
+	name string
+}
+
+// remove closes and deletes the spool file; a nil spool is none.
+func (sp *spool) remove() {
+	if sp == nil {
+		return
+	}
+	_ = sp.f.Close()
+	_ = os.Remove(sp.f.Name())
+}
+
+// spoolFile copies a file part into a temporary file in the directory the
+// server keeps its temporary files in (os.TempDir, as for snapshots). The
+// port's file limit, when the port states one (Limits, as *port.Port
+// does), is enforced as the bytes arrive: a file over it is refused with
+// port.ErrFileTooLarge after at most one byte over, never spooled whole;
+// the upload cap bounds the body anyway. The file is removed when the
+// copy fails.
+func (s *server) spoolFile(part *multipart.Part, body *bodyTracker) (*spool, error) {
+	f, err := os.CreateTemp("", "codeport-upload-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: upload: temporary file: %w", port.ErrRuntimeFailure, err)
+	}
+	sp := &spool{f: f, name: part.FileName()}
+	src := io.Reader(part)
+	fileMax := s.fileLimit()
+	if fileMax > 0 {
+		src = io.LimitReader(part, fileMax+1)
+	}
+	dst := &writeTracker{w: f}
+	n, err := io.Copy(dst, src)
+	switch {
+	case body.failure() != nil:
+		err = body.failure()
+	case dst.err != nil:
+		err = fmt.Errorf("%w: upload: temporary file: %w", port.ErrRuntimeFailure, dst.err)
+	case err != nil:
+		// A body that breaks off inside the file part is the client's
+		// malformed request, not the backend's failure.
+		err = invalidf("malformed multipart body")
+	case fileMax > 0 && n > fileMax:
+		err = fmt.Errorf("%w: the file is over the limit of %d bytes; nothing was written", port.ErrFileTooLarge, fileMax)
+	default:
+		_, err = f.Seek(0, io.SeekStart)
+		if err != nil {
+			err = fmt.Errorf("%w: upload: temporary file: %w", port.ErrRuntimeFailure, err)
+		}
+	}
+	if err != nil {
+		sp.remove()
+		return nil, err
+	}
+	return sp, nil
+}
+
+// putSpooled puts a spooled file part, once the whole body has been read,
+// at the path part's destination, or at the file's base name without one.
+func (s *server) putSpooled(w http.ResponseWriter, r *http.Request, sp *spool, dest string, havePath bool) {
+	if !havePath {
+		dest = baseName(sp.name)
+		if dest == "" || dest == "." || dest == ".." {
+			s.writeError(w, r, invalidf("no path part and no usable file name"))
+			return
+		}
+	}
+	info, err := s.port.PutFile(r.Context(), r.PathValue("id"), dest, sp.f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if info.Path == "" {
+		info.Path = dest
+	}
+	writeJSON(w, http.StatusCreated, contract.FileUploadResultFromPort(info))
+}
+
+// fileLimit is the port's limit on a file's size, if it states one.
+func (s *server) fileLimit() int64 {
+	if l, ok := s.port.(interface{ Limits() port.Limits }); ok {
+		return l.Limits().FileBytes
+	}
+	return 0
+}
+
+// writeTracker remembers why a write failed, to tell it from a failed read
+// in io.Copy's error.
+type writeTracker struct {
+	w   io.Writer
+	err error
+}
+
+func (t *writeTracker) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// uploadReader is the reader the port's PutFile gets when the path part
+// came first: the file part, whose end it reports only once the rest of
+// the multipart body has been read and found to hold no second path part
+// and no second file part. If it does, or
 // the body is malformed, Read fails instead of reporting the end, so the
 // port never completes the write: the refusal leaves nothing behind. The
 // look-ahead reads what a well-formed body holds after its file anyway
@@ -559,7 +685,7 @@ func (u *uploadReader) rest() error {
 		}
 		switch part.FormName() {
 		case "path":
-			return invalidf("the path part comes after the file part: send it first (the file is streamed into the workspace as it arrives, so a later path cannot be honoured); nothing was written")
+			return invalidf("multipart body has more than one path part; nothing was written")
 		case "file":
 			return invalidf("multipart body has more than one file part; nothing was written")
 		}

@@ -1092,9 +1092,10 @@ func TestUploadOverCap(t *testing.T) {
 }
 
 // TestUploadStreams proves that the server hands the file to the port while
-// it is still arriving: the client sends the rest only after the port has
-// read the beginning, which a server that buffered the upload would never
-// allow.
+// it is still arriving when the path part comes first: the client sends
+// the rest only after the port has read the beginning, which a server that
+// buffered the upload would never allow. (A file part before its path is
+// spooled: the path may follow it.)
 func TestUploadStreams(t *testing.T) {
 	fp := newFakePort()
 	fp.addSession("s1", nil)
@@ -1116,7 +1117,11 @@ func TestUploadStreams(t *testing.T) {
 	mw := multipart.NewWriter(pw)
 	errc := make(chan error, 1)
 	go func() {
-		fw, err := mw.CreateFormFile("file", "stream.txt")
+		err := mw.WriteField("path", "stream.txt")
+		var fw io.Writer
+		if err == nil {
+			fw, err = mw.CreateFormFile("file", "local.txt")
+		}
 		if err == nil {
 			_, err = io.WriteString(fw, "first")
 		}
@@ -1345,14 +1350,18 @@ func TestNewHandlerNilPort(t *testing.T) {
 }
 
 // A 503 the server answers on purpose is not logged as an error: /healthz
-// while the backend warms up is routine (INFO), a refusal at capacity is
-// worth a look (WARN); a failure of the backend stays an ERROR.
+// is probed every few seconds, ready (200) or warming up (503), and is
+// logged at DEBUG so that probes do not drown the requests at INFO; a
+// refusal at capacity is worth a look (WARN); a failure of the backend
+// stays an ERROR.
 func TestLogLevelsOfUnavailability(t *testing.T) {
 	var buf logtest.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var ready atomic.Bool
 	fp := newFakePort()
 	h := newHarness(t, fp, server.WithLogger(logger), server.WithReady(ready.Load))
+	h.serve(httptest.NewRequest("GET", "/healthz", nil))
+	ready.Store(true)
 	h.serve(httptest.NewRequest("GET", "/healthz", nil))
 	fp.err = &port.CapacityError{Resource: "sessions", Limit: 1, RetryAfter: time.Second}
 	h.serve(httptest.NewRequest("POST", "/sessions", nil))
@@ -1369,7 +1378,7 @@ func TestLogLevelsOfUnavailability(t *testing.T) {
 		}
 		levels = append(levels, fmt.Sprintf("%d %s", rec.Status, rec.Level))
 	}
-	want := []string{"503 INFO", "503 WARN", "500 ERROR"}
+	want := []string{"503 DEBUG", "200 DEBUG", "503 WARN", "500 ERROR"}
 	if !slices.Equal(levels, want) {
 		t.Fatalf("levels %q, want %q", levels, want)
 	}

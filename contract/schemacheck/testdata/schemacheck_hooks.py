@@ -78,10 +78,8 @@ def after_call(context, case, response):
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    """Put the path part first, and aim some file operations at a real file."""
-    if case.method == "POST" and case.path == "/sessions/{session_id}/files":
-        _path_part_first(case)
-    elif case.method == "GET" and case.path == "/sessions/{session_id}/files":
+    """Aim some file operations at a real file."""
+    if case.method == "GET" and case.path == "/sessions/{session_id}/files":
         # Without this a download only ever answers 404, and its 200 (the
         # bytes, their media type, Content-Disposition) would go unchecked.
         _use_fixture(case, every=2)
@@ -89,19 +87,6 @@ def before_call(context, case, kwargs):
         # Listings of "." and of missing paths come on their own; a listing
         # of a file, which the document answers with 400, does not.
         _use_fixture(case, every=3)
-
-
-def _path_part_first(case):
-    """Send an upload's path part before its file part.
-
-    The document says the path part must come first (the file is streamed
-    into the workspace as it arrives), and the server refuses a path part
-    after the file with 422. JSON Schema cannot say in what order a
-    multipart body's parts come, so schemathesis sends them in the order it
-    generated them; a client that follows the document does not.
-    """
-    if isinstance(case.body, dict) and "path" in case.body and "file" in case.body:
-        case.body = {"path": case.body["path"], **{k: v for k, v in case.body.items() if k != "path"}}
 
 
 def _use_fixture(case, every):
@@ -120,8 +105,8 @@ def _use_fixture(case, every):
         return
     session_id = _live[-1]
     if session_id not in _with_fixture:
-        # The path part must come before the file part; requests writes
-        # data fields before files.
+        # requests writes data fields before files: the path comes first,
+        # and the fixture is streamed.
         r = requests.post(
             _session_url(session_id) + "/files",
             headers=AUTH,
