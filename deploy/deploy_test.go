@@ -753,6 +753,11 @@ func dockerfileUser(t *testing.T) int64 {
 	if !strings.Contains(text, "CGO_ENABLED=0") || !strings.Contains(text, "./cmd/codeport") {
 		t.Error("the binary is not built with CGO_ENABLED=0 from ./cmd/codeport")
 	}
+	// The image starts compiled: the build stage fills the final home's
+	// compilation cache, which the final stage copies.
+	if !strings.Contains(text, "HOME=/out/home /out/codeport compile") || !strings.Contains(text, "/out/home /home/codeport") || !strings.Contains(text, "ENV HOME=/home/codeport") {
+		t.Error("the build stage does not run codeport compile into the home the final stage runs with")
+	}
 	uid, _, _ := strings.Cut(user, ":")
 	n, err := strconv.ParseInt(uid, 10, 64)
 	if err != nil || n == 0 {
