@@ -3,7 +3,6 @@
 GO          ?= go
 LISTEN      ?= 127.0.0.1:8080
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
-MODULE      := github.com/codeport/codeport
 
 .PHONY: all build run test fuzz check sdkcheck schemacheck bench soak clean runtime-rebuild shell-rebuild
 
@@ -29,22 +28,20 @@ check:
 ## which wazero's compiler takes minutes (once by the binary the tests run
 ## as workers and commands, once by a test binary: wazero files them apart,
 ## see internal/testcache); then every test against the real runtime, under
-## the race detector except the shell's (see RACE_EXEMPT); then each fuzz
-## target for its budget
+## the race detector except the shell's, as several go test processes at
+## once (scripts/test-shards.sh); then each fuzz target for its budget
 TEST_TIMEOUT ?= 15m
-# The bash tool's shell runs only as a wasip1 guest, which is one thread
-# with no race detector: its goroutines interleave only where one blocks.
-# Its host side (wasmshell, the adapters' bash tests) runs under -race.
-# Under -race its 795 differential cases and command tables took 12 of
-# the suite's CPU minutes and checked nothing more.
-RACE_EXEMPT  = $(SHELL_PKG)
+# scripts/test-shards.sh runs the shell's package (SHELL_PKG) without
+# -race: the bash tool's shell runs only as a wasip1 guest, which is one
+# thread with no race detector, where its goroutines interleave only where
+# one blocks. Its host side (wasmshell, the adapters' bash tests) runs
+# under -race. Under -race its 795 differential cases and command tables
+# took 12 of the suite's CPU minutes and checked nothing more.
 test: check
 	$(GO) build -o bin/codeport ./cmd/codeport
 	env -u CODEPORT_CONFIG -u CODEPORT_COMPILE_CACHE_DIR bin/codeport compile
 	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testcache
-	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) \
-	  $$($(GO) list ./... | grep -v -x -F '$(patsubst ./%,$(MODULE)/%,$(RACE_EXEMPT))')
-	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(RACE_EXEMPT)
+	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) scripts/test-shards.sh
 	@$(MAKE) --no-print-directory fuzz FUZZSCALE=1
 
 ## fuzz: each fuzz target for FUZZSCALE times its budget (their seed corpora
