@@ -1,0 +1,51 @@
+// Package testwait gives tests the context to wait on an event with: a
+// server listening, a runtime compiled, a call started.
+//
+//	ctx, cancel := testwait.Context(t)
+//	defer cancel()
+//	if err := a.WaitReady(ctx); err != nil {
+//		t.Fatalf("WaitReady: %v", err)
+//	}
+//
+// A fixed deadline on such a wait (3 minutes, say) is a verdict on the
+// machine's load, not on the code: on a shared 2-core machine under load
+// the same wait takes many times longer. The context has no deadline of
+// its own; it ends with the test, and a little before the test binary's
+// -timeout, so that a wait that never sees its event fails with the
+// test's own message (and whatever log it shows) rather than with the
+// binary's panic, which drops both.
+package testwait
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Context returns t's context, ending early enough before the test
+// binary's -timeout for the test to report why it waited. Call cancel
+// when the wait is over.
+func Context(t testing.TB) (context.Context, context.CancelFunc) {
+	ctx := t.Context()
+	d, ok := deadline(t)
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, d.Add(-margin(time.Until(d))))
+}
+
+// margin is how long before the binary's deadline a wait gives up, with
+// left the time left until it: a tenth of it, at most a minute (room to
+// fail, log and run the test's cleanups).
+func margin(left time.Duration) time.Duration {
+	return min(left/10, time.Minute)
+}
+
+// deadline is t's deadline (the test binary's -timeout), if t has one: a
+// benchmark has none.
+func deadline(t testing.TB) (time.Time, bool) {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		return d.Deadline()
+	}
+	return time.Time{}, false
+}
