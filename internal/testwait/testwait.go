@@ -7,6 +7,8 @@
 //		t.Fatalf("WaitReady: %v", err)
 //	}
 //
+//	testwait.For(t, "the pool to fill", func() bool { return len(pool) == 2 })
+//
 // A fixed deadline on such a wait (3 minutes, say) is a verdict on the
 // machine's load, not on the code: on a shared 2-core machine under load
 // the same wait takes many times longer. The context has no deadline of
@@ -48,4 +50,33 @@ func deadline(t testing.TB) (time.Time, bool) {
 		return d.Deadline()
 	}
 	return time.Time{}, false
+}
+
+// Every is how often For polls.
+const Every = 20 * time.Millisecond
+
+// For polls cond every Every until it holds. If Context(t) ends first it
+// fails t, saying what it waited for.
+func For(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := Context(t)
+	defer cancel()
+	if err := Poll(ctx, Every, cond); err != nil {
+		t.Fatalf("gave up waiting for %s: %v", what, err)
+	}
+}
+
+// Poll calls cond every interval until it holds (and returns nil) or ctx
+// ends (and returns ctx's error).
+func Poll(ctx context.Context, interval time.Duration, cond func() bool) error {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
 }

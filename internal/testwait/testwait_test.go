@@ -1,6 +1,8 @@
 package testwait
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -28,4 +30,17 @@ func TestMargin(t *testing.T) {
 			t.Errorf("margin(%v) = %v, want %v", c.left, got, c.want)
 		}
 	}
+}
+
+func TestPoll(t *testing.T) {
+	n := 0
+	if err := Poll(t.Context(), time.Millisecond, func() bool { n++; return n == 3 }); err != nil || n != 3 {
+		t.Errorf("Poll: %v after %d calls, want nil after 3", err, n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := Poll(ctx, time.Millisecond, func() bool { return false }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Poll on an ended context: %v", err)
+	}
+	For(t, "a condition that holds", func() bool { return true })
 }
