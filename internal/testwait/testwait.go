@@ -12,10 +12,10 @@
 // A fixed deadline on such a wait (3 minutes, say) is a verdict on the
 // machine's load, not on the code: on a shared 2-core machine under load
 // the same wait takes many times longer. The context has no deadline of
-// its own; it ends with the test, and a little before the test binary's
-// -timeout, so that a wait that never sees its event fails with the
-// test's own message (and whatever log it shows) rather than with the
-// binary's panic, which drops both.
+// its own: it ends a little before the test binary's -timeout, so that a
+// wait that never sees its event fails with the test's own message (and
+// whatever log it shows) rather than with the binary's panic, which drops
+// both.
 package testwait
 
 import (
@@ -24,16 +24,16 @@ import (
 	"time"
 )
 
-// Context returns t's context, ending early enough before the test
-// binary's -timeout for the test to report why it waited. Call cancel
-// when the wait is over.
+// Context returns a context that ends early enough before the test
+// binary's -timeout for t to report why it waited. Call cancel when the
+// wait is over. It is not derived from t.Context(), which ends before t's
+// cleanups run, so that a cleanup can wait with it too.
 func Context(t testing.TB) (context.Context, context.CancelFunc) {
-	ctx := t.Context()
 	d, ok := deadline(t)
 	if !ok {
-		return context.WithCancel(ctx)
+		return context.WithCancel(context.Background())
 	}
-	return context.WithDeadline(ctx, d.Add(-margin(time.Until(d))))
+	return context.WithDeadline(context.Background(), d.Add(-margin(time.Until(d))))
 }
 
 // margin is how long before the binary's deadline a wait gives up, with

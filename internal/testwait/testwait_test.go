@@ -44,3 +44,17 @@ func TestPoll(t *testing.T) {
 	}
 	For(t, "a condition that holds", func() bool { return true })
 }
+
+func TestContextOutlivesTheTestsOwn(t *testing.T) {
+	var ctx context.Context
+	var cancel context.CancelFunc
+	t.Run("sub", func(t *testing.T) {
+		ctx, cancel = Context(t)
+		t.Cleanup(func() {
+			if ctx.Err() != nil {
+				t.Errorf("the context ended before the cleanups: %v", ctx.Err())
+			}
+		})
+	})
+	cancel()
+}
