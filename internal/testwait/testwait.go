@@ -29,11 +29,22 @@ import (
 // wait is over. It is not derived from t.Context(), which ends before t's
 // cleanups run, so that a cleanup can wait with it too.
 func Context(t testing.TB) (context.Context, context.CancelFunc) {
-	d, ok := deadline(t)
-	if !ok {
+	d := Deadline(t)
+	if d.IsZero() {
 		return context.WithCancel(context.Background())
 	}
-	return context.WithDeadline(context.Background(), d.Add(-margin(time.Until(d))))
+	return context.WithDeadline(context.Background(), d)
+}
+
+// Deadline is when a Context(t) made now ends, or the zero time (none)
+// when t has no deadline: for what takes a deadline rather than a context,
+// such as a net.Conn.
+func Deadline(t testing.TB) time.Time {
+	d, ok := deadline(t)
+	if !ok {
+		return time.Time{}
+	}
+	return d.Add(-margin(time.Until(d)))
 }
 
 // margin is how long before the binary's deadline a wait gives up, with

@@ -58,3 +58,10 @@ func TestContextOutlivesTheTestsOwn(t *testing.T) {
 	})
 	cancel()
 }
+
+func TestDeadline(t *testing.T) {
+	_, ok := t.Deadline()
+	if d := Deadline(t); d.IsZero() == ok {
+		t.Errorf("Deadline %v with a test deadline: %v", d, ok)
+	}
+}
