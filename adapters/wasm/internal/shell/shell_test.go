@@ -20,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 )
 
@@ -233,10 +234,12 @@ func (e *env) file(rel string) (string, bool) {
 	return string(data), true
 }
 
-// run runs command with a generous deadline and fails the test on an error.
+// run runs command and fails the test on an error. It has no deadline of
+// its own (a fixed one failed slow commands on a loaded machine): go test
+// -timeout bounds it.
 func (e *env) run(command string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := testwait.Context(e.t)
 	defer cancel()
 	var o, er bytes.Buffer
 	code, err := e.sh.Run(ctx, command, &o, &er)
@@ -959,7 +962,7 @@ func TestOutputWriterErrors(t *testing.T) {
 	e := newEnv(t, 0, 0, echoPython)
 	w := &failAfter{n: 10}
 	var er bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	code, err := e.sh.Run(ctx, "seq 100000; echo done >&2", w, &er)
 	if err != nil || code != 0 || !strings.Contains(er.String(), "done") {
