@@ -15,6 +15,7 @@ import (
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -226,7 +227,9 @@ func TestOpenBindsTheInProcessRuntime(t *testing.T) {
 	if err != nil || caps.Limits.MemoryBytes != 128<<20 || caps.PurposeHint == "" {
 		t.Fatalf("%v %+v", err, caps)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The first session waits for the runtime, for minutes on a loaded
+	// machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	s, err := b.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {
@@ -267,7 +270,9 @@ func TestASandboxURLBindsTheHTTPAdapter(t *testing.T) {
 	if b.Adapter != "http" || !b.Ready() {
 		t.Fatalf("adapter %q", b.Adapter)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The first session waits for the runtime, for minutes on a loaded
+	// machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	s, err := b.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {
@@ -303,7 +308,9 @@ func TestIsolationProcessBindsTheSubprocessAdapter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The first session waits for the runtime, for minutes on a loaded
+	// machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	caps, err := b.Describe(ctx)
 	if err != nil || b.Adapter != "subprocess" || caps.Backend != "subprocess" || caps.Limits.MaxSessions != 3 ||

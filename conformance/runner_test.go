@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )
@@ -91,9 +92,11 @@ func TestRunnerBoundsACheckThatIgnoresItsContext(t *testing.T) {
 	// The abandoned goroutine still ends, cleanups included, once its
 	// target returns.
 	close(release)
+	wait, cancel := testwait.Context(t)
+	defer cancel()
 	select {
 	case <-cleaned:
-	case <-time.After(5 * time.Second):
+	case <-wait.Done():
 		t.Fatal("the abandoned check never ran its cleanups")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/mcpserver"
 	"github.com/codeport/codeport/port"
@@ -83,7 +84,9 @@ func (c *client) call(name string, args map[string]any, out any) *mcp.CallToolRe
 
 func (c *client) callWith(params *mcp.CallToolParams, out any) *mcp.CallToolResult {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The first call of a test may wait for the runtime, for minutes on a
+	// loaded machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(c.t)
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, params)
 	if err != nil {
@@ -129,19 +132,19 @@ type execResult struct {
 	} `json:"files"`
 }
 
-// settle waits, for a while, until cond holds (called with c.mu held).
-// The SDK's client hands notifications to their handlers in order, but in
-// a goroutine of its own: a result the server sent after them may reach
-// its caller first.
+// settle waits until cond holds (called with c.mu held), or the test's
+// wait ends; the caller then checks what it waited for. The SDK's client
+// hands notifications to their handlers in order, but in a goroutine of
+// its own: a result the server sent after them may reach its caller
+// first.
 func (c *client) settle(cond func() bool) {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	ctx, cancel := testwait.Context(c.t)
+	defer cancel()
+	_ = testwait.Poll(ctx, 5*time.Millisecond, func() bool {
 		c.mu.Lock()
-		ok := cond()
-		c.mu.Unlock()
-		if ok {
-			return
-		}
-	}
+		defer c.mu.Unlock()
+		return cond()
+	})
 }
 
 func (c *client) createSession() string {

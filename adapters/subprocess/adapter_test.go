@@ -20,6 +20,7 @@ import (
 	"github.com/codeport/codeport/conformance"
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -88,17 +89,44 @@ func twoSessions(t *testing.T, a *port.Port) (victim, other string) {
 	return victim, other
 }
 
-// startCall runs code in the background and returns its result channel.
-func startCall(a port.CodeExecutionPort, id, code string, timeout time.Duration) <-chan port.Result {
+// startCall runs code, which must print before anything else, in the
+// background, and returns its result channel once the first output has
+// come: the call is then running in the worker (a sleep before acting on
+// it could end before a loaded machine got the call there).
+func startCall(t *testing.T, a port.CodeExecutionPort, id, code string, timeout time.Duration) <-chan port.Result {
+	t.Helper()
 	ch := make(chan port.Result, 1)
+	started := make(chan struct{})
+	var once sync.Once
 	go func() {
-		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout})
+		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout,
+			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(started) }) }})
 		if err != nil {
 			res.Stderr = "Execute error: " + err.Error()
 		}
 		ch <- res
 	}()
+	select {
+	case <-started:
+	case res := <-ch:
+		t.Fatalf("the call ended before it printed: %+v", res)
+	}
 	return ch
+}
+
+// result waits for the call's result, failing t if the test's wait ends
+// first.
+func result(t *testing.T, done <-chan port.Result, what string) port.Result {
+	t.Helper()
+	ctx, cancel := testwait.Context(t)
+	defer cancel()
+	select {
+	case res := <-done:
+		return res
+	case <-ctx.Done():
+		t.Fatal(what)
+		return port.Result{}
+	}
 }
 
 func TestKillNineMidCall(t *testing.T) {
@@ -108,23 +136,17 @@ func TestKillNineMidCall(t *testing.T) {
 	})
 	victim, other := twoSessions(t, a)
 	pid := subprocess.SessionPID(a, victim)
-	done := startCall(a, victim, "import time\nprint('started', flush=True)\ntime.sleep(60)", 0)
-	time.Sleep(500 * time.Millisecond) // let the call reach the worker
+	done := startCall(t, a, victim, "import time\nprint('started', flush=True)\ntime.sleep(1000)", 0)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var res port.Result
-	select {
-	case res = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call did not return after its worker was killed")
-	}
+	res := result(t, done, "the call did not return after its worker was killed")
 	lostAndGone(t, a, res, victim, other, "was killed", 128+int(syscall.SIGKILL))
 	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
 		t.Errorf("restarts{cause=killed} = %v, want 1", n)
 	}
 	// The pool is topped up again.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	if err := a.WaitReady(ctx); err != nil {
 		t.Fatalf("no worker replaced the lost one: %v", err)
@@ -162,21 +184,20 @@ func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {
 	})
 	victim, other := twoSessions(t, a)
 	pid := subprocess.SessionPID(a, victim)
+	// The worker is stopped once the call runs, well before its deadline
+	// even on a loaded machine.
+	const timeout = 5 * time.Second
 	start := time.Now()
-	done := startCall(a, victim, "while True: pass", time.Second)
-	time.Sleep(200 * time.Millisecond)
+	done := startCall(t, a, victim, "print('started', flush=True)\nwhile True: pass", timeout)
 	// A stopped process answers nothing, as a worker stuck in host code
 	// would not.
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	var res port.Result
-	select {
-	case res = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call did not return")
-	}
-	if d := time.Since(start); d > 10*time.Second {
+	res := result(t, done, "the call did not return")
+	// Never killed, the worker would never answer; killed after the
+	// grace, it is gone seconds after the deadline on a loaded machine.
+	if d := time.Since(start); d > timeout+100*time.Second {
 		t.Errorf("the hung call returned after %v", d)
 	}
 	lostAndGone(t, a, res, victim, other, "did not stop at the call's deadline", port.ReturnCodeTimedOut)
@@ -189,9 +210,12 @@ func TestCancelledCallIsStoppedAndTheSessionKept(t *testing.T) {
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 2) })
 	id := newSession(t, a)
 	run(t, a, id, "open('kept.txt', 'w').write('x')")
+	// Cancelled once it runs (its first output), not after a time that a
+	// loaded machine may take to get the call to the worker at all.
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "while True: pass"})
+	defer cancel()
+	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('started', flush=True)\nwhile True: pass",
+		OnOutput: func(port.Stream, []byte) { cancel() }})
 	if err != nil || res.Outcome != port.OutcomeCancelled || res.ReturnCode != port.ReturnCodeCancelled {
 		t.Fatalf("cancelled call: %+v %v", res, err)
 	}
@@ -214,17 +238,16 @@ func TestCreateDestroyLeavesNoProcesses(t *testing.T) {
 	}
 	// Retired workers are stopped in the background: wait until only the
 	// live ones are left, then count.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		kids, zombies := children(t)
-		live := len(subprocess.WorkerPIDs(a))
-		if len(kids) == live && zombies == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 50 sessions: %d child processes (%d zombies), %d live workers", len(kids), zombies, live)
-		}
-		time.Sleep(50 * time.Millisecond)
+	wait, cancel := testwait.Context(t)
+	defer cancel()
+	var kids []int
+	var zombies, live int
+	if err := testwait.Poll(wait, 50*time.Millisecond, func() bool {
+		kids, zombies = children(t)
+		live = len(subprocess.WorkerPIDs(a))
+		return len(kids) == live && zombies == 0
+	}); err != nil {
+		t.Fatalf("after 50 sessions: %d child processes (%d zombies), %d live workers", len(kids), zombies, live)
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -255,7 +278,7 @@ func TestDescribeSaysProcessIsolation(t *testing.T) {
 // (it once waited for a worker that nothing would start).
 func TestDescribeNeedsNoWorker(t *testing.T) {
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(0, 2) })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	c, err := a.Describe(ctx)
 	if err != nil || c.Backend != "subprocess" || c.RuntimeVersion != wasm.RuntimeVersion {
@@ -474,17 +497,10 @@ func TestIdleWorkerDeathIsNoticed(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testwait.For(t, "a worker in place of the dead idle one", func() bool {
 		now := subprocess.WorkerPIDs(a)
-		if len(now) == 1 && now[0] != pids[0] && a.Ready() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the dead idle worker %d was not replaced: %v", pids[0], now)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(now) == 1 && now[0] != pids[0] && a.Ready()
+	})
 	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
 		t.Errorf("restarts{cause=killed} = %v, want 1", n)
 	}
@@ -510,10 +526,13 @@ func TestWorkerStreamsOutput(t *testing.T) {
 		select {
 		case <-first:
 			_, _ = p.PutFile(ctx, s.ID, "go", strings.NewReader("go"))
-		case <-time.After(time.Minute):
+		case <-t.Context().Done():
 		}
 	}()
-	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: time.Minute,
+	// The longest timeout admitted, far above what a loaded machine takes
+	// to stream the first line: only a call whose output is not streamed
+	// runs into it.
+	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: 300 * time.Second,
 		Code: "import os, time\nprint(0, flush=True)\nwhile not os.path.exists('go'):\n    time.sleep(0.01)\nprint(1)",
 		OnOutput: func(st port.Stream, b []byte) {
 			mu.Lock()

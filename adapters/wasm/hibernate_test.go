@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -31,19 +32,14 @@ const (
 // waitAsleep waits until the session is hibernated.
 func waitAsleep(t *testing.T, a *testAdapter, id string) *session {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	var s *session
+	testwait.For(t, "session "+id+" to hibernate", func() bool {
 		a.d.mu.Lock()
-		s := a.d.sessions[id]
+		s = a.d.sessions[id]
 		a.d.mu.Unlock()
-		if s != nil && s.asleep.Load() {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s never hibernated", id)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return s != nil && s.asleep.Load()
+	})
+	return s
 }
 
 // An idle session is hibernated (its sandbox released, its state in a

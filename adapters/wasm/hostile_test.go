@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -54,7 +56,8 @@ func TestHostileBashRecursionDoesNotEndTheGateway(t *testing.T) {
 // buildDeepTree makes, from Python in the session, a chain of directories
 // "d/d/..." as deep as the host's 4 KB paths allow (about 2000), with a file
 // every 100 levels, and halfway down a directory of n files, whose path it
-// returns.
+// returns. That takes minutes on a loaded machine: a has a maximum timeout
+// far above it (see deepTreeAdapter).
 func buildDeepTree(t *testing.T, a *testAdapter, id string, n int) string {
 	t.Helper()
 	code := fmt.Sprintf(`import os
@@ -72,7 +75,7 @@ os.mkdir(wide)
 for i in range(%d):
     open(wide + "/" + str(i), "w").close()
 print(depth, wide)`, n)
-	res := runTimeout(t, a, id, code, 5*time.Minute)
+	res := runTimeout(t, a, id, code, deepTreeTimeout)
 	var depth int
 	var wide string
 	if _, err := fmt.Sscan(res.Stdout, &depth, &wide); err != nil || res.Outcome != port.OutcomeCompleted || depth < 1500 {
@@ -81,21 +84,53 @@ print(depth, wide)`, n)
 	return wide
 }
 
+// deepTreeTimeout is the timeout of the calls that build deep trees or
+// are to be stopped in the middle of a walk of one: so far above what
+// either takes on a loaded machine (minutes) that the call is not ended
+// by its own deadline (the walks are stopped by DestroySession and Close
+// long before it).
+const deepTreeTimeout = time.Hour
+
+// deepTreeAdapter is an adapter that admits calls of deepTreeTimeout.
+func deepTreeAdapter(t *testing.T) *testAdapter {
+	return newTestAdapter(t, func(c Config) Config { return c.WithTimeouts(c.Timeout, deepTreeTimeout) })
+}
+
+// startWalk starts command (which must print a line before it walks) in
+// the session and returns once that line is out: the walk is under way.
+// The call's result comes on the channel.
+func startWalk(t *testing.T, a *testAdapter, id, command string) <-chan port.Result {
+	t.Helper()
+	done := make(chan port.Result, 1)
+	walking := make(chan struct{})
+	var once sync.Once
+	go func() {
+		res, _ := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: command, Timeout: deepTreeTimeout,
+			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(walking) }) }})
+		done <- res
+	}()
+	select {
+	case <-walking:
+	case res := <-done:
+		t.Fatalf("%s: ended before it walked: %+v", command, res)
+	}
+	return done
+}
+
 // Bash file commands stop at the call's deadline however much work is
 // left: on deep trees they used to run for many minutes past it (an rm -rf
 // with a 2 s timeout returned after 42 s; ls -R on a 2015-deep tree ran
 // for over 10 minutes), and DestroySession and Close waited for them.
 func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
-	a := newTestAdapter(t, nil)
+	a := deepTreeAdapter(t)
 	id := newSession(t, a)
 	wide := buildDeepTree(t, a, id, 3000)
+	// The session's first bash call starts its shell, which takes
+	// seconds on a loaded machine: not part of what is timed below.
+	if res := bash(t, a, id, "true", 0); res.ReturnCode != 0 {
+		t.Fatalf("true: %+v", res)
+	}
 	const timeout = 2 * time.Second
-	const grace = 5 * time.Second // generous: a loaded machine must not fail it
-	// stopBound bounds DestroySession and Close, which also remove the
-	// deep tree: far below the five minutes the interrupted call would
-	// run, far above what a loaded machine takes to stop the shell's
-	// guest (it polls at every step, or is ended 2 s after being told).
-	const stopBound = time.Minute
 	for _, cmd := range []string{
 		"ls -R | wc -l; find . -type d | wc -l",
 		"ls -laR d > /dev/null",
@@ -113,52 +148,55 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 		if res.Outcome != port.OutcomeTimedOut || res.ReturnCode != port.ReturnCodeTimedOut {
 			t.Errorf("%.50s: outcome %s rc %d stderr %.200q; want timed_out", cmd, res.Outcome, res.ReturnCode, res.Stderr)
 		}
-		if took > timeout+grace {
+		// Each walk has minutes of work on this tree (ls -R alone over
+		// three); a loaded machine stretches the stop by seconds.
+		if took > timeout+stuckAfter {
 			t.Errorf("%.50s: took %v with a %v timeout", cmd, took, timeout)
 		}
 	}
 
-	// DestroySession stops a call in progress and returns promptly.
-	done := make(chan port.Result, 1)
-	go func() {
-		res, _ := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "ls -R | wc -l", Timeout: 5 * time.Minute})
-		done <- res
-	}()
-	time.Sleep(time.Second)
+	// DestroySession stops a call in progress and returns promptly. The
+	// call walks without end: were it waited for, DestroySession would
+	// return only at its deadline, an hour away; a loaded machine takes
+	// seconds to stop the shell's guest (it polls at every step, or is
+	// ended 2 s after being told).
+	done := startWalk(t, a, id, "echo walking; while :; do ls -R | wc -l; done")
 	start := time.Now()
 	if err := a.DestroySession(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > stopBound {
+	if took := time.Since(start); took > stuckAfter {
 		t.Errorf("DestroySession took %v during a deep walk", took)
 	}
-	select {
-	case res := <-done:
-		if res.Outcome != port.OutcomeCancelled {
-			t.Errorf("the walk in the destroyed session: %s", res.Outcome)
-		}
-	case <-time.After(stopBound):
-		t.Fatal("the walk in the destroyed session did not return")
+	if res := receive(t, done, "the walk in the destroyed session"); res.Outcome != port.OutcomeCancelled {
+		t.Errorf("the walk in the destroyed session: %s", res.Outcome)
 	}
 
 	// Close stops the calls of every session and returns promptly.
 	id = newSession(t, a)
 	wide = buildDeepTree(t, a, id, 1000)
-	go func() {
-		res, _ := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "cat " + wide + "/* | wc -l; ls -R | wc -l", Timeout: 5 * time.Minute})
-		done <- res
-	}()
-	time.Sleep(time.Second)
+	done = startWalk(t, a, id, "echo walking; while :; do cat "+wide+"/* | wc -l; ls -R | wc -l; done")
 	start = time.Now()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > stopBound {
+	if took := time.Since(start); took > stuckAfter {
 		t.Errorf("Close took %v during a deep walk", took)
 	}
+	receive(t, done, "the walk after Close")
+}
+
+// receive returns the result from done, failing t if the test's wait
+// ends first.
+func receive(t *testing.T, done <-chan port.Result, what string) port.Result {
+	t.Helper()
+	ctx, cancel := testwait.Context(t)
+	defer cancel()
 	select {
-	case <-done:
-	case <-time.After(stopBound):
-		t.Fatal("the walk did not return after Close")
+	case res := <-done:
+		return res
+	case <-ctx.Done():
+		t.Fatalf("%s did not return", what)
+		return port.Result{}
 	}
 }

@@ -1,13 +1,14 @@
 package wasm
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/codeport/codeport/internal/testwait"
 
 	"github.com/codeport/codeport/port"
 )
@@ -41,7 +42,7 @@ func TestWarmPoolFilledOnce(t *testing.T) {
 	a := newTestAdapter(t, func(c Config) Config {
 		return c.WithWarmPool(1, []string{"json"}).WithWarmPoolRefill(0).WithMetrics(reg)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	if err := a.d.waitWarm(ctx); err != nil {
 		t.Fatal(err)

@@ -126,8 +126,12 @@ func TestSnapshotOfABusySession(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	started := make(chan struct{})
+	// The call lasts until the snapshot has been tried (it is cancelled
+	// then), not for a time a loaded machine may take to get there.
+	call, stop := context.WithCancel(ctx)
+	defer stop()
 	go func() {
-		_, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import time\nprint('in', flush=True)\ntime.sleep(3)",
+		_, err := a.Execute(call, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import time\nprint('in', flush=True)\ntime.sleep(1000)",
 			OnOutput: func(port.Stream, []byte) {
 				select {
 				case <-started:
@@ -141,6 +145,7 @@ func TestSnapshotOfABusySession(t *testing.T) {
 	if err := a.SnapshotSession(ctx, s.ID, &bytes.Buffer{}, port.SnapshotOptions{}); !errors.Is(err, port.ErrSessionBusy) {
 		t.Errorf("snapshot during a call: %v, want ErrSessionBusy", err)
 	}
+	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,12 @@ func (c *chunks) add(s port.Stream, b []byte) {
 	}
 }
 
+// streamWait is the timeout of a call that waits for the test to see its
+// first output: the longest the adapter admits, far above what a loaded
+// machine takes to start the call and stream a line. Only a call whose
+// output is not streamed runs into it.
+const streamWait = 300 * time.Second
+
 // Output reaches OnOutput while the cell runs: the cell waits for a file
 // that the test writes only once it has received the first line, so the
 // call can end only if that line arrived before the end.
@@ -50,10 +56,10 @@ func TestOutputIsStreamedWhileTheCellRuns(t *testing.T) {
 		select {
 		case <-c.first:
 			_, _ = a.PutFile(ctx, id, "go", strings.NewReader("go"))
-		case <-time.After(time.Minute):
+		case <-t.Context().Done():
 		}
 	}()
-	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, OnOutput: c.add, Timeout: time.Minute,
+	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, OnOutput: c.add, Timeout: streamWait,
 		Code: "import os, sys, time\nprint(0, flush=True)\nwhile not os.path.exists('go'):\n    time.sleep(0.01)\nprint('é' * 3, file=sys.stderr)\nprint(1)\n'shown'"})
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +122,10 @@ func TestBashStdoutIsStreamed(t *testing.T) {
 		select {
 		case <-c.first:
 			_, _ = a.PutFile(ctx, id, "go", strings.NewReader("go"))
-		case <-time.After(time.Minute):
+		case <-t.Context().Done():
 		}
 	}()
-	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, OnOutput: c.add, Timeout: time.Minute,
+	res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, OnOutput: c.add, Timeout: streamWait,
 		Command: "echo 0; until [ -e go ]; do sleep 0.01; done; echo warn >&2; echo 1"})
 	if err != nil {
 		t.Fatal(err)

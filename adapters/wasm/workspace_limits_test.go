@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/internal/workspace/claimtest"
 	"github.com/codeport/codeport/port"
@@ -243,7 +243,7 @@ func TestSessionsDirOfKilledServerIsSwept(t *testing.T) {
 	if filepath.Dir(claim) != parent || a.d.sessionsDir == live.Dir() {
 		t.Fatalf("sessions in %s", a.d.sessionsDir)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	if err := a.WaitReady(ctx); err != nil {
 		t.Fatal(err)

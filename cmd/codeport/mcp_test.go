@@ -22,6 +22,7 @@ import (
 
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/pyvenv"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 )
 
@@ -33,22 +34,38 @@ const mcpPythonVersion = "2.3.0"
 var servingAddr = regexp.MustCompile(`msg="serving MCP over streamable HTTP" addr=(\S+)`)
 
 // waitForAddr waits until the log says where the server listens; done is
-// closed if the server ends first.
+// closed if the server ends first. The server compiles or loads the
+// runtime first, for minutes under the race detector on a loaded
+// machine: it waits as long as the test binary allows.
 func waitForAddr(t *testing.T, log func() string, done <-chan struct{}) string {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	wait, cancel := testwait.Context(t)
+	defer cancel()
+	for {
 		if m := servingAddr.FindStringSubmatch(log()); m != nil {
 			return m[1]
 		}
 		select {
 		case <-done:
 			t.Fatalf("codeport mcp ended before serving:\n%s", log())
+		case <-wait.Done():
+			t.Fatalf("codeport mcp did not start serving:\n%s", log())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	t.Fatalf("codeport mcp did not start serving:\n%s", log())
-	return ""
+}
+
+// waitDone waits until done is closed, failing t with what and log if the
+// test's wait ends first.
+func waitDone(t *testing.T, done <-chan struct{}, what string, log func() string) {
+	t.Helper()
+	wait, cancel := testwait.Context(t)
+	defer cancel()
+	select {
+	case <-done:
+	case <-wait.Done():
+		t.Fatalf("%s:\n%s", what, log())
+	}
 }
 
 func sha256Of(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }
@@ -56,7 +73,7 @@ func sha256Of(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }
 // mcpCall calls a tool and fails the test on a protocol error.
 func mcpCall(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
@@ -138,13 +155,9 @@ func testMCPOverStdio(t *testing.T, adapter string, flags ...string) {
 		t.Fatalf("resources/read %s: %v %+v", uri, err, rr)
 	}
 	cs.Close() // closes stdin
-	select {
-	case <-done:
-		if code != 0 {
-			t.Fatalf("exit status %d:\n%s", code, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("codeport mcp did not end with its stdin")
+	waitDone(t, done, "codeport mcp did not end with its stdin", stderr.String)
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, stderr.String())
 	}
 	log := stderr.String()
 	if !strings.Contains(log, `msg="serving MCP over stdio" adapter=`+adapter) || !strings.Contains(log, "op=execute") {
@@ -228,11 +241,14 @@ func TestMCPOverHTTP(t *testing.T) {
 			// mcpserver tests show it comes while the call runs), but the
 			// SDK's client may hand it to the handler after CallTool returns.
 			var got string
-			for deadline := time.Now().Add(10 * time.Second); got == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			wait, cancel := testwait.Context(t)
+			defer cancel()
+			_ = testwait.Poll(wait, 10*time.Millisecond, func() bool {
 				mu.Lock()
 				got = streamed.String()
 				mu.Unlock()
-			}
+				return got != ""
+			})
 			if got != "42\n" {
 				t.Errorf("streamed %q", got)
 			}
@@ -241,13 +257,9 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 
 	stop()
-	select {
-	case <-done:
-		if code != 0 {
-			t.Fatalf("exit status %d:\n%s", code, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("codeport mcp did not stop")
+	waitDone(t, done, "codeport mcp did not stop", stderr.String)
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, stderr.String())
 	}
 }
 
@@ -327,7 +339,9 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 	// server's log when the script started the server.
 	client := func(t *testing.T, mode string, args ...string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		// The script starts codeport, which loads or compiles the
+		// runtime: no deadline but the test binary's.
+		ctx, cancel := testwait.Context(t)
 		defer cancel()
 		var stdout, stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, python, append([]string{script, "--mode", mode}, args...)...)
@@ -398,13 +412,9 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 		if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-done:
-			if waitErr != nil {
-				t.Fatalf("after SIGTERM: %v\n%s", waitErr, log.String())
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("codeport mcp did not stop on SIGTERM:\n%s", log.String())
+		waitDone(t, done, "codeport mcp did not stop on SIGTERM", log.String)
+		if waitErr != nil {
+			t.Fatalf("after SIGTERM: %v\n%s", waitErr, log.String())
 		}
 		if !strings.Contains(log.String(), `msg="shutting down"`) {
 			t.Errorf("log:\n%s", log.String())

@@ -16,6 +16,7 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/internal/logtest"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -46,14 +47,20 @@ func startServe(t *testing.T, args ...string) served {
 		done <- run(ctx, append([]string{"serve", "--listen", addr, "--sessions-dir", t.TempDir()}, args...),
 			strings.NewReader(""), &bytes.Buffer{}, errb)
 	}()
+	// The waits below are for events (serve healthy, serve ended), for
+	// as long as the test binary allows: serve compiles or loads the
+	// runtime as it starts, for minutes under the race detector on a
+	// loaded machine, and stopping it closes every session.
 	var once sync.Once
 	code := -1
 	stop := func() int {
 		once.Do(func() {
 			cancel()
+			wait, cancelWait := testwait.Context(t)
+			defer cancelWait()
 			select {
 			case code = <-done:
-			case <-time.After(2 * time.Minute):
+			case <-wait.Done():
 				t.Errorf("serve did not stop; log:\n%s", errb.String())
 			}
 		})
@@ -61,7 +68,8 @@ func startServe(t *testing.T, args ...string) served {
 	}
 	t.Cleanup(func() { stop() })
 	base := "http://" + addr
-	deadline := time.Now().Add(2 * time.Minute)
+	wait, cancelWait := testwait.Context(t)
+	defer cancelWait()
 	for {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
@@ -73,12 +81,10 @@ func startServe(t *testing.T, args ...string) served {
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited with %d; log:\n%s", code, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
+		case <-wait.Done():
 			t.Fatalf("never healthy: %v; log:\n%s", err, errb.String())
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

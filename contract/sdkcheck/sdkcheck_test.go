@@ -15,6 +15,7 @@ import (
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract/messages"
 	"github.com/codeport/codeport/contract/responses"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -150,7 +151,7 @@ func messagesFixtures(t *testing.T) []fixture {
 func liveFixtures(t *testing.T) []fixture {
 	t.Helper()
 	p := wasmtest.New(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	var fx []fixture
 	seq := 0
@@ -264,7 +265,9 @@ func TestOfficialSDKsParseTheShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The SDKs' check takes seconds, minutes on a loaded machine: no
+	// deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	start := time.Now()
 	out, err := exec.CommandContext(ctx, python, filepath.Join("testdata", "check_sdks.py"), dir).CombinedOutput()

@@ -1,15 +1,14 @@
 package sdkcheck
 
 import (
-	"context"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/pyvenv"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -31,7 +30,7 @@ func TestAnSSEClientReadsTheExecStream(t *testing.T) {
 	p := wasmtest.New(t, nil)
 	srv := httptest.NewServer(server.NewHandler(p))
 	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {

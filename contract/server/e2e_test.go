@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/telemetry"
@@ -328,31 +330,36 @@ func TestEndToEndLimits(t *testing.T) {
 		t.Fatalf("after memory bomb: %+v", out)
 	}
 
-	// A concurrent second call on one session is refused with 409.
+	// A concurrent second call on one session is refused with 409. The
+	// long call lasts until then (its client goes away, which cancels
+	// it), not for a time a loaded machine may take to get there.
+	long, stop := context.WithCancel(context.Background())
+	defer stop()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		// The prober below may hold the session for a moment: retry
 		// until the long call itself is admitted.
-		for range 100 {
-			if r, _ := h.exec(id, code("import time\ntime.sleep(3)", 10)); r.status != http.StatusConflict {
+		for long.Err() == nil {
+			req, _ := http.NewRequestWithContext(long, "POST", h.srv.URL+"/sessions/"+id+"/exec", strings.NewReader(code("import time\ntime.sleep(1000)", 300)))
+			req.Header.Set("Content-Type", "application/json")
+			if h.auth != "" {
+				req.Header.Set("Authorization", h.auth)
+			}
+			resp, err := h.srv.Client().Do(req)
+			if err != nil {
+				return // cancelled
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusConflict {
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r := h.do("POST", "/sessions/"+id+"/exec", code("print(1)", 0))
-		if r.status == http.StatusConflict {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never refused as busy; last status %d", r.status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	})
+	testwait.For(t, "a second call refused as busy", func() bool {
+		return h.do("POST", "/sessions/"+id+"/exec", code("print(1)", 0)).status == http.StatusConflict
+	})
+	stop()
 	wg.Wait()
 
 	r := h.do("GET", "/metrics", "")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )
@@ -39,9 +40,9 @@ func newTimeoutServer(t *testing.T, p port.CodeExecutionPort, readTimeout time.D
 
 // stall writes head, a request whose body is shorter than it announces, and
 // then nothing more. It returns the answer, which must come, and checks
-// that the server then closes the connection. The bounds are generous:
-// they fail a server that holds the connection indefinitely, not a slow
-// machine.
+// that the server then closes the connection. It waits as long as the
+// test binary allows: that fails a server that holds the connection
+// indefinitely, not a slow machine.
 func (s *timeoutServer) stall(t *testing.T, head string) response {
 	t.Helper()
 	conn, err := net.Dial("tcp", s.addr)
@@ -49,7 +50,7 @@ func (s *timeoutServer) stall(t *testing.T, head string) response {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = conn.SetDeadline(testwait.Deadline(t))
 	if _, err := io.WriteString(conn, head); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func rawRequest(t *testing.T, addr, raw string) response {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = conn.SetDeadline(testwait.Deadline(t))
 	if _, err := io.WriteString(conn, raw); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/logtest"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )
@@ -1116,6 +1117,10 @@ func TestUploadStreams(t *testing.T) {
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	errc := make(chan error, 1)
+	// A buffered upload never shows the port its first bytes: wait for them
+	// as long as the test binary allows, not for a time load may reach.
+	wait, cancelWait := testwait.Context(t)
+	defer cancelWait()
 	go func() {
 		err := mw.WriteField("path", "stream.txt")
 		var fw io.Writer
@@ -1131,7 +1136,7 @@ func TestUploadStreams(t *testing.T) {
 		}
 		select {
 		case <-started:
-		case <-time.After(10 * time.Second):
+		case <-wait.Done():
 			errc <- pw.CloseWithError(errors.New("the port never saw the first bytes: the upload is buffered"))
 			return
 		}
@@ -1249,13 +1254,16 @@ func TestDisconnectCancels(t *testing.T) {
 	fp := newFakePort()
 	running := make(chan struct{})
 	cancelled := make(chan error, 1)
+	// The cancellation is waited for as long as the test binary allows.
+	wait, cancelWait := testwait.Context(t)
+	defer cancelWait()
 	fp.execute = func(ctx context.Context, _ string, req port.ExecuteRequest) (port.Result, error) {
 		close(running)
 		select {
 		case <-ctx.Done():
 			cancelled <- ctx.Err()
 			return port.Result{Tool: req.Tool, ReturnCode: port.ReturnCodeCancelled, Outcome: port.OutcomeCancelled}, nil
-		case <-time.After(10 * time.Second):
+		case <-wait.Done():
 			cancelled <- errors.New("never cancelled")
 			return port.Result{}, nil
 		}
@@ -1275,13 +1283,8 @@ func TestDisconnectCancels(t *testing.T) {
 	}()
 	<-running
 	cancel()
-	select {
-	case err := <-cancelled:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("port saw %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the port's context was not cancelled")
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Errorf("port saw %v, want the request's context cancelled", err)
 	}
 	<-done
 }

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -171,18 +171,13 @@ func TestExecStreamRefusalsAndDisconnects(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The session is free again once the cancelled call has stopped.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('free')"})
-		if err == nil {
-			if !strings.Contains(res.Stdout, "free") {
-				t.Fatalf("after the disconnect: %+v", res)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session is still busy a minute after its client left: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var res port.Result
+	testwait.For(t, "the session to be free after its client left", func() bool {
+		var err error
+		res, err = a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('free')"})
+		return err == nil
+	})
+	if !strings.Contains(res.Stdout, "free") {
+		t.Fatalf("after the disconnect: %+v", res)
 	}
 }

@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -21,7 +21,9 @@ import (
 // on through the router with the ids they hold and find their state; new
 // sessions go to the node that is left.
 func TestDrainBehindTheRouter(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Nodes compile or load the runtime as they start, for minutes on a
+	// loaded machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte("ZHJhaW4gYmVoaW5kIHRoZSByb3V0ZXI6IGEgc25hcHNob3Qga2V5IG9mIDQ4IGJ5dGVz\n"), 0o600); err != nil {
@@ -68,16 +70,13 @@ func TestDrainBehindTheRouter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// nginx reloads asynchronously: wait for the first session to answer.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := client.Execute(ctx, onA[0], port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"})
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, port.ErrSessionNotFound) || time.Now().After(deadline) {
-			t.Fatalf("the moved session through the reloaded router: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var err error
+	_ = testwait.Poll(ctx, 100*time.Millisecond, func() bool {
+		_, err = client.Execute(ctx, onA[0], port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "1"})
+		return !errors.Is(err, port.ErrSessionNotFound)
+	})
+	if err != nil {
+		t.Fatalf("the moved session through the reloaded router: %v", err)
 	}
 	for i, id := range onA {
 		n := i + 1

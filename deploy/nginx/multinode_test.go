@@ -21,6 +21,7 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -93,11 +94,18 @@ func startTestCluster(ctx context.Context, t *testing.T, nodes []string, nodeArg
 // suite passes, streams and uploads pass through, errors are contract
 // JSON, and a node that dies costs only its own sessions.
 func TestMultiNode(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Nodes compile or load the runtime as they start, and the suite runs
+	// beside the rest, for minutes on a loaded machine: no deadline but
+	// the test binary's, for the test and for each of its requests.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	tc := startTestCluster(ctx, t, testNodes, "--file-limit", fmt.Sprint(testFileLimit))
 	c, bin, client := tc.cluster, tc.codeport, tc.client
-	r := &router{t: t, url: c.URL(), http: &http.Client{Timeout: time.Minute}}
+	var requestTimeout time.Duration // none
+	if d, ok := ctx.Deadline(); ok {
+		requestTimeout = time.Until(d)
+	}
+	r := &router{t: t, url: c.URL(), http: &http.Client{Timeout: requestTimeout}}
 
 	// Fifty sessions, created through the router eight at a time, as
 	// clients would; least_conn sends each to the node with the fewest
@@ -221,19 +229,18 @@ func TestMultiNode(t *testing.T) {
 		// Events arrive while the program runs: the client reads the first
 		// one and hangs up, which cancels the call before the program
 		// gets to its end (a router that held the events back would hand
-		// over the first only once the program had ended).
-		r.stream(ctx, id, "import time\nprint('started', flush=True)\ntime.sleep(20)\nopen('finished', 'w').write('yes')",
+		// over the first only once the program had ended). The program
+		// would sleep 1000 s: however long a loaded machine takes to carry
+		// the hang-up to the node, only a call that was not cancelled gets
+		// to its end.
+		r.stream(ctx, id, "import time\nprint('started', flush=True)\ntime.sleep(1000)\nopen('finished', 'w').write('yes')",
 			func(e event) bool { return e.name == contract.EventStdout })
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			_, err := execute(ctx, client, id, "import os\nprint(os.path.exists('finished'))", "False\n")
-			if !errors.Is(err, port.ErrSessionBusy) || time.Now().After(deadline) {
-				if err != nil {
-					t.Fatalf("after hanging up on the first event: %v (the program ran to its end: its events were held back, or the hang-up did not reach the node)", err)
-				}
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
+		_ = testwait.Poll(ctx, 50*time.Millisecond, func() bool {
+			_, err = execute(ctx, client, id, "import os\nprint(os.path.exists('finished'))", "False\n")
+			return !errors.Is(err, port.ErrSessionBusy)
+		})
+		if err != nil {
+			t.Fatalf("after hanging up on the first event: %v (the program ran to its end: its events were held back, or the hang-up did not reach the node)", err)
 		}
 	})
 
@@ -428,7 +435,7 @@ func (r *router) wantBodyTooLarge(path string) {
 		r.t.Fatal(err)
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = conn.SetDeadline(testwait.Deadline(r.t))
 	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: %d\r\n\r\n",
 		path, strings.TrimPrefix(r.url, "http://"), r.token, int64(200)<<20)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/contract/responses"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 )
 
@@ -20,7 +21,9 @@ func TestTurnCorrectsAnError(t *testing.T) {
 	model := httptest.NewServer(ScriptedModel())
 	defer model.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The first execution waits for the runtime, for minutes on a loaded
+	// machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	g := &Gateway{Port: p, ModelURL: model.URL, Timeout: 30 * time.Second}
 	turn, err := g.Turn(ctx, question, clientTools)

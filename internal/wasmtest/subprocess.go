@@ -1,18 +1,17 @@
 package wasmtest
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/internal/testcache"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -87,7 +86,9 @@ func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subpr
 			t.Errorf("subprocess adapter Close: %v", err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Workers compile the runtime (or load it from the cache) as they
+	// start, for minutes under load: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	if err := a.WaitReady(ctx); err != nil {
 		t.Fatalf("subprocess adapter WaitReady: %v", err)

@@ -7,12 +7,11 @@
 package wasmtest
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/internal/testcache"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
 
@@ -34,7 +33,9 @@ func New(t testing.TB, tweak func(wasm.Config) wasm.Config, opts ...port.Option)
 			t.Errorf("wasm adapter Close: %v", err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// Compiling the runtime takes minutes under the race detector on a
+	// loaded machine: no deadline but the test binary's.
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	if err := a.WaitReady(ctx); err != nil {
 		t.Fatalf("wasm adapter WaitReady: %v", err)

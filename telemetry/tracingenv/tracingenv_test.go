@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/internal/otlptest"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/telemetry/tracingenv"
 )
 
@@ -98,7 +98,7 @@ func export(t *testing.T, name string) *tracingenv.Tracing {
 	}
 	_, span := tr.TracerProvider().Tracer("test").Start(context.Background(), name)
 	span.End()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := testwait.Context(t)
 	defer cancel()
 	if err := tr.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)

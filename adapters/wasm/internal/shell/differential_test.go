@@ -38,8 +38,12 @@ var verboseDiff = flag.Bool("differential.verbose", false,
 
 const (
 	diffDir      = "testdata/differential"
-	diffParallel = 4                // cases run at once: each runs a shell and a bash process
-	diffTimeout  = 20 * time.Second // for the GNU side; e.run has its own
+	diffParallel = 4 // cases run at once: each runs a shell and a bash process
+	// diffTimeout bounds the GNU side of a case, which runs for
+	// milliseconds: it only ends a case that would hang, and is far
+	// above what any load makes of one that runs (20 s was not, with
+	// four cases at once beside other work). e.run has none of its own.
+	diffTimeout = 5 * time.Minute
 	// diffShortEvery: with -short, only every diffShortEvery-th case runs
 	// (the others count as not run).
 	diffShortEvery = 5
@@ -232,7 +236,7 @@ func hostEnv(dir string) []string {
 // hostOutput runs argv on the host with the clean environment and returns
 // its combined output, "" if it cannot run.
 func hostOutput(argv ...string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), diffTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = hostEnv(os.TempDir())
@@ -313,7 +317,7 @@ func runGNU(t *testing.T, files []diffFile, script string) (diffSide, error) {
 	if err := writeTree(dir, files); err != nil {
 		return diffSide{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), diffTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), diffTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/bash", "--noprofile", "--norc", "-c", script)
 	cmd.Dir = dir

@@ -2,13 +2,12 @@ package shell
 
 import (
 	"bytes"
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
+	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 )
 
@@ -31,7 +30,7 @@ func TestShellDirectoriesCountAgainstTheEntryLimit(t *testing.T) {
 	sh := testShell{shell}
 	run := func(cmd string) (string, int) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := testwait.Context(t)
 		defer cancel()
 		var out, errb bytes.Buffer
 		code, err := sh.Run(ctx, cmd, &out, &errb)

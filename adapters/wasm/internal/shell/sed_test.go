@@ -145,7 +145,7 @@ func TestSedLimits(t *testing.T) {
 	start := time.Now()
 	var o, er bytes.Buffer
 	e.sh.Run(ctx, `echo x | sed ':a;ba'`, &o, &er)
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > stuckAfter {
 		t.Errorf("an endless script ran %v past a 300ms deadline", d)
 	}
 }
@@ -168,7 +168,7 @@ func FuzzSedScript(f *testing.F) {
 		if strings.Contains(er.String(), "internal error") {
 			t.Fatalf("script %q: %s", script, er.String())
 		}
-		if d := time.Since(start); d > 10*time.Second {
+		if d := time.Since(start); d > stuckAfter {
 			t.Fatalf("script %q ran %v", script, d)
 		}
 		if err == nil && code != 0 && code != 1 && code != 2 && code != 4 && ctx.Err() == nil && !strings.ContainsAny(script, "qQ") {

@@ -14,6 +14,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/codeport/codeport/internal/testwait"
 )
 
 // inputEnv names a real WASI command module to patch, e.g. CPython's own
@@ -121,14 +123,18 @@ func TestPatchRealModule(t *testing.T) {
 	collectWhileSpinning()
 	mod.ExportedGlobal(InterruptGlobal).(api.MutableGlobal).Set(1)
 	set := time.Now()
+	// Not interrupted, the loop would never end: wait for as long as the
+	// test binary allows.
+	wait, cancel := testwait.Context(t)
+	defer cancel()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "unreachable") {
 			t.Fatalf("interrupted run returned %v, want an unreachable trap", err)
 		}
 		t.Logf("interrupted %v after the global was set", time.Since(set))
-	case <-time.After(30 * time.Second):
-		t.Fatal("still running 30 s after the interrupt")
+	case <-wait.Done():
+		t.Fatalf("still running %s after the interrupt", time.Since(set).Round(time.Second))
 	}
 }
 
