@@ -114,21 +114,6 @@ func startCall(t *testing.T, a port.CodeExecutionPort, id, code string, timeout 
 	return ch
 }
 
-// result waits for the call's result, failing t if the test's wait ends
-// first.
-func result(t *testing.T, done <-chan port.Result, what string) port.Result {
-	t.Helper()
-	ctx, cancel := testwait.Context(t)
-	defer cancel()
-	select {
-	case res := <-done:
-		return res
-	case <-ctx.Done():
-		t.Fatal(what)
-		return port.Result{}
-	}
-}
-
 func TestKillNineMidCall(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
@@ -140,7 +125,7 @@ func TestKillNineMidCall(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	res := result(t, done, "the call did not return after its worker was killed")
+	res := testwait.Receive(t, done, "the call after its worker was killed")
 	lostAndGone(t, a, res, victim, other, "was killed", 128+int(syscall.SIGKILL))
 	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
 		t.Errorf("restarts{cause=killed} = %v, want 1", n)
@@ -194,7 +179,7 @@ func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	res := result(t, done, "the call did not return")
+	res := testwait.Receive(t, done, "the call")
 	// Never killed, the worker would never answer; killed after the
 	// grace, it is gone seconds after the deadline on a loaded machine.
 	if d := time.Since(start); d > timeout+100*time.Second {

@@ -168,7 +168,7 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 	if took := time.Since(start); took > stuckAfter {
 		t.Errorf("DestroySession took %v during a deep walk", took)
 	}
-	if res := receive(t, done, "the walk in the destroyed session"); res.Outcome != port.OutcomeCancelled {
+	if res := testwait.Receive(t, done, "the walk in the destroyed session"); res.Outcome != port.OutcomeCancelled {
 		t.Errorf("the walk in the destroyed session: %s", res.Outcome)
 	}
 
@@ -183,20 +183,5 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 	if took := time.Since(start); took > stuckAfter {
 		t.Errorf("Close took %v during a deep walk", took)
 	}
-	receive(t, done, "the walk after Close")
-}
-
-// receive returns the result from done, failing t if the test's wait
-// ends first.
-func receive(t *testing.T, done <-chan port.Result, what string) port.Result {
-	t.Helper()
-	ctx, cancel := testwait.Context(t)
-	defer cancel()
-	select {
-	case res := <-done:
-		return res
-	case <-ctx.Done():
-		t.Fatalf("%s did not return", what)
-		return port.Result{}
-	}
+	testwait.Receive(t, done, "the walk after Close")
 }

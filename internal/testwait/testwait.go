@@ -91,3 +91,19 @@ func Poll(ctx context.Context, interval time.Duration, cond func() bool) error {
 	}
 	return nil
 }
+
+// Receive returns the value sent on ch, failing t with what (the thing
+// awaited, "the call after Close") if the test's wait ends first.
+func Receive[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	ctx, cancel := Context(t)
+	defer cancel()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("%s did not come", what)
+		var zero T
+		return zero
+	}
+}
