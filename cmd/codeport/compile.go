@@ -24,18 +24,11 @@ already are loaded and reported as such.
 func compileCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var all bool
 	b := newBinder(nil)
-	cfg, fs, rc := command(b, "compile", "compile [flags]", compileAbout, args, stderr, func(fs *flag.FlagSet) {
+	cfg, rc := commandNoArgs(b, "compile", "compile [flags]", compileAbout, args, stderr, func(fs *flag.FlagSet) {
 		fs.BoolVar(&all, "all-profiles", false, "compile the runtime of every profile, not only the configured one")
 	})
 	if rc >= 0 {
 		return rc
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "codeport compile: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	for _, w := range envWarnings(b) {
-		fmt.Fprintf(stderr, "codeport compile: warning: %s\n", w)
 	}
 	// The in-process settings: the worker processes of isolation
 	// "process" run the same runtime with the same settings, and a

@@ -200,6 +200,23 @@ func envWarnings(b *binding.Binder) []string {
 	return b.UnknownEnv(os.Environ(), otherEnv()...)
 }
 
+// commandNoArgs is command for a subcommand that takes flags only: it
+// refuses arguments and prints the environment's warnings on stderr.
+func commandNoArgs(b *binding.Binder, name, synopsis, about string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (binding.Config, int) {
+	cfg, fs, rc := command(b, name, synopsis, about, args, stderr, extra)
+	if rc >= 0 {
+		return cfg, rc
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "codeport %s: unexpected arguments %q\n", name, fs.Args())
+		return cfg, 2
+	}
+	for _, w := range envWarnings(b) {
+		fmt.Fprintf(stderr, "codeport %s: warning: %s\n", name, w)
+	}
+	return cfg, -1
+}
+
 // newLogger logs to w at level and above, in the log-format given ("json"
 // or, for anything else, "text"; Load has checked it).
 func newLogger(w io.Writer, level, format string) *slog.Logger {
@@ -404,16 +421,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 func describe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	b := newBinder(nil)
-	cfg, fs, rc := command(b, "describe", "describe [flags]", "", args, stderr, nil)
+	cfg, rc := commandNoArgs(b, "describe", "describe [flags]", "", args, stderr, nil)
 	if rc >= 0 {
 		return rc
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "codeport describe: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	for _, w := range envWarnings(b) {
-		fmt.Fprintf(stderr, "codeport describe: warning: %s\n", w)
 	}
 	noWarmUp(&cfg) // no session is started
 	bound, err := b.Open(cfg, binding.Options{Logger: newLogger(io.Discard, "error", "text"), CodeExecutionOnly: true})
