@@ -39,58 +39,83 @@ type CompiledModule struct {
 	Compiled bool
 }
 
-// Precompile compiles every module an adapter of cfg runs, the profile's
-// interpreter and the bash tool's shell, into cfg's compilation cache
-// directory, so that a later start (of a server, a worker or `codeport
-// exec`) loads them instead of compiling them: a container image built
-// with it starts compiled. It compiles with the same code-generation
-// options as the adapter, since a cache entry is found only by the
-// module's bytes and those options. Modules already in the cache are
-// loaded and reported with Compiled false.
-func Precompile(ctx context.Context, cfg Config) ([]CompiledModule, error) {
+// Precompile compiles every module an adapter of cfg runs, the
+// interpreter of each profile named (cfg's own when none is) and the bash
+// tool's shell, into cfg's compilation cache directory, so that a later
+// start (of a server, a worker or `codeport exec`) loads them instead of
+// compiling them: a container image built with it starts compiled. It
+// compiles with the same code-generation options as the adapter, since a
+// cache entry is found only by the module's bytes and those options.
+// Modules already in the cache are loaded and reported with Compiled
+// false. On an error it returns the modules done before it.
+func Precompile(ctx context.Context, cfg Config, profiles ...string) ([]CompiledModule, error) {
+	if len(profiles) == 0 {
+		profiles = []string{cfg.Profile}
+	}
+	return precompile(ctx, cfg, profiles)
+}
+
+// PrecompileShell is Precompile for the bash tool's shell alone: for a
+// process whose workers compile the interpreter themselves (the first
+// worker of the subprocess adapter fills the cache for the others) but
+// compile the shell only at their first bash call, which then loads it.
+func PrecompileShell(ctx context.Context, cfg Config) (CompiledModule, error) {
+	mods, err := precompile(ctx, cfg, nil)
+	if err != nil {
+		return CompiledModule{}, err
+	}
+	return mods[0], nil
+}
+
+// precompile compiles the interpreters of profiles, then the shell, into
+// cfg's cache directory, one after the other, each over every core: a
+// module compiled is then told apart from one loaded by the entries it
+// wrote.
+func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledModule, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.CompilationCacheDir == "" {
+	dir := cfg.CompilationCacheDir
+	if dir == "" {
 		return nil, errors.New("wasm: precompile: no compilation cache directory is configured (compile-cache-dir)")
 	}
-	py, err := cfg.runtime()
-	if err != nil {
-		return nil, err
+	var runtimes []cpython.Runtime
+	for _, p := range profiles {
+		py, err := cfg.WithProfile(p).runtime()
+		if err != nil {
+			return nil, err
+		}
+		runtimes = append(runtimes, py)
 	}
 	settleWazeroVersion()
-	cache, err := openCache(cfg.CompilationCacheDir)
+	cache, err := openCache(dir)
 	if err != nil {
-		return nil, fmt.Errorf("wasm: precompile: the compilation cache %s: %w", cfg.CompilationCacheDir, err)
+		return nil, fmt.Errorf("wasm: precompile: the compilation cache %s: %w", dir, err)
 	}
 	defer cache.Close(ctx)
 	var out []CompiledModule
-	// One after the other, each over every core: a module compiled is
-	// then told apart from one loaded by the entries it added.
-	step := func(name string, size int, compile func() error) error {
-		before := cacheEntries(cfg.CompilationCacheDir)
+	step := func(m CompiledModule, compile func() error) error {
+		before := cacheEntries(dir)
 		t := time.Now()
 		if err := compile(); err != nil {
-			return fmt.Errorf("wasm: precompile the %s: %w", name, err)
+			return fmt.Errorf("wasm: precompile the %s: %w", m.Name, err)
 		}
-		m := CompiledModule{Name: name, Bytes: size, Duration: time.Since(t),
-			Compiled: written(before, cacheEntries(cfg.CompilationCacheDir)) > 0}
-		if name == moduleInterpreter {
-			m.Profile = py.Profile
-		}
+		m.Duration, m.Compiled = time.Since(t), written(before, cacheEntries(dir)) > 0
 		out = append(out, m)
 		return nil
 	}
-	if err := step(moduleInterpreter, len(py.Module), func() error {
-		rt, _, err := newInterpreterRuntime(ctx, py, cache, cfg.MemoryLimit)
-		if err != nil {
-			return err
+	for _, py := range runtimes {
+		if err := step(CompiledModule{Name: moduleInterpreter, Profile: py.Profile, Bytes: len(py.Module)}, func() error {
+			rt, _, err := newInterpreterRuntime(ctx, py, cache, cfg.MemoryLimit)
+			if err != nil {
+				return err
+			}
+			return rt.Close(ctx)
+		}); err != nil {
+			return out, err
 		}
-		return rt.Close(ctx)
-	}); err != nil {
-		return out, err
 	}
-	if err := step(moduleShell, wasmshell.ModuleSize(), func() error {
+	if err := step(CompiledModule{Name: moduleShell, Bytes: wasmshell.ModuleSize()}, func() error {
 		e, err := compileShell(ctx, cache, cfg.MemoryLimit)
 		if err != nil {
 			return err
@@ -138,25 +163,21 @@ func written(before, after map[string]string) int {
 }
 
 // compileRate is about how many bytes of WebAssembly one core compiles
-// per second (wazero 1.12's optimising compiler, measured on the 2-core
-// development machine: the interpreter's 8.5 MB in about 3 s on both
-// cores); the start-up log uses it to say how long a first start takes.
-const compileRate = 1_500_000
+// per second (wazero 1.12's optimising compiler, measured on the quiet
+// 2-core development machine: the interpreter and the shell, 20.4 MB, in
+// 4.5 s on both cores); the start-up log uses it to say how long a first
+// start takes.
+const compileRate = 2_200_000
 
 // progress reports a start-up's compilation: if it is still compiling
 // after a second (loading from the cache takes less), what it is doing
 // and about how long it takes; then every 5 seconds, what is left.
 type progress struct {
-	logger  *slog.Logger
-	entries func() map[string]string // the cache directory's fingerprint
-
 	mu      sync.Mutex
-	pending []string
-	took    map[string]time.Duration
+	pending []string // modules not compiled yet
 
-	before map[string]string
-	quit   chan struct{}
-	wg     sync.WaitGroup
+	quit chan struct{}
+	wg   sync.WaitGroup
 }
 
 // progressFirst and progressEvery are when start-up progress is logged.
@@ -165,16 +186,16 @@ const (
 	progressEvery = 5 * time.Second
 )
 
-func startProgress(logger *slog.Logger, cacheDir string, py cpython.Runtime, withShell bool) *progress {
-	p := &progress{logger: logger, entries: func() map[string]string { return cacheEntries(cacheDir) },
-		pending: []string{moduleInterpreter}, took: map[string]time.Duration{}, quit: make(chan struct{})}
+// startProgress reports on modules (moduleInterpreter, moduleShell) being
+// compiled for the runtime py into cacheDir ("": in memory) until stop.
+func startProgress(logger *slog.Logger, cacheDir string, py cpython.Runtime, modules []string) *progress {
+	p := &progress{pending: slices.Clone(modules), quit: make(chan struct{})}
 	size := len(py.Module)
-	if withShell {
-		p.pending = append(p.pending, moduleShell)
+	if slices.Contains(modules, moduleShell) {
 		size += wasmshell.ModuleSize()
 	}
-	p.before = p.entries()
-	estimate := time.Duration(float64(size) / float64(compileRate*runtime.GOMAXPROCS(0)) * float64(time.Second)).Round(time.Second)
+	cores := runtime.GOMAXPROCS(0)
+	estimate := (time.Duration(size) * time.Second / time.Duration(compileRate*cores)).Round(time.Second)
 	where := "compiled in memory at every start (no compile-cache-dir)"
 	if cacheDir != "" {
 		where = "cached in " + cacheDir + " for later starts; `codeport compile` fills it ahead of time"
@@ -190,8 +211,8 @@ func startProgress(logger *slog.Logger, cacheDir string, py cpython.Runtime, wit
 			return
 		case <-first.C:
 		}
-		logger.Info(fmt.Sprintf("preparing %s: a first start of this build compiles them (about %s on %d cores); %s", p.what(py.Profile), estimate, runtime.GOMAXPROCS(0), where),
-			"modules", p.left(), "estimate_seconds", estimate.Seconds(), "cores", runtime.GOMAXPROCS(0))
+		logger.Info(fmt.Sprintf("preparing %s: a first start of this build compiles them (about %s on %d cores); %s", p.what(py.Profile), estimate, cores, where),
+			"modules", p.left(), "estimate_seconds", estimate.Seconds(), "cores", cores)
 		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
 		for {
@@ -230,33 +251,17 @@ func (p *progress) left() string {
 	return strings.Join(p.pending, ",")
 }
 
-// done records that module m is compiled (or loaded), after d.
-func (p *progress) done(m string, d time.Duration) {
+// done records that module m is compiled (or loaded).
+func (p *progress) done(m string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pending = slices.DeleteFunc(p.pending, func(s string) bool { return s == m })
-	p.took[m] = d
 }
 
-// stop ends the reporting goroutine and says how many modules were
-// compiled rather than loaded (the entries the cache gained).
-func (p *progress) stop() (compiled int) {
+// stop ends the reporting goroutine.
+func (p *progress) stop() {
 	close(p.quit)
 	p.wg.Wait()
-	return written(p.before, p.entries())
-}
-
-// seconds reports how long each module took, for the ready record.
-func (p *progress) seconds() []any {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var attrs []any
-	for _, m := range []string{moduleInterpreter, moduleShell} {
-		if d, ok := p.took[m]; ok {
-			attrs = append(attrs, m+"_seconds", d.Seconds())
-		}
-	}
-	return attrs
 }
 
 // wazeroVersionOnce makes the first wazero runtime of the process, before

@@ -141,10 +141,16 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 		logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
 		cacheDir = ""
 	}
-	prog := startProgress(logger, cacheDir, py, withShell)
+	modules := []string{moduleInterpreter}
+	if withShell {
+		modules = append(modules, moduleShell)
+	}
+	before := cacheEntries(cacheDir)
+	prog := startProgress(logger, cacheDir, py, modules)
 	var (
 		shells   *wasmshell.Engine
 		shellErr error
+		shellDur time.Duration
 		wg       sync.WaitGroup
 	)
 	if withShell {
@@ -153,41 +159,46 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 			defer wg.Done()
 			t := time.Now()
 			shells, shellErr = compileShell(ctx, cache, memoryBytes)
-			prog.done(moduleShell, time.Since(t))
+			shellDur = time.Since(t)
+			prog.done(moduleShell)
 		}()
 	}
 	t := time.Now()
 	rt, compiled, err := newInterpreterRuntime(ctx, py, cache, memoryBytes)
-	prog.done(moduleInterpreter, time.Since(t))
+	interpDur := time.Since(t)
+	prog.done(moduleInterpreter)
 	wg.Wait()
-	compiledNow := prog.stop()
-	modules := 1
-	if withShell {
-		modules++
-	}
-	if cacheDir == "" {
-		compiledNow = modules
-	}
-	closeShells := func() {
+	prog.stop()
+	if err != nil || shellErr != nil {
 		if shells != nil {
 			_ = shells.Close(ctx)
 		}
-	}
-	if err != nil {
-		closeShells()
-		return nil, err
-	}
-	if shellErr != nil {
+		if err != nil {
+			return nil, err
+		}
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile the shell: %w", shellErr)
 	}
-	logger.Info("wasm modules ready", append([]any{"profile", py.Profile, "compiled", min(compiledNow, modules),
-		"loaded_from_cache", modules - min(compiledNow, modules), "cache_dir", cacheDir}, prog.seconds()...)...)
+	// What the cache gained was compiled; the rest was loaded. (Another
+	// process compiling into a shared cache at the same time can add to
+	// the count, hence the cap.)
+	fresh := len(modules)
+	if cacheDir != "" {
+		fresh = min(written(before, cacheEntries(cacheDir)), len(modules))
+	}
+	attrs := []any{"profile", py.Profile, "compiled", fresh, "loaded_from_cache", len(modules) - fresh,
+		"cache_dir", cacheDir, "interpreter_seconds", interpDur.Seconds()}
+	if withShell {
+		attrs = append(attrs, "shell_seconds", shellDur.Seconds())
+	}
+	logger.Info("wasm modules ready", attrs...)
 	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shells: shells}
 	t = time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
-		closeShells()
+		if shells != nil {
+			_ = shells.Close(ctx)
+		}
 		_ = rt.Close(ctx)
 		return nil, err
 	}

@@ -41,33 +41,26 @@ func compileCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "codeport compile: no compilation cache directory (--compile-cache-dir) to compile into")
 		return 2
 	}
-	profiles := []string{wc.Profile}
+	var profiles []string // the configured one
 	if all {
 		profiles = wasm.Profiles()
 	}
 	start := time.Now()
-	seen := map[string]bool{}
-	for _, p := range profiles {
-		mods, err := wasm.Precompile(ctx, wc.WithProfile(p))
-		for _, m := range mods {
-			if seen[m.Name+"/"+m.Profile] {
-				continue
-			}
-			seen[m.Name+"/"+m.Profile] = true
-			name := m.Name
-			if m.Profile != "" {
-				name += " (profile " + m.Profile + ")"
-			}
-			verb := "compiled"
-			if !m.Compiled {
-				verb = "already cached; loaded"
-			}
-			fmt.Fprintf(stdout, "%-34s %5.1f MB, %s in %.1fs\n", name, float64(m.Bytes)/1e6, verb, m.Duration.Seconds())
+	mods, err := wasm.Precompile(ctx, wc, profiles...)
+	for _, m := range mods {
+		name := m.Name
+		if m.Profile != "" {
+			name += " (profile " + m.Profile + ")"
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "codeport compile: %v\n", err)
-			return 1
+		verb := "compiled"
+		if !m.Compiled {
+			verb = "already cached; loaded"
 		}
+		fmt.Fprintf(stdout, "%-34s %5.1f MB, %s in %.1fs\n", name, float64(m.Bytes)/1e6, verb, m.Duration.Seconds())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport compile: %v\n", err)
+		return 1
 	}
 	fmt.Fprintf(stdout, "compilation cache %s ready in %.1fs\n", wc.CompilationCacheDir, time.Since(start).Seconds())
 	return 0
