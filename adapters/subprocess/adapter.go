@@ -34,8 +34,12 @@ type adapter struct {
 	closed   bool // set by Close, for the background work
 
 	wake chan struct{} // asks the filler to top up the idle workers
-	stop context.CancelFunc
-	bg   sync.WaitGroup
+	// shellCached is closed once the bash tool's shell is in the
+	// compilation cache (or could not be put there): part of being
+	// ready, so that a worker's first bash call loads it.
+	shellCached chan struct{}
+	stop        context.CancelFunc
+	bg          sync.WaitGroup
 }
 
 // session is a session as the parent knows it: where it lives and when
@@ -71,7 +75,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1)}
+	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1), shellCached: make(chan struct{})}
 	var err error
 	if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 		return nil, err
@@ -105,7 +109,12 @@ func newAdapter(cfg Config) (*adapter, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stop = cancel
-	a.bg.Add(2)
+	a.bg.Add(3)
+	go func() {
+		defer a.bg.Done()
+		defer close(a.shellCached)
+		a.cacheShell(ctx)
+	}()
 	go func() {
 		defer a.bg.Done()
 		a.fill(ctx)
@@ -160,9 +169,15 @@ func (a *adapter) Close() error {
 	return nil
 }
 
-// WaitReady waits until the minimum of workers is started and warm, so
-// that the next CreateSession does not wait for a process.
+// WaitReady waits until the shell is in the cache (cacheShell) and the
+// minimum of workers is started and warm, so that the next CreateSession
+// does not wait for a process.
 func (a *adapter) WaitReady(ctx context.Context) error {
+	select {
+	case <-a.shellCached:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	for {
 		a.mu.Lock()
 		idle := a.idleLocked()
@@ -178,25 +193,25 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 	}
 }
 
-// precompile compiles the modules a worker runs into the compilation
-// cache, once, before the first worker starts: then every worker loads
-// them instead of compiling them (seconds of every core each on a cold
-// cache), and a worker's first bash call loads the shell instead of
-// compiling it while the call waits. A failure is logged: workers then
-// compile for themselves, as they would without a cache.
-func (a *adapter) precompile(ctx context.Context) {
-	wc := a.cfg.wasmConfig().WithLogger(a.cfg.logger)
+// cacheShell compiles the bash tool's shell into the compilation cache,
+// beside the first worker, which compiles the interpreter: workers
+// compile the shell only at their first bash call (most never run bash),
+// which then loads it instead of compiling it while the call waits. A
+// failure is logged: a worker then compiles it at that call, as it would
+// without a cache.
+func (a *adapter) cacheShell(ctx context.Context) {
+	wc := a.cfg.wasmConfig()
 	if wc.CompilationCacheDir == "" {
 		return
 	}
-	mods, err := wasm.Precompile(ctx, wc)
+	m, err := wasm.PrecompileShell(ctx, wc)
 	if err != nil {
-		a.cfg.logger.Warn("could not compile the runtime into the cache before starting workers", "error", err)
+		if ctx.Err() == nil {
+			a.cfg.logger.Warn("could not compile the bash tool's shell into the cache", "error", err)
+		}
 		return
 	}
-	for _, m := range mods {
-		a.cfg.logger.Info("worker module ready in the compilation cache", "module", m.Name, "compiled", m.Compiled, "seconds", m.Duration.Seconds())
-	}
+	a.cfg.logger.Info("the bash tool's shell is in the compilation cache", "compiled", m.Compiled, "seconds", m.Duration.Seconds())
 }
 
 // idleLocked counts live workers that can take a session now.
@@ -238,16 +253,11 @@ func (a *adapter) askFill() {
 // are alive, starting one at a time so that starting never takes every
 // core.
 func (a *adapter) fill(ctx context.Context) {
-	compiled := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.wake:
-		}
-		if !compiled {
-			compiled = true
-			a.precompile(ctx)
 		}
 		for ctx.Err() == nil {
 			a.mu.Lock()
@@ -752,8 +762,14 @@ func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
 }
 
 // Ready reports whether a session can start without waiting for a worker
-// process to start: an idle worker is up (always true with no minimum).
+// process to start: an idle worker is up (always true with no minimum),
+// and the shell is in the cache (cacheShell).
 func (a *adapter) Ready() bool {
+	select {
+	case <-a.shellCached:
+	default:
+		return false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cfg.MinWorkers == 0 || a.idleLocked() > 0
