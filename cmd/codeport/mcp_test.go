@@ -23,7 +23,6 @@ import (
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/pyvenv"
 	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
 )
 
 // mcpPythonVersion is the official MCP Python SDK the cross-check pins: the
@@ -32,28 +31,6 @@ import (
 const mcpPythonVersion = "2.3.0"
 
 var servingAddr = regexp.MustCompile(`msg="serving MCP over streamable HTTP" addr=(\S+)`)
-
-// waitForAddr waits until the log says where the server listens; done is
-// closed if the server ends first. The server compiles or loads the
-// runtime first, for minutes under the race detector on a loaded
-// machine: it waits as long as the test binary allows.
-func waitForAddr(t *testing.T, log func() string, done <-chan struct{}) string {
-	t.Helper()
-	wait, cancel := testwait.Context(t)
-	defer cancel()
-	for {
-		if m := servingAddr.FindStringSubmatch(log()); m != nil {
-			return m[1]
-		}
-		select {
-		case <-done:
-			t.Fatalf("codeport mcp ended before serving:\n%s", log())
-		case <-wait.Done():
-			t.Fatalf("codeport mcp did not start serving:\n%s", log())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
 
 // waitDone waits until done is closed, failing t with what and log if the
 // test's wait ends first.
@@ -198,7 +175,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		stop()
 		<-done
 	}()
-	url := "http://" + waitForAddr(t, stderr.String, done) + "/mcp"
+	url := "http://" + stderr.Await(t, servingAddr, done) + "/mcp"
 
 	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
@@ -327,10 +304,7 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 		t.Skip("builds codeport and a Python environment")
 	}
 	python := pyvenv.Python(t, "mcpcheck", "mcp=="+mcpPythonVersion)
-	bin, err := wasmtest.BuildWorker(t.TempDir())
-	if err != nil {
-		t.Fatalf("building codeport: %v", err)
-	}
+	bin := codeportBinary(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "mcp_client.py"))
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +379,7 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 				<-done
 			}
 		}()
-		url := "http://" + waitForAddr(t, log.String, done) + "/mcp"
+		url := "http://" + log.Await(t, servingAddr, done) + "/mcp"
 		for _, mode := range []string{"auto", "legacy"} {
 			t.Run(mode, func(t *testing.T) { client(t, mode, "http", url, "py-s3cret") })
 		}

@@ -13,12 +13,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/pyvenv"
 	"github.com/codeport/codeport/internal/testcache"
 )
@@ -106,56 +106,9 @@ func withFlags(args []string, flags ...string) []string {
 	return append(out, args[1:]...)
 }
 
-// logWatch is a log sink that a test can wait on: it keeps what was
-// written and wakes the waiters at each write, so that a test waits for a
-// line rather than polling on a clock.
-type logWatch struct {
-	mu      sync.Mutex
-	b       strings.Builder
-	written chan struct{} // closed, and replaced, at each write
-}
-
-func newLogWatch() *logWatch { return &logWatch{written: make(chan struct{})} }
-
-func (w *logWatch) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.b.Write(p)
-	close(w.written)
-	w.written = make(chan struct{})
-	return len(p), nil
-}
-
-func (w *logWatch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
-// wait returns re's first submatch once the log has it; it fails the test
-// if the command ends first (done is closed) or ctx does.
-func (w *logWatch) wait(t *testing.T, ctx context.Context, re *regexp.Regexp, done <-chan struct{}) string {
-	t.Helper()
-	for {
-		w.mu.Lock()
-		log, written := w.b.String(), w.written
-		w.mu.Unlock()
-		if m := re.FindStringSubmatch(log); m != nil {
-			return m[1]
-		}
-		select {
-		case <-written:
-		case <-done:
-			t.Fatalf("the command ended before logging %q:\n%s", re, w.String())
-		case <-ctx.Done():
-			t.Fatalf("%v before the log had %q:\n%s", ctx.Err(), re, w.String())
-		}
-	}
-}
-
 // started is a command run in process by startCommand.
 type started struct {
-	log  *logWatch
+	log  *logtest.Buffer
 	done chan struct{} // closed when it returns
 	code int           // its exit code, once done is closed
 	stop context.CancelFunc
@@ -165,7 +118,7 @@ type started struct {
 // ends (or stop is called).
 func startCommand(t *testing.T, stdin io.Reader, stdout io.Writer, args ...string) *started {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	s := &started{log: newLogWatch(), done: make(chan struct{}), stop: cancel}
+	s := &started{log: &logtest.Buffer{}, done: make(chan struct{}), stop: cancel}
 	go func() {
 		defer close(s.done)
 		s.code = run(ctx, args, stdin, stdout, s.log)
@@ -274,7 +227,7 @@ func TestREADMEQuickstart(t *testing.T) {
 			}
 			srv := startCommand(t, strings.NewReader(""), io.Discard,
 				withFlags([]string{m[1]}, "--listen", "127.0.0.1:0", "--sessions-dir", t.TempDir(), "--compile-cache-dir", cache)...)
-			got := srv.log.wait(t, t.Context(), serveAddr, srv.done)
+			got := srv.log.Await(t, serveAddr, srv.done)
 
 			script := blocks["curl"]
 			if !strings.Contains(script, addr) {
@@ -369,7 +322,7 @@ func TestREADMEQuickstart(t *testing.T) {
 			}
 			args[listen] = "127.0.0.1:0"
 			cmd := startCommand(t, strings.NewReader(""), io.Discard, withFlags(args, "--sessions-dir", t.TempDir(), "--compile-cache-dir", cache)...)
-			got := cmd.log.wait(t, t.Context(), servingAddr, cmd.done)
+			got := cmd.log.Await(t, servingAddr, cmd.done)
 			u.Host = got
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "readme-http"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: u.String()}, nil)
 			if err != nil {

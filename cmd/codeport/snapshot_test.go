@@ -41,10 +41,12 @@ func startServe(t *testing.T, args ...string) served {
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
+	exited := make(chan struct{})
+	code := -1
 	errb := &logtest.Buffer{}
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", addr, "--sessions-dir", t.TempDir()}, args...),
+		defer close(exited)
+		code = run(ctx, append([]string{"serve", "--listen", addr, "--sessions-dir", t.TempDir()}, args...),
 			strings.NewReader(""), &bytes.Buffer{}, errb)
 	}()
 	// The waits below are for events (serve healthy, serve ended), for
@@ -52,14 +54,13 @@ func startServe(t *testing.T, args ...string) served {
 	// runtime as it starts, for minutes under the race detector on a
 	// loaded machine, and stopping it closes every session.
 	var once sync.Once
-	code := -1
 	stop := func() int {
 		once.Do(func() {
 			cancel()
 			wait, cancelWait := testwait.Context(t)
 			defer cancelWait()
 			select {
-			case code = <-done:
+			case <-exited:
 			case <-wait.Done():
 				t.Errorf("serve did not stop; log:\n%s", errb.String())
 			}
@@ -68,22 +69,31 @@ func startServe(t *testing.T, args ...string) served {
 	}
 	t.Cleanup(func() { stop() })
 	base := "http://" + addr
-	wait, cancelWait := testwait.Context(t)
-	defer cancelWait()
+	awaitHealthy(t, base, exited, errb)
+	return served{base: base, addr: addr, log: errb, stop: stop}
+}
+
+// awaitHealthy polls base's /healthz until it answers 200, the server's
+// word that it is ready; it fails t, showing log, if the server exits
+// first or the test's wait ends.
+func awaitHealthy(t *testing.T, base string, exited <-chan struct{}, log fmt.Stringer) {
+	t.Helper()
+	wait, cancel := testwait.Context(t)
+	defer cancel()
 	for {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return served{base: base, addr: addr, log: errb, stop: stop}
+				return
 			}
 		}
 		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d; log:\n%s", code, errb.String())
+		case <-exited:
+			t.Fatalf("serve exited before it was healthy; log:\n%s", log)
 		case <-wait.Done():
-			t.Fatalf("never healthy: %v; log:\n%s", err, errb.String())
-		case <-time.After(50 * time.Millisecond):
+			t.Fatalf("never healthy: %v; log:\n%s", err, log)
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

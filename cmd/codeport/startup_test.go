@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -78,12 +78,11 @@ func cacheListing(t *testing.T, dir string) []string {
 }
 
 // serveBinary runs `codeport serve` from the binary on a free loopback
-// port with extra args, and returns its base URL once it listens (not
-// once it is ready) and its log. It is stopped (SIGTERM) when the test
-// ends.
-func serveBinary(t *testing.T, args ...string) (string, *logWatch) {
+// port with extra args, and returns its base URL and its log as soon as
+// /healthz answers 200. It is stopped (SIGTERM) when the test ends.
+func serveBinary(t *testing.T, args ...string) (string, *logtest.Buffer) {
 	t.Helper()
-	log := newLogWatch()
+	log := &logtest.Buffer{}
 	cmd := exec.Command(codeportBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--sessions-dir", t.TempDir()}, args...)...)
 	cmd.Stderr = log
 	cmd.Env = append(os.Environ(), "CODEPORT_CONFIG=")
@@ -99,28 +98,9 @@ func serveBinary(t *testing.T, args ...string) (string, *logWatch) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		<-done
 	})
-	addr := log.wait(t, t.Context(), serveAddr, done)
-	return "http://" + addr, log
-}
-
-// waitHealthy polls /healthz until it answers 200: the server's word that
-// it is ready, which is what is under test.
-func waitHealthy(t *testing.T, base string) {
-	t.Helper()
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal("never healthy")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	base := "http://" + log.Await(t, serveAddr, done)
+	awaitHealthy(t, base, done, log)
+	return base, log
 }
 
 // A node started on an empty compilation cache says it is ready only once
@@ -132,7 +112,6 @@ func waitHealthy(t *testing.T, base string) {
 func TestFirstBashCallAfterReadyIsWarm(t *testing.T) {
 	cache := t.TempDir()
 	base, log := serveBinary(t, "--compile-cache-dir", cache)
-	waitHealthy(t, base)
 	before := cacheListing(t, cache)
 	if len(before) < 2 {
 		t.Fatalf("ready with %d compiled modules in the cache, want the interpreter and the shell: %q\nlog:\n%s", len(before), before, log.String())
@@ -188,8 +167,7 @@ func TestCompileThenServeCompilesNothing(t *testing.T) {
 	}
 	compiled := cacheListing(t, cache)
 
-	base, log := serveBinary(t, "--compile-cache-dir", cache)
-	waitHealthy(t, base)
+	_, log := serveBinary(t, "--compile-cache-dir", cache)
 	if !strings.Contains(log.String(), `msg="wasm modules ready" profile=default compiled=0 loaded_from_cache=2`) {
 		t.Errorf("serve did not load both modules from the cache:\n%s", log.String())
 	}
@@ -251,13 +229,13 @@ func TestReportStartup(t *testing.T) {
 	}
 
 	slow := readyAt{make(chan struct{})}
-	log := newLogWatch()
+	log := &logtest.Buffer{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		reportStartup(t.Context(), slow, "/cache", log)
 	}()
-	log.wait(t, t.Context(), regexp.MustCompile(`(codeport: compiling the Python runtime .*cached in /cache)`), done)
+	log.Await(t, regexp.MustCompile(`codeport: compiling the Python runtime .*cached in /cache`), done)
 	close(slow.ch)
 	<-done
 	if !strings.Contains(log.String(), "codeport: runtime ready after") {
