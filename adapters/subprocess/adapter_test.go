@@ -89,31 +89,6 @@ func twoSessions(t *testing.T, a *port.Port) (victim, other string) {
 	return victim, other
 }
 
-// startCall runs code, which must print before anything else, in the
-// background, and returns its result channel once the first output has
-// come: the call is then running in the worker (a sleep before acting on
-// it could end before a loaded machine got the call there).
-func startCall(t *testing.T, a port.CodeExecutionPort, id, code string, timeout time.Duration) <-chan port.Result {
-	t.Helper()
-	ch := make(chan port.Result, 1)
-	started := make(chan struct{})
-	var once sync.Once
-	go func() {
-		res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout,
-			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(started) }) }})
-		if err != nil {
-			res.Stderr = "Execute error: " + err.Error()
-		}
-		ch <- res
-	}()
-	select {
-	case <-started:
-	case res := <-ch:
-		t.Fatalf("the call ended before it printed: %+v", res)
-	}
-	return ch
-}
-
 func TestKillNineMidCall(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
@@ -121,7 +96,8 @@ func TestKillNineMidCall(t *testing.T) {
 	})
 	victim, other := twoSessions(t, a)
 	pid := subprocess.SessionPID(a, victim)
-	done := startCall(t, a, victim, "import time\nprint('started', flush=True)\ntime.sleep(1000)", 0)
+	done := testwait.StartCall(context.Background(), t, a, victim, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code: "import time\nprint('started', flush=True)\ntime.sleep(1000)"})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +149,8 @@ func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {
 	// even on a loaded machine.
 	const timeout = 5 * time.Second
 	start := time.Now()
-	done := startCall(t, a, victim, "print('started', flush=True)\nwhile True: pass", timeout)
+	done := testwait.StartCall(context.Background(), t, a, victim, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code: "print('started', flush=True)\nwhile True: pass", Timeout: timeout})
 	// A stopped process answers nothing, as a worker stuck in host code
 	// would not.
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {

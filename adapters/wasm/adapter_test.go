@@ -904,23 +904,8 @@ func TestSpinningProgramDoesNotStopTheWorld(t *testing.T) {
 	id := newSession(t, a)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	spinning := make(chan struct{})
-	var once sync.Once
-	done := make(chan port.Result, 1)
-	go func() {
-		res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: time.Hour,
-			Code:     "print('spinning', flush=True)\nwhile True:\n    pass",
-			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(spinning) }) }})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
-	select {
-	case <-spinning:
-	case res := <-done:
-		t.Fatalf("the program ended before it spun: %+v", res)
-	}
+	done := testwait.StartCall(ctx, t, a, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: time.Hour,
+		Code: "print('spinning', flush=True)\nwhile True:\n    pass"})
 	const collections = 3
 	for range collections {
 		runtime.GC()
@@ -932,7 +917,7 @@ func TestSpinningProgramDoesNotStopTheWorld(t *testing.T) {
 	}
 	stop()
 	if res := <-done; res.Outcome != port.OutcomeCancelled {
-		t.Fatalf("outcome %s after %d collections, want the call stopped", res.Outcome, collections)
+		t.Fatalf("outcome %s after %d collections, want the call stopped: %q", res.Outcome, collections, res.Stderr)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,27 +95,6 @@ func deepTreeAdapter(t *testing.T) *testAdapter {
 	return newTestAdapter(t, func(c Config) Config { return c.WithTimeouts(c.Timeout, deepTreeTimeout) })
 }
 
-// startWalk starts command (which must print a line before it walks) in
-// the session and returns once that line is out: the walk is under way.
-// The call's result comes on the channel.
-func startWalk(t *testing.T, a *testAdapter, id, command string) <-chan port.Result {
-	t.Helper()
-	done := make(chan port.Result, 1)
-	walking := make(chan struct{})
-	var once sync.Once
-	go func() {
-		res, _ := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: command, Timeout: deepTreeTimeout,
-			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(walking) }) }})
-		done <- res
-	}()
-	select {
-	case <-walking:
-	case res := <-done:
-		t.Fatalf("%s: ended before it walked: %+v", command, res)
-	}
-	return done
-}
-
 // Bash file commands stop at the call's deadline however much work is
 // left: on deep trees they used to run for many minutes past it (an rm -rf
 // with a 2 s timeout returned after 42 s; ls -R on a 2015-deep tree ran
@@ -160,7 +138,13 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 	// return only at its deadline, an hour away; a loaded machine takes
 	// seconds to stop the shell's guest (it polls at every step, or is
 	// ended 2 s after being told).
-	done := startWalk(t, a, id, "echo walking; while :; do ls -R | wc -l; done")
+	// A walk (which prints a line before it walks) under way, its result
+	// to come on the channel.
+	walk := func(id, command string) <-chan port.Result {
+		return testwait.StartCall(context.Background(), t, a, id,
+			port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: command, Timeout: deepTreeTimeout})
+	}
+	done := walk(id, "echo walking; while :; do ls -R | wc -l; done")
 	start := time.Now()
 	if err := a.DestroySession(context.Background(), id); err != nil {
 		t.Fatal(err)
@@ -175,7 +159,7 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 	// Close stops the calls of every session and returns promptly.
 	id = newSession(t, a)
 	wide = buildDeepTree(t, a, id, 1000)
-	done = startWalk(t, a, id, "echo walking; while :; do cat "+wide+"/* | wc -l; ls -R | wc -l; done")
+	done = walk(id, "echo walking; while :; do cat "+wide+"/* | wc -l; ls -R | wc -l; done")
 	start = time.Now()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)

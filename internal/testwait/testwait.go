@@ -20,8 +20,11 @@ package testwait
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/codeport/codeport/port"
 )
 
 // Context returns a context that ends early enough before the test
@@ -106,4 +109,31 @@ func Receive[T any](t testing.TB, ch <-chan T, what string) T {
 		var zero T
 		return zero
 	}
+}
+
+// StartCall runs req in session id of p in the background and returns
+// once the call's first output has come: the call is then running in the
+// backend, which no sleep can promise on a loaded machine. req's program
+// must print before anything else; its OnOutput is replaced. The result
+// comes on the channel, with an error of Execute's in its Stderr. ctx
+// ends the call; t fails if the call ends before it prints.
+func StartCall(ctx context.Context, t testing.TB, p port.CodeExecutionPort, id string, req port.ExecuteRequest) <-chan port.Result {
+	t.Helper()
+	done := make(chan port.Result, 1)
+	printed := make(chan struct{})
+	var once sync.Once
+	req.OnOutput = func(port.Stream, []byte) { once.Do(func() { close(printed) }) }
+	go func() {
+		res, err := p.Execute(ctx, id, req)
+		if err != nil {
+			res.Stderr = "Execute error: " + err.Error()
+		}
+		done <- res
+	}()
+	select {
+	case <-printed:
+	case res := <-done:
+		t.Fatalf("the call ended before it printed: %+v", res)
+	}
+	return done
 }
