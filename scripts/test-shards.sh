@@ -13,7 +13,9 @@
 #   threads or CPU time sees only its own half).
 # - the shell package runs without -race (see RACE_EXEMPT in the
 #   Makefile).
-# - every other package runs under -race, PARALLEL_PACKAGES at a time.
+# - every other package runs under -race, PARALLEL_PACKAGES at a time,
+#   but internal/testcache, whose one test (TestPrecompile) make test ran
+#   just before, to fill the cache.
 # The shards' output is printed when they end, each whole; the exit status
 # is non-zero if any failed.
 set -uo pipefail
@@ -23,6 +25,7 @@ parallel=${PARALLEL_PACKAGES:-3}
 module=$("$go" list -m)
 wasm=$module/adapters/wasm
 shell=$module/adapters/wasm/internal/shell
+testcache=$module/internal/testcache
 split='^Test[A-H]'
 
 dir=$(mktemp -d)
@@ -37,7 +40,7 @@ shard wasm-first-half -race -run "$split" "$wasm" &
 shard wasm-second-half -race -skip "$split" "$wasm" &
 shard shell "$shell" &
 
-others=$("$go" list ./... | grep -v -x -F -e "$wasm" -e "$shell")
+others=$("$go" list ./... | grep -v -x -F -e "$wasm" -e "$shell" -e "$testcache")
 # shellcheck disable=SC2086 # a list of package paths
 "$go" test -race -count=1 -timeout "$timeout" -p "$parallel" $others
 status=$?
