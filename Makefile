@@ -41,8 +41,8 @@ test: check
 	$(GO) build -o bin/codeport ./cmd/codeport
 	env -u CODEPORT_CONFIG -u CODEPORT_COMPILE_CACHE_DIR bin/codeport compile
 	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testcache
-	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) scripts/test-shards.sh
-	@$(MAKE) --no-print-directory fuzz FUZZSCALE=1
+	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) \
+	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz FUZZSCALE=1
 
 ## fuzz: each fuzz target for FUZZSCALE times its budget (their seed corpora
 ## run with every go test). A budget is a count of executions, about 10 s

@@ -1,54 +1,123 @@
 #!/usr/bin/env bash
 # The test stage of make test: every package's tests against the real
-# runtime, as several go test processes at once, so that one's waits (a
+# runtime, as several test processes at once, so that one's waits (a
 # deadline that must pass, a worker that starts, a peer that answers)
 # overlap another's work. On two cores one go test process left a core
 # idle for most of the suite's wall time.
 #
-#   GO=go TEST_TIMEOUT=15m PARALLEL_PACKAGES=3 scripts/test-shards.sh
+#   GO=go TEST_TIMEOUT=15m PARALLEL_PACKAGES=3 scripts/test-shards.sh [command...]
+#
+# Each test binary is built once (go test -c) and then run, rather than
+# several go test processes building the same race-instrumented standard
+# library and dependencies side by side (on an empty build cache, three
+# did, for a minute of CPU each).
 #
 # - adapters/wasm holds most of the guest-bound tests, one after another:
-#   it runs as two processes, split by the first letter of its tests'
-#   names (a process each, so a test that counts the process's goroutines,
-#   threads or CPU time sees only its own half).
+#   its binary runs as WASM_SHARDS processes, split by test name (a
+#   process each, so a test that counts the process's goroutines, threads
+#   or CPU time sees only its own shard). It is built and started first:
+#   it is the longest.
 # - the shell package runs without -race (see RACE_EXEMPT in the
 #   Makefile).
 # - every other package runs under -race, PARALLEL_PACKAGES at a time,
-#   but internal/testcache, whose one test (TestPrecompile) make test ran
-#   just before, to fill the cache.
-# The shards' output is printed when they end, each whole; the exit status
-# is non-zero if any failed.
+#   longest first, but internal/testcache, whose one test (TestPrecompile)
+#   make test ran just before, to fill the cache.
+# - the command given as arguments (make test's fuzz stage) runs once
+#   those packages are done, beside what is left of the wasm shards.
+#
+# go test's own vet pass is off (-vet=off): make test's check stage ran go
+# vet ./..., every analyser of which go test's pass is a subset.
+#
+# Each test process's output is printed when it ends, whole, after a
+# line "ok|FAIL <package> <seconds>s"; the exit status is non-zero if any
+# failed or did not build.
 set -uo pipefail
 go=${GO:-go}
 timeout=${TEST_TIMEOUT:-15m}
 parallel=${PARALLEL_PACKAGES:-3}
 module=$("$go" list -m)
+root=$(pwd)
 wasm=$module/adapters/wasm
 shell=$module/adapters/wasm/internal/shell
 testcache=$module/internal/testcache
-split='^Test[A-H]'
+# The wasm shards, as -run patterns and a last one that skips them all.
+# Balanced by the tests' durations (go test -v ./adapters/wasm, quiet):
+# the two conformance suites are a third of the package.
+wasm_shards=('^TestConformance' '^Test(Hostile|Bash|Restart|Scientific)')
+# The longest of the other packages, started first.
+longest=(cmd/codeport adapters/subprocess adapters/wasm/internal/shell/wasmshell
+  adapters/http contract/schemacheck contract/sdkcheck deploy/nginx mcpserver contract/server)
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-shard() {
-  local name=$1
-  shift
-  "$go" test -count=1 -timeout "$timeout" "$@" >"$dir/$name.out" 2>&1
-  echo $? >"$dir/$name.rc"
-}
-shard wasm-first-half -race -run "$split" "$wasm" &
-shard wasm-second-half -race -skip "$split" "$wasm" &
-shard shell "$shell" &
+mkdir -p "$dir/race" "$dir/out"
 
-others=$("$go" list ./... | grep -v -x -F -e "$wasm" -e "$shell" -e "$testcache")
+# run PKG BINARY ARGS...: runs a test binary in its package's directory
+# (as go test does), and prints its verdict and output, whole, when it
+# ends; its status is kept for the end.
+run() {
+  local pkg=$1 bin=$2
+  shift 2
+  local key=${pkg//\//_}${name:+-${name// /-}} start rc verdict=ok
+  start=$(date +%s)
+  (cd "$root${pkg#"$module"}" && "$bin" -test.timeout "$timeout" -test.paniconexit0 "$@") >"$dir/out/$key.log" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] || verdict=FAIL
+  echo "$rc" >"$dir/out/$key.rc"
+  flock "$dir/print.lock" sh -c 'printf "%s\t%s\t%ss%s\n" "$1" "$2" "$3" "$4"; cat "$5"' \
+    sh "$verdict" "$pkg" "$(($(date +%s) - start))" "${name:+ ($name)}" "$dir/out/$key.log"
+}
+
+# build OUT PKG...: go test -c, or a failure recorded under "build".
+build() {
+  local out=$1
+  shift
+  if ! "$go" test -vet=off -c -o "$out" "$@" >>"$dir/out/build.log" 2>&1; then
+    echo 1 >"$dir/out/build.rc"
+    return 1
+  fi
+}
+
+status=0
+if build "$dir/wasm.test" -race "$wasm"; then
+  skip=$(IFS='|'; echo "${wasm_shards[*]}")
+  for i in "${!wasm_shards[@]}"; do
+    name="shard $((i + 1))" run "$wasm" "$dir/wasm.test" -test.run "${wasm_shards[$i]}" &
+  done
+  name="shard $((${#wasm_shards[@]} + 1))" run "$wasm" "$dir/wasm.test" -test.skip "$skip" &
+fi
+if build "$dir/shell.test" "$shell"; then
+  name="" run "$shell" "$dir/shell.test" &
+fi
+
+others=$("$go" list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... |
+  grep -v -x -F -e "$wasm" -e "$shell" -e "$testcache")
 # shellcheck disable=SC2086 # a list of package paths
-"$go" test -race -count=1 -timeout "$timeout" -p "$parallel" $others
-status=$?
+if build "$dir/race/" -race $others; then
+  {
+    for p in "${longest[@]}"; do
+      grep -x -F "$module/$p" <<<"$others"
+    done
+    printf '%s\n' "${longest[@]/#/$module/}" >"$dir/longest"
+    grep -v -x -F -f "$dir/longest" <<<"$others"
+  } >"$dir/order"
+  export -f run
+  export dir root module timeout
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  xargs -P "$parallel" -I{} bash -c 'b=$dir/race/${0##*/}.test; if [ -x "$b" ]; then name="" run "$0" "$b"; fi' {} <"$dir/order"
+fi
+
+if [ $# -gt 0 ]; then
+  "$@" || status=1
+fi
 wait
-for name in wasm-first-half wasm-second-half shell; do
-  echo "== $name"
-  cat "$dir/$name.out"
-  rc=$(cat "$dir/$name.rc" 2>/dev/null || echo 1)
-  [ "$rc" = 0 ] || status=1
+
+if [ -f "$dir/out/build.rc" ]; then
+  cat "$dir/out/build.log"
+  status=1
+fi
+for f in "$dir"/out/*.rc; do
+  [ -e "$f" ] || continue
+  [ "$(cat "$f")" = 0 ] || status=1
 done
 exit "$status"
