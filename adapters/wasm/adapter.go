@@ -277,8 +277,8 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	if err != nil {
 		return port.Result{}, err
 	}
-	if !s.mu.TryLock() {
-		return port.Result{}, fmt.Errorf("%w: session %s is running another call", port.ErrSessionBusy, s.id)
+	if err := a.lockCall(ctx, s); err != nil {
+		return port.Result{}, err
 	}
 	defer s.mu.Unlock()
 	if s.gone {
@@ -301,6 +301,9 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	defer context.AfterFunc(s.ctx, cancel)()
 
 	res := port.Result{ToolUseID: req.ToolUseID, Tool: req.Tool}
+	// A loss outside any call (a host step, a snapshot saved without the
+	// memory) is this call's to report, whatever its tool.
+	lost := s.lost
 	s.ws.Changes().Reset() // what was written between calls is not this call's
 	switch req.Tool {
 	case port.ToolCodeExecution:
@@ -325,7 +328,35 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 		}
 	}
 	a.collectOutputs(s, &res)
+	if lost != "" {
+		res.StateLost = true
+		res.Stderr = appendNote(res.Stderr, lostNote(lost))
+		s.lost = ""
+	}
 	return res, nil
+}
+
+// lockCall takes s.mu for a call on s. A session held by another call is
+// busy: the call is refused, not queued. A session held by a hibernation
+// (the reaper saving it) is waited for, until ctx ends: the call then
+// wakes it.
+func (a *adapter) lockCall(ctx context.Context, s *session) error {
+	for !s.mu.TryLock() {
+		h := s.hibernating.Load()
+		if h == nil {
+			// The hibernation may have ended between the two looks.
+			if s.mu.TryLock() {
+				return nil
+			}
+			return fmt.Errorf("%w: session %s is running another call", port.ErrSessionBusy, s.id)
+		}
+		select {
+		case <-*h:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
@@ -543,28 +574,28 @@ func (a *adapter) Close() error {
 			delete(a.sessions, id)
 		}
 		a.mu.Unlock()
+		// The background work (the reaper, the pool, a start of the
+		// runtime still under way) ends first: nothing hibernates or
+		// reclaims a session under what follows.
+		a.stop()
+		a.bg.Wait()
 		if a.hibLock != nil {
 			// Sessions kept for the next start: saved, not destroyed. A
 			// session that could not be saved is destroyed below; one
 			// already asleep (perhaps since a previous process) is left
 			// as it is, even when the runtime never became ready.
-			select {
-			case <-a.ready:
-				if a.engErr == nil {
-					a.hibernateAll(live)
-				}
-			default:
+			if a.engErr == nil {
+				a.hibernateAll(live)
 			}
-			kept := live[:0]
+			awake := live[:0]
 			for _, s := range live {
 				if !s.asleep.Load() {
-					kept = append(kept, s)
+					awake = append(awake, s)
 				} else {
 					s.cancel()
 				}
 			}
-			a.cfg.logger.Info("sessions kept hibernated for the next start", "kept", len(live)-len(kept), "lost", len(kept))
-			live = kept
+			live = awake
 		}
 		var wg sync.WaitGroup
 		for _, s := range live {
@@ -575,8 +606,6 @@ func (a *adapter) Close() error {
 			}()
 		}
 		wg.Wait()
-		a.stop()
-		a.bg.Wait()
 		if a.eng != nil {
 			err = a.eng.close(context.Background())
 		}

@@ -18,6 +18,12 @@
 #             note the descriptors the program holds open.
 #   "R" (82): the session was restored from a session snapshot, possibly in
 #             another process, whose host has none of those descriptors.
+# "Z" and "R" are the host's steps, not the program's: they call none of
+# its code (no flush of its streams, no method of its objects, no garbage
+# collection, which would run its finalizers, and its trace and profile
+# functions are set aside). Some of its code can still run in them (a trace
+# function is called as handle starts, an audit hook at an audited event):
+# the host bounds these steps with a short deadline of their own.
 # handle returns (status, return code); statuses as in the runtime's entry
 # file. The driver's names live in this namespace, not in the one user code
 # runs in: cells run in a fresh __main__ module.
@@ -27,6 +33,7 @@
 
 import _ast
 import builtins
+import gc
 import os
 import select
 import sys
@@ -452,15 +459,19 @@ def _make_handler():
             # Nothing was open: nothing to close, no number to occupy (and
             # no walk over every object of a large session).
             return _OK, 0
-        import gc
         import io
 
         kept = frozenset(saved_fds)
+        fileio = io.FileIO
         for o in gc.get_objects():
-            if isinstance(o, io.FileIO):
+            # The runtime's own file objects only, through its own methods:
+            # a subclass's (or an instance attribute's) would be the
+            # program's code. A subclass's object keeps its number, which
+            # the placeholders below make fail.
+            if type(o) is fileio:
                 try:
-                    if not o.closed and o.fileno() in kept:
-                        o.close()
+                    if fileio.fileno(o) in kept:
+                        fileio.close(o)
                 except (OSError, ValueError):
                     pass
         need = set(kept)
@@ -482,8 +493,33 @@ def _make_handler():
         saved_fds.clear()
         return _OK, 0
 
+    def host_step(step):
+        # Runs a host step (Z, R) with the program's hooks set aside: the
+        # collector (whose finalizers are the program's), and its trace and
+        # profile functions, put back after. Nothing is flushed.
+        collecting = gc.isenabled()
+        gc.disable()
+        tracer, profiler = sys.gettrace(), sys.getprofile()
+        if tracer is not None:
+            sys.settrace(None)
+        if profiler is not None:
+            sys.setprofile(None)
+        try:
+            return step()
+        finally:
+            if tracer is not None:
+                sys.settrace(tracer)
+            if profiler is not None:
+                sys.setprofile(profiler)
+            if collecting:
+                gc.enable()
+
     def handle(kind, payload):
         nonlocal streams
+        if kind == 90:  # "Z"
+            return host_step(snapshot_prepare)
+        if kind == 82:  # "R"
+            return host_step(restored)
         text = payload.decode("utf-8", "replace")
         if kind == 80:  # "P"
             r = run_python(text)
@@ -491,10 +527,6 @@ def _make_handler():
             r = warm(text)
         elif kind == 83:  # "S"
             r = session_start()
-        elif kind == 90:  # "Z"
-            r = snapshot_prepare()
-        elif kind == 82:  # "R"
-            r = restored()
         else:
             r = run_cell(text, kind == 68)  # "D"
         if len(r) == 3:

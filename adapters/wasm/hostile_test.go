@@ -1,8 +1,11 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +171,96 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 		t.Errorf("Close took %v during a deep walk", took)
 	}
 	testwait.Receive(t, done, "the walk after Close")
+}
+
+// Programs that run their own code inside the host's steps around a
+// session snapshot: the driver's 'Z' request (the host is about to save
+// the session) and its 'R' request (the session was restored), which the
+// program finds in the driver's frame (the request kind, 90 or 82).
+const (
+	// spinInFlush: sys.stdout's flush spins when the driver calls it from
+	// a host step (sys._getframe(2) is the driver's handle: the stream's
+	// flush, the driver's flush, handle). The driver no longer flushes
+	// the program's streams in a host step.
+	spinInFlush = "import sys\n" +
+		"class SpinningOut:\n" +
+		"    def write(self, s):\n" +
+		"        return sys.__stdout__.write(s)\n" +
+		"    def flush(self):\n" +
+		"        if sys._getframe(2).f_locals.get('kind') in (90, 82):\n" +
+		"            while True:\n" +
+		"                pass\n" +
+		"sys.stdout = SpinningOut()\n"
+	// spinInTrace: a trace function, which CPython calls as the driver's
+	// handle starts, before any line of the driver runs: user code in a
+	// host step that the driver cannot avoid. It writes spinning.txt in
+	// the workspace before it spins, for a test to wait on.
+	spinInTrace = "import sys\n" +
+		"def _spin(frame, event, arg):\n" +
+		"    if event == 'call' and frame.f_locals.get('kind') in (90, 82):\n" +
+		"        open('/workspace/spinning.txt', 'w').close()\n" +
+		"        while True:\n" +
+		"            pass\n" +
+		"sys.settrace(_spin)\n"
+)
+
+// A snapshot used to run the program's sys.stdout.flush() in its 'Z'
+// step, under a 30 s deadline; a flush that spun there had its
+// interpreter killed, and the snapshot, without the memory, was reported
+// as a success: the live session answered NameError with state_lost
+// false, and so did the restored copy. Now the driver does not flush in a
+// host step, so such a session is saved whole; and a program whose code
+// runs in the step all the same (a trace function) fails the snapshot,
+// within the step's short deadline, with ErrRuntimeFailure, while the
+// session, whose interpreter was stopped, says state_lost at its next
+// call, as does a copy restored from a snapshot taken after the loss.
+func TestHostileSnapshotStepNeverLosesStateSilently(t *testing.T) {
+	ctx := context.Background()
+	a := newTestAdapter(t, noPool)
+	id := newSession(t, a)
+	expect(t, run(t, a, id, "x = 41\n"+spinInFlush+"print('armed')"), "armed\n", 0, port.OutcomeCompleted)
+	var buf bytes.Buffer
+	if err := a.d.SnapshotSession(ctx, id, &buf); err != nil {
+		t.Fatalf("snapshot of a session whose flush spins in host steps: %v", err)
+	}
+	res := run(t, a, id, "print(x + 1)")
+	expect(t, res, "42\n", 0, port.OutcomeCompleted)
+	if res.StateLost {
+		t.Error("the live session lost its state to a snapshot")
+	}
+	r, err := a.d.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatalf("restoring it: %v", err)
+	}
+	if res := run(t, a, r.ID, "print(x + 1)"); res.Stdout != "42\n" || res.StateLost {
+		t.Errorf("the restored copy: %+v, want its x", res)
+	}
+
+	// A trace function runs in the step whatever the driver does.
+	id = newSession(t, a)
+	expect(t, run(t, a, id, "x = 41\n"+spinInTrace+"print('armed')"), "armed\n", 0, port.OutcomeCompleted)
+	err = a.d.SnapshotSession(ctx, id, io.Discard)
+	if !errors.Is(err, port.ErrRuntimeFailure) {
+		t.Fatalf("snapshot of a session whose trace function spins in the step: %v, want ErrRuntimeFailure", err)
+	}
+	t.Logf("the snapshot's error: %v", err)
+	// Taken before the session's next call, a snapshot carries the loss.
+	buf.Reset()
+	if err := a.d.SnapshotSession(ctx, id, &buf); err != nil {
+		t.Fatalf("snapshot of the session that lost its interpreter: %v", err)
+	}
+	res = run(t, a, id, "print('x' in globals())")
+	if res.Stdout != "False\n" || !res.StateLost || !strings.Contains(res.Stderr, "[codeport:") {
+		t.Errorf("the live session's next call: %+v, want state_lost and a note", res)
+	}
+	if res := run(t, a, id, "print('again')"); res.StateLost {
+		t.Errorf("the loss reported twice: %+v", res)
+	}
+	r, err = a.d.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatalf("restoring the snapshot taken after the loss: %v", err)
+	}
+	if res := run(t, a, r.ID, "print('x' in globals())"); res.Stdout != "False\n" || !res.StateLost {
+		t.Errorf("the copy restored after the loss: %+v, want state_lost", res)
+	}
 }

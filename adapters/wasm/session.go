@@ -32,11 +32,23 @@ type session struct {
 	cancel context.CancelFunc
 
 	// mu is held by the call in progress: one call at a time, and a second
-	// one is refused rather than queued.
+	// one is refused rather than queued (unless mu is held by a
+	// hibernation: see lockCall).
 	mu     sync.Mutex
 	editor *editor.Editor
 	shell  *wasmshell.Shell // nil until the first bash call
 	gone   bool
+	// lost, guarded by mu, says why the session's interpreter was lost
+	// outside a call (a host step the program did not let finish, a
+	// snapshot saved without the memory): its next call reports it
+	// (StateLost, and a note saying why), then it is cleared. A loss in a
+	// call is reported by that call and never set here.
+	lost string
+
+	// hibernating is set, to a channel closed when it ends, while a
+	// hibernation holds or tries to take mu, so that a call meeting it
+	// waits for it instead of being refused as busy.
+	hibernating atomic.Pointer[chan struct{}]
 
 	// asleep: the session is hibernated (see hibernate.go): its sandbox
 	// and editor are nil and its state is in hibFile. It changes under mu
@@ -45,6 +57,9 @@ type session struct {
 	asleep  atomic.Bool
 	hmu     sync.RWMutex
 	hibFile string
+	// hibLost: the file holds the session's files but not its memory
+	// (see snapshotMeta.Lost); guarded like hibFile.
+	hibLost bool
 }
 
 func (s *session) touch() { s.lastActive.Store(time.Now().UnixNano()) }

@@ -62,7 +62,13 @@ type snapshotMeta struct {
 	Lifetime time.Duration `json:"lifetime"`
 	// Memory is the interpreter's memory size in bytes; 0 when the session
 	// had lost its interpreter (the next call starts a fresh one).
-	Memory  uint32        `json:"memory"`
+	Memory uint32 `json:"memory"`
+	// Lost: the session had lost its interpreter outside a call (a host
+	// step the program did not let finish) and had not yet said so; the
+	// restored session says so at its first call (state_lost). Memory is
+	// then 0. A session whose loss was already reported is saved without
+	// memory and without Lost: it has nothing more to lose.
+	Lost    bool          `json:"lost,omitempty"`
 	Globals []savedGlobal `json:"globals,omitempty"`
 	// Base, when set, is the id of the interpreter image the memory was
 	// written as a difference from (hibernation within one process): the
@@ -78,6 +84,16 @@ type savedGlobal struct {
 
 const (
 	snapshotFormat = 1
+	// hostStepTimeout bounds each of the host's steps that run in a
+	// session's interpreter around a snapshot: the driver's 'Z' (note the
+	// open descriptors) and 'R' (close the ones a restore cannot bring
+	// back). Each takes milliseconds; only a program that runs its own
+	// code in them (a trace function, an audit hook, a finalizer) can
+	// make one last, and such a step is stopped here, costing that
+	// session its interpreter and nothing more. It is not the caller's
+	// context's to cut short: a client that goes away must not cost the
+	// session its state.
+	hostStepTimeout = 5 * time.Second
 	// snapshotMetaMax bounds the JSON a restore reads.
 	snapshotMetaMax = 1 << 20
 	chunkEnd        = 0xFFFFFFFF
@@ -140,8 +156,8 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 	if err != nil {
 		return err
 	}
-	if !s.mu.TryLock() {
-		return fmt.Errorf("%w: session %s is running another call", port.ErrSessionBusy, s.id)
+	if err := a.lockCall(ctx, s); err != nil {
+		return err
 	}
 	defer s.mu.Unlock()
 	if s.gone {
@@ -153,7 +169,12 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 		return err
 	}
 	s.busy.Store(true)
-	err = a.saveLocked(ctx, s, w, false)
+	if s.interp != nil {
+		err = a.prepareLocked(ctx, s)
+	}
+	if err == nil {
+		_, err = a.saveLocked(s, w, false)
+	}
 	if err == nil && commit != nil {
 		err = commit()
 	}
@@ -173,10 +194,14 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 	return nil
 }
 
-// saveLocked writes a snapshot of s, which is awake; s.mu is held. With
-// diff, the memory is written as its difference from this process's
-// image: far smaller, but restorable only in this process.
-func (a *adapter) saveLocked(ctx context.Context, s *session, w io.Writer, diff bool) error {
+// saveLocked writes a snapshot of s, which is awake and prepared (its
+// interpreter, if it has one, has just completed prepareLocked); s.mu is
+// held. With diff, the memory is written as its difference from this
+// process's image: far smaller, but restorable only in this process. A
+// session without an interpreter is saved without memory, marked Lost if
+// it has a loss to report, and lost says so: nothing is saved as whole
+// that is not.
+func (a *adapter) saveLocked(s *session, w io.Writer, diff bool) (lost bool, err error) {
 	meta := snapshotMeta{Format: snapshotFormat, Build: a.eng.buildID(), Profile: a.eng.rt.Profile, Idle: s.idle, Lifetime: s.lifetime}
 	var base *image
 	if diff {
@@ -184,28 +209,21 @@ func (a *adapter) saveLocked(ctx context.Context, s *session, w io.Writer, diff 
 	}
 	var mem []byte
 	if it := s.interp; it != nil {
-		r := it.run(ctx, requestSnapshot, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
-		switch {
-		case r.dead:
-			it.kill()
-			s.interp = nil
-		case r.outcome != port.OutcomeCompleted:
-			return fmt.Errorf("%w: preparing the snapshot: %s", port.ErrRuntimeFailure, r.outcome)
-		default:
-			m := it.mod.Memory()
-			view, ok := m.Read(0, m.Size())
-			if !ok {
-				return fmt.Errorf("%w: cannot read the interpreter's memory", port.ErrRuntimeFailure)
-			}
-			globals, err := snapshotGlobals(it.mod, a.eng.rt.Module)
-			if err != nil {
-				return fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
-			}
-			for _, g := range globals {
-				meta.Globals = append(meta.Globals, savedGlobal{g.name, g.value})
-			}
-			meta.Memory, mem = uint32(len(view)), view
+		m := it.mod.Memory()
+		view, ok := m.Read(0, m.Size())
+		if !ok {
+			return false, fmt.Errorf("%w: cannot read the interpreter's memory", port.ErrRuntimeFailure)
 		}
+		globals, err := snapshotGlobals(it.mod, a.eng.rt.Module)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
+		}
+		for _, g := range globals {
+			meta.Globals = append(meta.Globals, savedGlobal{g.name, g.value})
+		}
+		meta.Memory, mem = uint32(len(view)), view
+	} else {
+		meta.Lost = s.lost != ""
 	}
 	// Two blocks compressed at once: a snapshot is mostly the compression
 	// of tens of MiB, and a session's snapshot is taken while it is idle.
@@ -213,15 +231,39 @@ func (a *adapter) saveLocked(ctx context.Context, s *session, w io.Writer, diff 
 	defer enc.Close()
 	bw := bufio.NewWriterSize(enc, 256<<10)
 	if err := writeSnapshot(bw, meta, mem, base, s.sandbox); err != nil {
-		return err
+		return false, err
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
+		return false, fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
 	}
 	if err := enc.Close(); err != nil {
-		return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
+		return false, fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
 	}
-	return nil
+	return meta.Lost, nil
+}
+
+// prepareLocked runs the driver's 'Z' step in s's interpreter (s.mu held),
+// under hostStepTimeout and not under ctx's cancellation. If the step does
+// not complete, the interpreter is not trusted with the save: it is
+// stopped, the loss recorded for the session's next call, and the error
+// says so.
+func (a *adapter) prepareLocked(ctx context.Context, s *session) error {
+	r := s.interp.run(context.WithoutCancel(ctx), requestSnapshot, "", hostStepTimeout, 4096, a.cfg.Limits().MemoryBytes)
+	if !r.dead && r.outcome == port.OutcomeCompleted {
+		return nil
+	}
+	s.interp.kill()
+	s.interp = nil
+	why := fmt.Sprintf("the program's own code ran in the host's step before a snapshot and did not let it finish within %s (%s)", hostStepTimeout, r.outcome)
+	s.lost = why
+	a.cfg.logger.Warn("session's interpreter stopped: the step before its snapshot did not finish", "session", s.id, "outcome", r.outcome, "limit", hostStepTimeout)
+	return fmt.Errorf("%w: session %s cannot be saved: %s; its interpreter was stopped, and its next call starts a fresh one (state_lost)", port.ErrRuntimeFailure, s.id, why)
+}
+
+// lostNote is the line a call adds to its stderr when it reports a loss
+// that happened outside any call (session.lost).
+func lostNote(why string) string {
+	return fmt.Sprintf("[codeport: this session's Python interpreter was lost outside any call: %s; its variables and imports are gone, its files are kept, and a fresh interpreter runs its code from now on]", why)
 }
 
 func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, sb *sandbox) error {
@@ -349,7 +391,7 @@ func (a *adapter) restoreAs(ctx context.Context, r io.Reader, id string) (port.S
 	if err := a.reserveSlot(); err != nil {
 		return port.Session{}, err
 	}
-	sb, meta, err := a.restoreSandbox(ctx, r)
+	rs, err := a.restoreSandbox(ctx, r, false)
 	if err != nil {
 		a.releaseSlot()
 		return port.Session{}, err
@@ -357,7 +399,8 @@ func (a *adapter) restoreAs(ctx context.Context, r io.Reader, id string) (port.S
 	if id == "" {
 		id = uuid.NewString()
 	}
-	s := a.sessionOver(sb, id, meta.Idle, meta.Lifetime)
+	s := a.sessionOver(rs.sb, id, rs.meta.Idle, rs.meta.Lifetime)
+	s.lost = rs.lost
 	a.mu.Lock()
 	if a.sessions[id] != nil {
 		a.mu.Unlock()
@@ -393,39 +436,73 @@ func (a *adapter) SessionIDs() []string {
 	return ids
 }
 
+// restored is what restoreSandbox made: the sandbox, the snapshot's
+// description, and, when the snapshot's interpreter did not come back,
+// why (for session.lost).
+type restored struct {
+	sb   *sandbox
+	meta snapshotMeta
+	lost string
+}
+
 // restoreSandbox makes a sandbox whose interpreter and files are the
 // snapshot's, read from r (without the Port's seal).
-func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader) (*sandbox, snapshotMeta, error) {
+//
+// With salvage (a hibernated session being woken), a memory this backend
+// cannot take (another runtime build's, larger than its memory limit) or
+// an interpreter that does not resume within hostStepTimeout costs the
+// session its interpreter, not its files: the sandbox comes back without
+// an interpreter, and the session says state_lost at its next call.
+// Without salvage (a snapshot a client restores) those are errors.
+func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool) (restored, error) {
+	var rs restored
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", port.ErrInvalidSnapshot, fmt.Sprintf(format, args...))
 	}
-	var meta snapshotMeta
+	meta := &rs.meta
 	dec := s2.NewReader(r)
 	br := bufio.NewReaderSize(dec, 256<<10)
 	var u32 [4]byte
 	if _, err := io.ReadFull(br, u32[:]); err != nil {
-		return nil, meta, invalid("its contents end early")
+		return rs, invalid("its contents end early")
 	}
 	n := binary.BigEndian.Uint32(u32[:])
 	if n > snapshotMetaMax {
-		return nil, meta, invalid("its description is malformed")
+		return rs, invalid("its description is malformed")
 	}
 	mb := make([]byte, n)
 	if _, err := io.ReadFull(br, mb); err != nil {
-		return nil, meta, invalid("its contents end early")
+		return rs, invalid("its contents end early")
 	}
-	if err := json.Unmarshal(mb, &meta); err != nil || meta.Format != snapshotFormat {
-		return nil, meta, invalid("it is of another snapshot format")
+	if err := json.Unmarshal(mb, meta); err != nil || meta.Format != snapshotFormat {
+		return rs, invalid("it is of another snapshot format")
 	}
-	if meta.Build != a.eng.buildID() || meta.Profile != a.eng.rt.Profile {
-		return nil, meta, invalid("it was made by another runtime build (profile %q); this backend runs profile %q, and a session's memory is meaningful only to the build that made it", meta.Profile, a.eng.rt.Profile)
+	if meta.Lost {
+		if meta.Memory != 0 {
+			return rs, invalid("its description is malformed")
+		}
+		rs.lost = "the snapshot it was restored from was taken after its interpreter had been lost"
 	}
-	if limit := a.cfg.Limits().MemoryBytes; limit > 0 && int64(meta.Memory) > limit {
-		return nil, meta, invalid("its interpreter has %d bytes of memory, over this backend's limit of %d", meta.Memory, limit)
+	// Why the memory, if any, cannot be used here.
+	var unusable string
+	limit := a.cfg.Limits().MemoryBytes
+	switch {
+	case meta.Build != a.eng.buildID() || meta.Profile != a.eng.rt.Profile:
+		unusable = fmt.Sprintf("it was made by another runtime build (profile %q); this backend runs profile %q, and a session's memory is meaningful only to the build that made it", meta.Profile, a.eng.rt.Profile)
+	case limit > 0 && int64(meta.Memory) > limit:
+		unusable = fmt.Sprintf("its interpreter has %d bytes of memory, over this backend's limit of %d", meta.Memory, limit)
+	case meta.Memory > 0 && meta.Base != "" && meta.Base != a.eng.image.id:
+		unusable = "it was saved as a difference from another process's interpreter image"
+	}
+	if unusable != "" {
+		if !salvage {
+			return rs, invalid("%s", unusable)
+		}
+		rs.lost = "its saved memory could not be restored here (" + unusable + ")"
 	}
 	sb, err := a.newSandboxDirs()
 	if err != nil {
-		return nil, meta, err
+		return rs, err
 	}
 	ok := false
 	defer func() {
@@ -433,38 +510,64 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader) (*sandbox, sn
 			sb.discard()
 		}
 	}()
-	if meta.Memory > 0 {
+	if meta.Memory > 0 && unusable == "" {
 		t := time.Now()
-		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), meta, br)
+		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), *meta, br)
 		if err != nil {
-			return nil, meta, err
+			return rs, err
 		}
 		sb.interp = it
 		a.metrics.InstanceStarted(time.Since(t).Seconds())
-	} else if err := skipChunks(br); err != nil {
-		return nil, meta, err
+	} else if err := skipChunks(br, meta.Memory); err != nil {
+		return rs, err
 	}
 	if err := a.restoreFiles(tar.NewReader(br), sb); err != nil {
-		return nil, meta, err
+		return rs, err
 	}
 	if sb.interp != nil {
-		res := sb.interp.run(ctx, requestRestored, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
+		// Not under ctx's cancellation: a caller that goes away must not
+		// leave a restore half done (see hostStepTimeout).
+		res := sb.interp.run(context.WithoutCancel(ctx), requestRestored, "", hostStepTimeout, 4096, limit)
 		if res.dead || res.outcome != port.OutcomeCompleted {
-			return nil, meta, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, res.outcome)
+			why := fmt.Sprintf("the program's own code ran in the host's step after a restore and did not let it finish within %s (%s)", hostStepTimeout, res.outcome)
+			if !salvage {
+				return rs, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, why)
+			}
+			sb.interp.kill()
+			sb.interp = nil
+			rs.lost = why
 		}
 	}
 	ok = true
-	return sb, meta, nil
+	rs.sb = sb
+	return rs, nil
 }
 
-// skipChunks reads past the memory of a snapshot without one (meta.Memory
-// 0 writes only the end marker).
-func skipChunks(r io.Reader) error {
+// skipChunks reads past the memory section of a snapshot whose memory is
+// not restored: memory bytes of chunks in increasing order (none when the
+// snapshot has no memory), then the end marker.
+func skipChunks(r io.Reader, memory uint32) error {
+	malformed := fmt.Errorf("%w: its memory section is malformed", port.ErrInvalidSnapshot)
+	nChunks := (int64(memory) + imageChunk - 1) / imageChunk
 	var u32 [4]byte
-	if _, err := io.ReadFull(r, u32[:]); err != nil || binary.BigEndian.Uint32(u32[:]) != chunkEnd {
-		return fmt.Errorf("%w: its memory section is malformed", port.ErrInvalidSnapshot)
+	next := int64(0)
+	for {
+		if _, err := io.ReadFull(r, u32[:]); err != nil {
+			return malformed
+		}
+		idx := binary.BigEndian.Uint32(u32[:])
+		if idx == chunkEnd {
+			return nil
+		}
+		if int64(idx) < next || int64(idx) >= nChunks {
+			return malformed
+		}
+		size := min(int64(idx+1)*imageChunk, int64(memory)) - int64(idx)*imageChunk
+		if n, err := io.CopyN(io.Discard, r, size); err != nil || n != size {
+			return malformed
+		}
+		next = int64(idx) + 1
 	}
-	return nil
 }
 
 // restoreInterpreter makes an interpreter over m whose memory and globals
