@@ -28,8 +28,9 @@ check:
 ## which wazero's compiler takes minutes (once by the binary the tests run
 ## as workers and commands, once by a test binary: wazero files them apart,
 ## see internal/testcache); then every test against the real runtime, under
-## the race detector except the shell's, as several go test processes at
-## once (scripts/test-shards.sh); then each fuzz target for its budget
+## the race detector except the shell's, each test binary built once and
+## run as several processes at once (scripts/test-shards.sh); each fuzz
+## target for its budget starts once all but the wasm adapter's are done
 TEST_TIMEOUT ?= 15m
 # scripts/test-shards.sh runs the shell's package (SHELL_PKG) without
 # -race: the bash tool's shell runs only as a wasip1 guest, which is one
