@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codeport/codeport/internal/logtest"
+	"github.com/codeport/codeport/internal/testwait"
 )
 
 // startMCPListen runs `codeport mcp --listen` in process with args and
@@ -235,29 +236,49 @@ func TestMCPStdioSurvivesMalformedLines(t *testing.T) {
 		run(context.Background(), []string{"mcp", "--sessions-dir", t.TempDir()}, inR, outW, &stderr)
 		outW.Close()
 	}()
+	// One goroutine reads the answers, until stdout ends.
+	answers := make(chan map[string]any)
+	go func() {
+		defer close(answers)
+		lines := bufio.NewReaderSize(outR, 1<<20)
+		for {
+			b, err := lines.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if json.Unmarshal(b, &m) != nil {
+				m = map[string]any{"not JSON": string(b)}
+			}
+			answers <- m
+		}
+	}()
 	defer func() {
 		inW.Close()
+		for range answers { // until stdout ends
+		}
 		waitDone(t, done, "codeport mcp did not end with its stdin", stderr.String)
 	}()
-	lines := bufio.NewReaderSize(outR, 1<<20)
-	// exchange writes a line and reads the answer: the next line with
+	wait, cancel := testwait.Context(t)
+	defer cancel()
+	// exchange writes a line and reads the answer: the next message with
 	// an id (notifications are skipped).
 	exchange := func(line string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatalf("writing %q: %v\n%s", line, err, stderr.String())
+			t.Fatalf("writing %.80q: %v\n%s", line, err, stderr.String())
 		}
 		for {
-			b, err := lines.ReadBytes('\n')
-			if err != nil {
-				t.Fatalf("after %.80q: %v\n%s", line, err, stderr.String())
-			}
-			var m map[string]any
-			if err := json.Unmarshal(b, &m); err != nil {
-				t.Fatalf("not JSON: %q", b)
-			}
-			if _, ok := m["id"]; ok {
-				return m
+			select {
+			case m, ok := <-answers:
+				if !ok {
+					t.Fatalf("after %.80q: stdout ended\n%s", line, stderr.String())
+				}
+				if _, ok := m["id"]; ok {
+					return m
+				}
+			case <-wait.Done():
+				t.Fatalf("no answer to %.80q\n%s", line, stderr.String())
 			}
 		}
 	}
@@ -287,8 +308,8 @@ func TestMCPStdioSurvivesMalformedLines(t *testing.T) {
 		code float64
 		id   any
 	}{
-		{`{"jsonrpc":"2.0","id":4,"method":`, -32700, nil},
 		{`[]`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":4,"method":`, -32700, nil},
 		{`[{"jsonrpc":"2.0","id":5,"method":"tools/list"}]`, -32600, nil},
 		{`{"jsonrpc":"1.0","id":6,"method":"tools/list"}`, -32600, 6.0},
 		{`{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, -32600, nil},
