@@ -2,13 +2,14 @@ package mcpserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/codeport/codeport/contract"
 )
 
 // CheckRequests returns next behind the check every message gets
@@ -18,7 +19,8 @@ import (
 // answers what it cannot decode, but by the same rules as on stdio
 // (a repeated key among them, which the SDK would let the last one win).
 // A body over maxBytes is answered 413, and one that did not arrive before
-// the server's read timeout 408; either way no more of it is read.
+// the server's read timeout 408, as contract v1's server answers them
+// ({"detail", "code"}); either way no more of it is read.
 //
 // The body is held once whole (the SDK reads it whole too), so maxBytes
 // bounds what each request can make the server hold; put the handler
@@ -31,7 +33,7 @@ func CheckRequests(next http.Handler, maxBytes int64) http.Handler {
 			return
 		}
 		if r.ContentLength > maxBytes {
-			refuseBody(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the %d-byte limit", maxBytes))
+			refuseBody(w, http.StatusRequestEntityTooLarge, contract.CodeRequestTooLarge, fmt.Sprintf("request body is over the %d-byte limit", maxBytes))
 			return
 		}
 		var buf bytes.Buffer
@@ -42,14 +44,14 @@ func CheckRequests(next http.Handler, maxBytes int64) http.Handler {
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			refuseBody(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the %d-byte limit", tooLarge.Limit))
+			refuseBody(w, http.StatusRequestEntityTooLarge, contract.CodeRequestTooLarge, fmt.Sprintf("request body is over the %d-byte limit", tooLarge.Limit))
 			return
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			w.Header().Set("Connection", "close")
-			refuseBody(w, http.StatusRequestTimeout, "the request body did not arrive within the server's read timeout")
+			refuseBody(w, http.StatusRequestTimeout, contract.CodeRequestTimeout, "the request body did not arrive within the server's read timeout")
 			return
 		case err != nil:
-			refuseBody(w, http.StatusBadRequest, "the request body could not be read")
+			refuseBody(w, http.StatusBadRequest, "invalid_request", "the request body could not be read")
 			return
 		}
 		// An empty body is the SDK's to refuse, as it does.
@@ -67,10 +69,12 @@ func CheckRequests(next http.Handler, maxBytes int64) http.Handler {
 	})
 }
 
-// refuseBody answers a body that could not be read whole, with a JSON-RPC
-// error response whose id is null (the message was not read).
-func refuseBody(w http.ResponseWriter, status int, msg string) {
+// refuseBody answers a body that could not be read whole as contract v1's
+// server answers one ({"detail", "code"}), as contract/server's Guard
+// answers a body that announces too large a size.
+func refuseBody(w http.ResponseWriter, status int, code, detail string) {
+	b, _ := json.Marshal(contract.Error{Detail: detail, Code: code})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write((&Refusal{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg}).Response())
+	_, _ = w.Write(b)
 }
