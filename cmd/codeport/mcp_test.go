@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -45,8 +44,6 @@ func waitDone(t *testing.T, done <-chan struct{}, what string, log func() string
 		t.Fatalf("%s:\n%s", what, log())
 	}
 }
-
-func sha256Of(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }
 
 // mcpCall calls a tool and fails the test on a protocol error.
 func mcpCall(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.CallToolResult {
