@@ -439,6 +439,13 @@ func truncateToken(s string) string {
 	return s
 }
 
+// CheckDuplicateKeys refuses a valid JSON value in which an object repeats
+// a key, as contract v1's server refuses such a request body (see
+// checkDuplicateKeys): with an error wrapping port.ErrInvalidRequest that
+// names the key. Another protocol served beside the contract (MCP) uses it
+// to hold its messages to the same rule.
+func CheckDuplicateKeys(b []byte) error { return checkDuplicateKeys("", b) }
+
 // checkDuplicateKeys refuses a JSON value in which an object repeats a key,
 // compared as encoding/json compares a key with a field name: after
 // unescaping, and without regard to case. The error wraps

@@ -48,7 +48,16 @@
 //		return err
 //	}
 //	srv := mcpserver.New(p, caps, mcpserver.WithVersion("1.0.0"))
-//	return srv.Run(ctx, &mcp.StdioTransport{})
+//	return srv.Run(ctx, &mcpserver.IOTransport{Reader: os.Stdin, Writer: os.Stdout})
+//
+// Hostile clients: CheckMessage holds each message to JSON-RPC 2.0 and to
+// contract v1's rule on repeated keys. IOTransport is the SDK's stdio
+// transport but for that: a malformed line is answered with a JSON-RPC
+// error and the next one read, where the SDK's would end the connection
+// and every session made over it. CheckRequests puts the same check, and
+// a cap on the body, before the SDK's streamable HTTP handler.
+// Authentication and tenants are the listener's (contract/server's Guard,
+// whose Port keeps each tenant to its own sessions).
 //
 // Nothing this package logs holds code, program output or file contents.
 package mcpserver

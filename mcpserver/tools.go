@@ -254,6 +254,9 @@ func portError(err error, sessionID string) error {
 		return fmt.Errorf("no session %s: it was never created, was destroyed, or was reclaimed (idle too long, past its lifetime, or lost with its sandbox), and its state and files are gone; call create_session for a new one, or leave session_id out to run in a fresh session", quote(sessionID))
 	case errors.Is(err, port.ErrSessionBusy):
 		return fmt.Errorf("session %s is running another call; a session runs one call at a time: wait for that call to end", quote(sessionID))
+	case errors.As(err, &ce) && ce.RateLimited:
+		// The caller's own limit (its tenant's), not the sandbox's.
+		return fmt.Errorf("%v (retry after %s)", err, purpose.Duration(max(ce.RetryAfter, time.Second)))
 	case errors.As(err, &ce) && ce.RetryAfter > 0:
 		return fmt.Errorf("no sandbox capacity now (%v); retry after %s", err, purpose.Duration(ce.RetryAfter))
 	case errors.Is(err, port.ErrAtCapacity):

@@ -244,18 +244,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	for _, w := range envWarnings(b) {
 		logger.Warn(w)
 	}
-	hosts, _ := cfg.AllowedHostList() // checked by Load
 	tokenFlag := false
 	fs.Visit(func(f *flag.Flag) { tokenFlag = tokenFlag || f.Name == "auth-token" })
-	token, warnings, err := authToken(cfg, tokenFlag)
-	if err != nil {
-		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
-		return 2
-	}
-	for _, w := range warnings {
-		logger.Warn(w)
-	}
-	tenants, warnings, err := tenantsOf(cfg, token)
+	acc, warnings, err := loadAccess(cfg, tokenFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 2
@@ -310,29 +301,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		// little larger for the multipart framing and the path field.
 		opts = append(opts, server.WithMaxUploadBytes(fb+64<<10))
 	}
-	if token != "" {
-		opts = append(opts, server.WithBearerToken(token))
+	accessOpts, ts, code, err := acc.accessOptions(cfg, bound.Adapter, reg, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
+		return code
 	}
-	if tenants != nil {
-		owners, err := ownersFile(cfg, bound.Adapter)
-		if err != nil {
-			fmt.Fprintf(stderr, "codeport serve: %v\n", err)
-			return 2
-		}
-		ts, err := server.NewTenants(server.TenantsConfig{Tenants: tenants, OwnersFile: owners, Registerer: reg, Logger: logger})
-		if err != nil {
-			fmt.Fprintf(stderr, "codeport serve: %v\n", err)
-			return 1
-		}
-		defer ts.Close() // after the server has stopped, before the port closes
-		opts = append(opts, server.WithTenants(ts))
-	}
-	if hosts != nil {
-		opts = append(opts, server.WithAllowedHosts(hosts...))
-	}
+	defer ts.Close() // after the server has stopped, before the port closes
+	opts = append(opts, accessOpts...)
 	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
-	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", token != "" || tenants != nil,
-		"tenants", len(tenants), "hosts", hostCheckSummary(hosts, token != "" || tenants != nil))
+	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", acc.authenticated(),
+		"tenants", len(acc.tenants), "hosts", hostCheckSummary(acc.hosts, acc.authenticated()))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -2,24 +2,21 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/mcpserver"
 )
 
@@ -35,10 +32,16 @@ destroy_session, and bash and text_editor when the backend offers them.
 Produced files are resources codeport://sessions/{session_id}/outputs/{file_id};
 output streams as progress notifications and log messages.
 
-Over HTTP, authentication and hosts are as for serve: with a token, every
-request needs "Authorization: Bearer <token>"; without one, a request on a
-loopback address must name a loopback host, and one a browser sends from
-another origin is refused. --allowed-hosts names more hosts ("*": any).
+Over HTTP, authentication, tenants, hosts and the request size are as for
+serve, from the same settings: with a token, every request needs
+"Authorization: Bearer <token>"; with tenants, a tenant's key, and each
+tenant reaches only the sessions it made, within its limits; without
+either, a request on a loopback address must name a loopback host, and one
+a browser sends from another origin is refused. --allowed-hosts names more
+hosts ("*": any). A request body over serve's limit is refused (413).
+
+A message that is not JSON-RPC 2.0 (not JSON, a batch, a repeated key, ...)
+is answered with a JSON-RPC error: over stdio the server then reads on.
 
 Stdio ends when stdin does, and either ends on SIGINT or SIGTERM: calls in
 flight are cancelled, and every session is destroyed.
@@ -73,12 +76,11 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for _, w := range envWarnings(b) {
 		logger.Warn(w)
 	}
-	var token string
-	var hosts []string
+	var acc access
 	if listen {
 		var warnings []string
 		var err error
-		token, warnings, err = authToken(cfg, tokenFlag)
+		acc, warnings, err = loadAccess(cfg, tokenFlag)
 		if err != nil {
 			fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
 			return 2
@@ -86,7 +88,6 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		for _, w := range warnings {
 			logger.Warn(w)
 		}
-		hosts, _ = cfg.AllowedHostList() // checked by Load
 	}
 
 	// Over HTTP, listen before the backend starts: an address in use is
@@ -111,18 +112,20 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
 		return 1
 	}
-	srv := mcpserver.New(bound, caps, mcpserver.WithVersion(buildVersion()), mcpserver.WithLogger(logger))
-	// A request carries at most a source (code) or a file (the editor's
-	// file_text), JSON-escaped; give it room for both, and the framing.
-	limits := bound.Limits()
-	maxMessage := 2*max(limits.SourceBytes, limits.FileBytes) + 1<<20
-	if limits.SourceBytes <= 0 || limits.FileBytes <= 0 {
-		maxMessage = max(maxMessage, int64(mcp.DefaultMaxLineLength))
-	}
+	mcpOpts := []mcpserver.Option{mcpserver.WithVersion(buildVersion()), mcpserver.WithLogger(logger)}
 
 	if !listen {
+		srv := mcpserver.New(bound, caps, mcpOpts...)
+		// A message carries at most a source (code) or a file (the
+		// editor's file_text), JSON-escaped; give it room for both, and
+		// the framing.
+		limits := bound.Limits()
+		maxMessage := 2*max(limits.SourceBytes, limits.FileBytes) + 1<<20
+		if limits.SourceBytes <= 0 || limits.FileBytes <= 0 {
+			maxMessage = max(maxMessage, int64(mcpserver.DefaultMaxMessageBytes))
+		}
 		logger.Info("serving MCP over stdio", "adapter", bound.Adapter)
-		t := &mcp.IOTransport{Reader: readCloser(stdin), Writer: nopWriteCloser{stdout}, MaxLineLength: int(maxMessage)}
+		t := &mcpserver.IOTransport{Reader: readCloser(stdin), Writer: nopWriteCloser{stdout}, MaxMessageBytes: int(min(maxMessage, math.MaxInt32))}
 		ss, err := srv.Connect(context.WithoutCancel(ctx), t, nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
@@ -149,13 +152,24 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return 0
 	}
 
-	g := &mcpGuard{next: mcpHTTPHandler(srv, maxMessage), hosts: hosts, explicit: hosts != nil, anyHost: slices.Contains(hosts, "*")}
-	if token != "" {
-		g.tokenHash = sha256.Sum256([]byte(token))
-		g.hasToken = true
+	// Over HTTP, as serve: the same token, tenants, hosts and body cap,
+	// applied by the same code (server.Guard); each tenant reaches its own
+	// sessions alone, within its limits.
+	opts, ts, code, err := acc.accessOptions(cfg, bound.Adapter, nil, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "codeport mcp: %v\n", err)
+		return code
+	}
+	defer ts.Close() // after the server has stopped, before the port closes
+	guard := server.NewGuard(append(opts, server.WithLogger(logger))...)
+	srv := mcpserver.New(guard.Port(bound), caps, mcpOpts...)
+	maxBody := guard.MaxRequestBytes()
+	h := mcpserver.CheckRequests(mcpHTTPHandler(srv, maxBody), maxBody)
+	if acc.tenants != nil {
+		h = tenantSessions(srv, h)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g)
+	mux.Handle("/mcp", guard.Handler(h))
 	hs := newHTTPServer(mux, cfg, 0, logger)
 	// A response is an event stream that lasts as long as the call (the
 	// standalone stream of a protocol session, as long as the session), so
@@ -163,7 +177,7 @@ func mcpCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	// connection until it goes or the server stops.
 	hs.WriteTimeout = 0
 	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String(), "path", "/mcp", "adapter", bound.Adapter,
-		"auth", token != "", "hosts", hostCheckSummary(hosts, token != ""))
+		"auth", acc.authenticated(), "tenants", len(acc.tenants), "hosts", hostCheckSummary(acc.hosts, acc.authenticated()))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -244,93 +258,37 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// mcpGuard is what stands before the MCP handler, as serve's handler
-// does before its routes: the bearer token, and the host and origin
-// checks that keep a web page from reaching an unauthenticated local
-// server.
-type mcpGuard struct {
-	next      http.Handler
-	hasToken  bool
-	tokenHash [sha256.Size]byte
-	hosts     []string
-	explicit  bool // allowed-hosts was set: every request is checked
-	anyHost   bool // "*" was among them: none is
-}
+// callerKey is where tenantSessions keeps the caller in a TokenInfo.
+const callerKey = "codeport.caller"
 
-func (g *mcpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if g.guarded(r) {
-		if !g.hostAllowed(r.Host) {
-			http.Error(w, "host not allowed", http.StatusForbidden)
-			return
+// tenantSessions hands each request's caller (the tenant the guard
+// authenticated) on to the tool calls it makes, which run in their
+// protocol session's context rather than the request's: as the SDK's
+// TokenInfo, which it gives every request of the session along, and whose
+// UserID binds a protocol session to the tenant that began it (a request
+// of another tenant's on it is refused). The SDK is not given the key.
+func tenantSessions(srv *mcp.Server, next http.Handler) http.Handler {
+	verify := func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		c, ok := server.CallerOf(ctx)
+		if !ok {
+			return nil, auth.ErrInvalidToken
 		}
-		// No MCP client is a page of this server's own origin.
-		for _, o := range r.Header.Values("Origin") {
-			u, err := url.Parse(o)
-			if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
-				http.Error(w, "cross-origin request refused", http.StatusForbidden)
-				return
+		return &auth.TokenInfo{UserID: "tenant:" + c.Tenant(), Extra: map[string]any{callerKey: c}}, nil
+	}
+	bearer := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	srv.AddReceivingMiddleware(func(h mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+				if c, ok := ex.TokenInfo.Extra[callerKey].(server.Caller); ok {
+					ctx = c.Context(ctx)
+				}
 			}
+			return h(ctx, method, req)
 		}
-	}
-	if g.hasToken && !g.authorized(r) {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-		return
-	}
-	g.next.ServeHTTP(w, r)
-}
-
-// guarded reports whether the request is subject to the host and origin
-// checks: every request when allowed-hosts is set (unless "*"), else
-// those on a loopback address of a server without a token (a browser
-// cannot attach the token).
-func (g *mcpGuard) guarded(r *http.Request) bool {
-	switch {
-	case g.anyHost:
-		return false
-	case g.explicit:
-		return true
-	case g.hasToken:
-		return false
-	}
-	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if addr == nil {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(addr.String())
-	return err == nil && ap.Addr().Unmap().IsLoopback()
-}
-
-func (g *mcpGuard) hostAllowed(host string) bool {
-	h := hostOf(host)
-	if h == "" {
-		return false
-	}
-	if h == "localhost" {
-		return true
-	}
-	if ip, err := netip.ParseAddr(h); err == nil && ip.Unmap().IsLoopback() {
-		return true
-	}
-	return slices.ContainsFunc(g.hosts, func(a string) bool { return hostOf(a) == h })
-}
-
-// hostOf is the name of a Host header or of an allowed host: without port,
-// brackets or trailing dot, in lower case.
-func hostOf(h string) string {
-	h = strings.TrimSpace(h)
-	if name, _, err := net.SplitHostPort(h); err == nil {
-		h = name
-	}
-	h = strings.TrimPrefix(strings.TrimSuffix(h, "]"), "[")
-	return strings.ToLower(strings.TrimSuffix(h, "."))
-}
-
-func (g *mcpGuard) authorized(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(got[:], g.tokenHash[:]) == 1
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer checked")
+		bearer.ServeHTTP(w, r)
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/logtest"
 	"github.com/codeport/codeport/internal/pyvenv"
 	"github.com/codeport/codeport/internal/testwait"
@@ -44,8 +44,6 @@ func waitDone(t *testing.T, done <-chan struct{}, what string, log func() string
 		t.Fatalf("%s:\n%s", what, log())
 	}
 }
-
-func sha256Of(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }
 
 // mcpCall calls a tool and fails the test on a protocol error.
 func mcpCall(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) *mcp.CallToolResult {
@@ -240,13 +238,13 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 }
 
-// The HTTP guard: the token when one is set; without one, a loopback
-// connection must name a loopback host and come from no other origin;
-// allowed-hosts checks every request.
+// The HTTP guard, serve's (server.Guard): the token when one is set;
+// without one, a loopback connection must name a loopback host and come
+// from no other origin; allowed-hosts checks every request.
 func TestMCPGuard(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	status := func(g *mcpGuard, host, origin, auth string) int {
-		srv := httptest.NewServer(g)
+	status := func(g *server.Guard, host, origin, auth string) int {
+		srv := httptest.NewServer(g.Handler(ok))
 		defer srv.Close()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", nil)
 		req.Host = host
@@ -263,14 +261,13 @@ func TestMCPGuard(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	open := &mcpGuard{next: ok}
-	withToken := &mcpGuard{next: ok, hasToken: true}
-	withToken.tokenHash = sha256Of("s3cret")
-	hosts := &mcpGuard{next: ok, hosts: []string{"Sandbox.Internal."}, explicit: true}
-	anyHost := &mcpGuard{next: ok, hosts: []string{"*"}, explicit: true, anyHost: true}
+	open := server.NewGuard()
+	withToken := server.NewGuard(server.WithBearerToken("s3cret"))
+	hosts := server.NewGuard(server.WithAllowedHosts("Sandbox.Internal."))
+	anyHost := server.NewGuard(server.WithAllowedHosts("*"))
 	for _, tc := range []struct {
 		name               string
-		g                  *mcpGuard
+		g                  *server.Guard
 		host, origin, auth string
 		want               int
 	}{

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract/server"
@@ -241,4 +243,57 @@ func hostCheckSummary(hosts []string, token bool) string {
 		return "off (a bearer credential is required)"
 	}
 	return "loopback names, on loopback connections"
+}
+
+// access is who may call a listener, and from where: the bearer token,
+// the tenants and the allowed hosts of the configuration. serve's handler
+// and mcp --listen's guard are given the same options (accessOptions), so
+// that every listener answers to the same rules.
+type access struct {
+	token   string
+	tenants []server.Tenant
+	hosts   []string
+}
+
+// loadAccess reads the token (tokenFlag: given by --auth-token) and the
+// tenants; warnings are for the log, and never quote a secret.
+func loadAccess(cfg binding.Config, tokenFlag bool) (access, []string, error) {
+	token, warnings, err := authToken(cfg, tokenFlag)
+	if err != nil {
+		return access{}, nil, err
+	}
+	tenants, tw, err := tenantsOf(cfg, token)
+	if err != nil {
+		return access{}, nil, err
+	}
+	hosts, _ := cfg.AllowedHostList() // checked by Load
+	return access{token: token, tenants: tenants, hosts: hosts}, append(warnings, tw...), nil
+}
+
+// authenticated reports whether a credential is required.
+func (a access) authenticated() bool { return a.token != "" || a.tenants != nil }
+
+// accessOptions are the server options that a configures, for the
+// backend bound as adapter. ts, when tenants are configured, is theirs:
+// close it after the server has stopped. code is the exit status an error
+// calls for.
+func (a access) accessOptions(cfg binding.Config, adapter string, reg prometheus.Registerer, logger *slog.Logger) (opts []server.Option, ts *server.Tenants, code int, err error) {
+	if a.token != "" {
+		opts = append(opts, server.WithBearerToken(a.token))
+	}
+	if a.tenants != nil {
+		owners, err := ownersFile(cfg, adapter)
+		if err != nil {
+			return nil, nil, 2, err
+		}
+		ts, err = server.NewTenants(server.TenantsConfig{Tenants: a.tenants, OwnersFile: owners, Registerer: reg, Logger: logger})
+		if err != nil {
+			return nil, nil, 1, err
+		}
+		opts = append(opts, server.WithTenants(ts))
+	}
+	if a.hosts != nil {
+		opts = append(opts, server.WithAllowedHosts(a.hosts...))
+	}
+	return opts, ts, 0, nil
 }

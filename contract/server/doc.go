@@ -45,6 +45,11 @@
 //	defer ts.Close()
 //	h := server.NewHandler(p, server.WithTenants(ts), server.WithGatherer(reg))
 //
+// Other listeners: NewGuard takes the same options and applies the same
+// host and origin rules, credentials, tenants and body cap to a handler of
+// another protocol over the same port (codeport mcp --listen); its Port
+// keeps each tenant to its own sessions and limits there too.
+//
 // Tracing: WithTracerProvider makes an OpenTelemetry span per request,
 // named by its route pattern and continuing the client's W3C traceparent;
 // the port's calls (with a telemetry/tracing observer) are its children.

@@ -658,7 +658,7 @@ var knownOutcomes = []port.Outcome{port.OutcomeCompleted, port.OutcomeProgramErr
 
 // countExec counts an exec call of t's by its outcome, or by the error
 // code of a call that did not run.
-func (ts *Tenants) countExec(t *tenantState, r *http.Request, res port.Result, err error) {
+func (ts *Tenants) countExec(ctx context.Context, t *tenantState, res port.Result, err error) {
 	if ts == nil || t == nil || ts.execs == nil {
 		return
 	}
@@ -666,7 +666,7 @@ func (ts *Tenants) countExec(t *tenantState, r *http.Request, res port.Result, e
 	// any string.
 	outcome := "other"
 	switch {
-	case err != nil && r.Context().Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		outcome = "client_closed"
 	case err != nil:
 		outcome = codeOf(err)
@@ -736,8 +736,12 @@ func (s *server) owned(h http.HandlerFunc, destroy bool) http.HandlerFunc {
 
 // elsewhere is the port's error for an id that names another node than
 // the port's (port.WithNodeID), or nil.
-func (s *server) elsewhere(id string) error {
-	n, ok := s.port.(interface{ NodeID() string })
+func (s *server) elsewhere(id string) error { return elsewhere(s.port, id) }
+
+// elsewhere is p's error for an id that names another node than p's, or
+// nil.
+func elsewhere(p port.CodeExecutionPort, id string) error {
+	n, ok := p.(interface{ NodeID() string })
 	if !ok || n.NodeID() == "" {
 		return nil
 	}
@@ -768,7 +772,7 @@ func (ts *Tenants) mine(t *tenantState, ids []string) []string {
 // call lost (later calls on it are session_not_found).
 func (s *server) executed(r *http.Request, res port.Result, err error) {
 	t := tenantOf(r)
-	s.cfg.tenants.countExec(t, r, res, err)
+	s.cfg.tenants.countExec(r.Context(), t, res, err)
 	if err == nil && res.Outcome == port.OutcomeSessionLost {
 		s.cfg.tenants.gone(t, r.PathValue("id"))
 	}
