@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ type Port struct {
 	snapshotKey []byte
 	maxSnapshot int64
 	nodeID      string
+	// spool makes the temporary file a restore reads its snapshot into;
+	// nil is createSpool (tests give a file that cannot be written).
+	spool func() (*os.File, error)
 }
 
 var _ CodeExecutionPort = (*Port)(nil)
@@ -90,6 +94,9 @@ func New(d Driver, opts ...Option) *Port {
 		}
 	}
 	p := &Port{d: d, info: d.Info(), snapshotKey: o.snapshotKey, maxSnapshot: o.maxSnapshot, nodeID: o.nodeID}
+	if p.maxSnapshot == 0 {
+		p.maxSnapshot = MaxSnapshotBytesFor(p.info.Limits)
+	}
 	if p.maxSnapshot == 0 {
 		p.maxSnapshot = DefaultMaxSnapshotBytes
 	}
