@@ -448,7 +448,7 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader) (*sandbox, sn
 		return nil, meta, err
 	}
 	if sb.interp != nil {
-		res := sb.interp.run(ctx, requestRestored, "", 30*time.Second, 4096, a.cfg.Limits().MemoryBytes)
+		res := sb.interp.run(ctx, requestRestored, "", restoredStepTimeout(a.cfg.Limits().MemoryBytes), 4096, a.cfg.Limits().MemoryBytes)
 		if res.dead || res.outcome != port.OutcomeCompleted {
 			return nil, meta, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, res.outcome)
 		}
