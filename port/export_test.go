@@ -1,7 +1,23 @@
 package port
 
-import "os"
+import (
+	"io"
+	"os"
+	"syscall"
+)
 
-// SetSpool makes p read a restore's snapshot into the files spool makes,
-// so that a test can give it one that cannot be written.
-func SetSpool(p *Port, spool func() (*os.File, error)) { p.spool = spool }
+// SetSpoolFull makes the temporary file of p's restores fail every write
+// as a full disk does (ENOSPC), or work again with full false.
+func SetSpoolFull(p *Port, full bool) {
+	p.spoolSink = nil
+	if full {
+		p.spoolSink = func(w io.Writer) io.Writer { return FullDisk{} }
+	}
+}
+
+// FullDisk is a writer whose writes fail as on a full disk.
+type FullDisk struct{}
+
+func (FullDisk) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "spool", Err: syscall.ENOSPC}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -35,9 +34,9 @@ type Port struct {
 	snapshotKey []byte
 	maxSnapshot int64
 	nodeID      string
-	// spool makes the temporary file a restore reads its snapshot into;
-	// nil is createSpool (tests give a file that cannot be written).
-	spool func() (*os.File, error)
+	// spoolSink, when set, is what a restore writes its temporary file
+	// through (tests give one that fails as a full disk does).
+	spoolSink func(io.Writer) io.Writer
 }
 
 var _ CodeExecutionPort = (*Port)(nil)

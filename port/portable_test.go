@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -539,17 +538,12 @@ func TestRestoreAdmittedBeforeReading(t *testing.T) {
 
 	// The disk is full: 503 material, not the snapshot's fault; the
 	// same snapshot restores once there is room.
-	if full, err := os.OpenFile("/dev/full", os.O_RDWR, 0); err == nil {
-		full.Close()
-		port.SetSpool(p, func() (*os.File, error) { return os.OpenFile("/dev/full", os.O_RDWR, 0) })
-		_, err := p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
-		if !errors.As(err, &ce) || ce.RetryAfter <= 0 || errors.Is(err, port.ErrInvalidSnapshot) || port.ErrorCode(err) != "at_capacity" {
-			t.Fatalf("restore with a full disk: %v (code %q); want at_capacity with a retry hint", err, port.ErrorCode(err))
-		}
-		port.SetSpool(p, nil)
-	} else {
-		t.Logf("no /dev/full (%v): the full disk is not checked", err)
+	port.SetSpoolFull(p, true)
+	_, err = p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
+	if !errors.As(err, &ce) || ce.RetryAfter <= 0 || errors.Is(err, port.ErrInvalidSnapshot) || port.ErrorCode(err) != "at_capacity" {
+		t.Fatalf("restore with a full disk: %v (code %q); want at_capacity with a retry hint", err, port.ErrorCode(err))
 	}
+	port.SetSpoolFull(p, false)
 	r, err := p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -399,9 +399,6 @@ func spoolFailure(err error) error {
 	return fmt.Errorf("%w: restore: temporary file: %v", ErrRuntimeFailure, err)
 }
 
-// createSpool makes the temporary file a restore's snapshot is read into.
-func createSpool() (*os.File, error) { return os.CreateTemp("", "codeport-restore-") }
-
 func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt SnapshotOptions, keep string) (Session, error) {
 	invalid := func(why string) error { return fmt.Errorf("%w: %s", ErrInvalidSnapshot, why) }
 	readFailed := func(err error) error {
@@ -436,11 +433,7 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 		return Session{}, err
 	}
 
-	spool := p.spool
-	if spool == nil {
-		spool = createSpool
-	}
-	f, err := spool()
+	f, err := os.CreateTemp("", "codeport-restore-")
 	if err != nil {
 		return Session{}, spoolFailure(err)
 	}
@@ -451,7 +444,10 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	// The header is written as read; the rest is copied as it arrives,
 	// up to one byte over the cap. A write that fails is the server's
 	// (its disk), a read that fails the snapshot's.
-	dst := &spoolWriter{w: f}
+	dst := &spoolWriter{w: io.Writer(f)}
+	if p.spoolSink != nil {
+		dst.w = p.spoolSink(f)
+	}
 	for _, b := range [][]byte{head, hb} {
 		if _, err := dst.Write(b); err != nil {
 			return Session{}, spoolFailure(err)
