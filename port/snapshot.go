@@ -311,7 +311,13 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	}
 	var keep string
 	if opt.SessionID != "" {
-		keep, err = p.keptID(opt.SessionID)
+		if sealed != nil {
+			// Passed through: the backend that restores it spells its
+			// ids, and checks this one against its own node id.
+			keep, err = opt.SessionID, CheckMovedID(opt.SessionID)
+		} else {
+			keep, err = p.keptID(opt.SessionID)
+		}
 		if err == nil && sealed != nil && p.nodeID != "" {
 			err = fmt.Errorf("%w: a restore through the %s adapter cannot keep a session id on a node with a node id", ErrUnsupported, p.info.Name)
 		}
