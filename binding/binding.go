@@ -57,6 +57,10 @@ type Options struct {
 	// NodeID, when set, puts the node's name in every session id (see
 	// port.WithNodeID), for a router in front of several nodes.
 	NodeID string
+	// MaxSnapshotBytes, when positive, bounds the snapshot a restore
+	// reads (see port.WithMaxSnapshotBytes); otherwise the bound follows
+	// from the adapter's memory and workspace limits.
+	MaxSnapshotBytes int64
 	// TracerProvider, when set, traces every call: a span per call of the
 	// port (telemetry/tracing), and a client span per request of the
 	// remote adapter. Trace context reaches a remote backend and worker
@@ -85,6 +89,9 @@ func (o Options) PortOptions() []port.Option {
 	}
 	if o.NodeID != "" {
 		opts = append(opts, port.WithNodeID(o.NodeID))
+	}
+	if o.MaxSnapshotBytes > 0 {
+		opts = append(opts, port.WithMaxSnapshotBytes(o.MaxSnapshotBytes))
 	}
 	if o.TracerProvider != nil {
 		opts = append(opts, port.WithObserver(tracing.NewObserver(o.TracerProvider)))
@@ -147,7 +154,17 @@ type Config struct {
 	// execution; KeepaliveTimeout closes an idle connection.
 	ReadTimeout      time.Duration `setting:"read-timeout" help:"longest a client may take to send a request, headers and body (then 408); raise it for large uploads over slow links"`
 	KeepaliveTimeout time.Duration `setting:"keepalive-timeout" help:"an idle keep-alive connection is closed after this long"`
-	LogLevel         string        `setting:"log-level" help:"debug, info, warn or error"`
+	// MinBodyRate is the slowest a request body may arrive, in bytes per
+	// second averaged over MinBodyRateWindow; 0 turns the check off.
+	MinBodyRate       int64         `setting:"min-body-rate" unit:"bytes" help:"slowest a request body may arrive, in bytes per second averaged over min-body-rate-window (then 408, and the connection is closed); a body may pause for up to the window (0: no minimum; read-timeout still applies)"`
+	MinBodyRateWindow time.Duration `setting:"min-body-rate-window" help:"the window min-body-rate is averaged over: the longest a request body may pause"`
+	// SnapshotLimit bounds a snapshot a restore accepts; 0 derives it
+	// from the adapter's memory and workspace limits.
+	SnapshotLimit int64 `setting:"snapshot-limit" unit:"bytes" help:"largest session snapshot POST /snapshots/restore accepts (larger: 400 invalid_snapshot, refused before it is read when announced) (0: the most a session within the memory, workspace and entry limits can need)"`
+	// MaxSnapshotRequests bounds the snapshots and restores served at
+	// once.
+	MaxSnapshotRequests int    `setting:"max-snapshot-requests" help:"snapshots and restores served at once; one more is refused with 503 and Retry-After before its body is read (each holds a temporary file of up to snapshot-limit)"`
+	LogLevel            string `setting:"log-level" help:"debug, info, warn or error"`
 	// LogFormat is how log records are written: "text" (key=value) or
 	// "json" (an object a line, for a log collector).
 	LogFormat string `setting:"log-format" help:"text (key=value pairs) or json (one JSON object a line, for a log collector)"`
@@ -178,6 +195,19 @@ const (
 	DefaultKeepaliveTimeout = 2 * time.Minute
 )
 
+// Defaults of the request body rate and of the snapshots at once. A body
+// must come at 4 KiB/s at least (32 kbit/s, a poor mobile link), averaged
+// over 30 s, so that a client trickling a body cannot hold a connection
+// and what its handler holds for the whole read timeout; a small body has
+// the whole window to arrive. Snapshots and restores each hold a
+// temporary file of up to the snapshot limit and seconds of CPU: 4 at
+// once.
+const (
+	DefaultMinBodyRate         = 4 << 10
+	DefaultMinBodyRateWindow   = 30 * time.Second
+	DefaultMaxSnapshotRequests = 4
+)
+
 // AllowedHostList splits AllowedHosts: nil when it is empty (the
 // server's default applies).
 func (c *Config) AllowedHostList() ([]string, error) {
@@ -205,6 +235,7 @@ const (
 func (b *Binder) Defaults() Config {
 	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", LogFormat: "text", Isolation: IsolationInProcess,
 		ReadTimeout: DefaultReadTimeout, KeepaliveTimeout: DefaultKeepaliveTimeout,
+		MinBodyRate: DefaultMinBodyRate, MinBodyRateWindow: DefaultMinBodyRateWindow, MaxSnapshotRequests: DefaultMaxSnapshotRequests,
 		openers: b.openers, adapters: map[string]Settings{}}
 	for _, o := range b.openers {
 		c.adapters[o.Name()] = o.NewSettings()
@@ -267,6 +298,9 @@ func (c *Config) check() error {
 	}
 	if c.ReadTimeout <= 0 || c.KeepaliveTimeout <= 0 {
 		errs = append(errs, errors.New("read-timeout and keepalive-timeout must be positive"))
+	}
+	if c.MinBodyRateWindow <= 0 || c.MaxSnapshotRequests <= 0 {
+		errs = append(errs, errors.New("min-body-rate-window and max-snapshot-requests must be positive"))
 	}
 	if _, err := c.AllowedHostList(); err != nil {
 		errs = append(errs, err)

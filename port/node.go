@@ -100,8 +100,11 @@ func (p *Port) driverID(sessionID string) (string, error) {
 	node, rest, ok := strings.Cut(sessionID, ".")
 	switch {
 	case ok && node == p.nodeID:
-		// The node's own id, on every call: no pattern to match.
-		if !usableID(rest) {
+		// The node's own id, on every call: no pattern to match. Its rest
+		// is a driver id of the node's own, which has no node part: a
+		// session moved here keeps its whole id ("a.<uuid>"), and
+		// "<node>.a.<uuid>" must not reach it as well.
+		if !usableID(rest) || strings.Contains(rest, ".") {
 			return "", unknownSession(sessionID)
 		}
 		return rest, nil
@@ -124,6 +127,14 @@ func (p *Port) driverID(sessionID string) (string, error) {
 // learns the new home by name: the line of its node map that says where
 // node a lives is pointed at b (deploy/nginx). Ids of node a that were not
 // moved to b stay refused there as another node's.
+//
+// Every session has exactly one id that reaches it: "b.a.<uuid>" does not
+// reach the session moved to b as "a.<uuid>", nor "<uuid>" the session b
+// holds for "b.<uuid>". A restore keeps an id only in that one spelling:
+// on a node with a node id, an id naming a node (its own, or the one the
+// session moved from); on a node without one, a bare "<uuid>" (see
+// keptID). And it keeps only the id of the session the snapshot was
+// taken of, which the seal binds (SnapshotOptions.SessionID).
 
 // SessionMover is implemented by a driver that can restore a snapshot under
 // an id it is given and list its sessions: what moving sessions between
@@ -186,16 +197,30 @@ func (p *Port) SessionIDs(ctx context.Context) ([]string, error) {
 }
 
 // keptID checks the id a restore is asked to keep, and returns the
-// driver's id for it.
+// driver's id for it. The rule is the same with a node id and without
+// one: a session keeps an id only in the one spelling by which this
+// Port's calls reach it, so that no session answers to two ids.
+//
+//   - With a node id, every id this node answers to names a node: its
+//     own ("<this>.<uuid>", a session coming home, which the driver
+//     holds as "<uuid>") or another's ("<other>.<uuid>", a session moved
+//     here, held whole). A bare "<uuid>" is refused: no call could reach
+//     it.
+//   - Without a node id, the node's ids are bare: "<uuid>" is kept, and
+//     an id naming a node ("z.<uuid>") is refused. A node without a node
+//     id is not behind a router that sends it another node's ids, so
+//     such a session would answer to an id no client of this node was
+//     ever given.
 func (p *Port) keptID(id string) (string, error) {
 	if err := CheckMovedID(id); err != nil {
 		return "", err
 	}
-	if p.nodeID == "" {
-		return id, nil
-	}
 	node, rest, ok := strings.Cut(id, ".")
 	switch {
+	case p.nodeID == "" && ok:
+		return "", fmt.Errorf("%w: session id %q names node %q, but this server has no node id: it keeps only ids of the form <uuid> (give it a node id to take sessions moved from other nodes)", ErrInvalidRequest, shortID(id), node)
+	case p.nodeID == "":
+		return id, nil
 	case !ok:
 		return "", fmt.Errorf("%w: session id %q names no node; this node (%q) keeps only ids of the form <node>.<uuid>", ErrInvalidRequest, shortID(id), p.nodeID)
 	case node == p.nodeID:

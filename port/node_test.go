@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/codeport/codeport/conformance"
+	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )
@@ -159,5 +161,126 @@ func TestCheckMovedID(t *testing.T) {
 	}
 	if _, err := p.SessionIDs(context.Background()); !errors.Is(err, port.ErrUnsupported) {
 		t.Errorf("SessionIDs on a driver that cannot list: %v", err)
+	}
+}
+
+// An id has one spelling. A session moved to node b as "a.<uuid>" answers
+// to that id only, not also to "b.a.<uuid>"; a restore keeps an id only in
+// the spelling its node answers to (no "z.<uuid>" on a node without a
+// node id), and only the id of the session its snapshot was taken of.
+func TestMovedIDHasOneSpelling(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+	a := wasmtest.New(t, nil, port.WithNodeID("a"), port.WithSnapshotKey(key))
+	b := wasmtest.New(t, nil, port.WithNodeID("b"), port.WithSnapshotKey(key))
+	// The same driver as b, served without a node id.
+	plain := port.New(b.Driver(), port.WithSnapshotKey(key))
+
+	snapshotOf := func(p *port.Port, code string) (string, []byte) {
+		t.Helper()
+		s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code}); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := p.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{Release: true}); err != nil {
+			t.Fatal(err)
+		}
+		return s.ID, buf.Bytes()
+	}
+	run := func(p *port.Port, id string) (string, error) {
+		res, err := p.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+		return res.Stdout, err
+	}
+
+	moved, snap := snapshotOf(a, "x = 1")
+	if _, err := b.RestoreSession(ctx, bytes.NewReader(snap), port.SnapshotOptions{SessionID: moved}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(b, moved); err != nil || out != "1\n" {
+		t.Fatalf("the moved session by its id: %q %v", out, err)
+	}
+	alias := "b." + moved
+	if out, err := run(b, alias); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("Execute(%q) = %q, %v; want ErrSessionNotFound: the session answers to %q only", alias, out, err, moved)
+	}
+	if _, err := b.ListFiles(ctx, alias, ""); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("ListFiles(%q) = %v; want ErrSessionNotFound", alias, err)
+	}
+	if err := b.SnapshotSession(ctx, alias, io.Discard, port.SnapshotOptions{}); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("SnapshotSession(%q) = %v; want ErrSessionNotFound", alias, err)
+	}
+	if err := b.DestroySession(ctx, alias); err != nil {
+		t.Errorf("DestroySession(%q) = %v; an id naming no session is destroyed already", alias, err)
+	}
+	if out, err := run(b, moved); err != nil || out != "1\n" {
+		t.Fatalf("after a destroy by the alias, the session: %q %v", out, err)
+	}
+
+	// Without a node id, an id naming a node is not kept: no call of
+	// this node's clients would ever name it. Refused before reading.
+	other, snap2 := snapshotOf(a, "x = 2")
+	body := &source{prefix: snap2}
+	if _, err := plain.RestoreSession(ctx, body, port.SnapshotOptions{SessionID: other}); !errors.Is(err, port.ErrInvalidRequest) || body.read.Load() != 0 {
+		t.Errorf("a node without a node id keeping %q: %v after reading %d bytes; want ErrInvalidRequest before reading", other, err, body.read.Load())
+	}
+	// Nor the same uuid bare: the snapshot is of "a.<uuid>".
+	bare := strings.TrimPrefix(other, "a.")
+	if _, err := plain.RestoreSession(ctx, bytes.NewReader(snap2), port.SnapshotOptions{SessionID: bare}); !errors.Is(err, port.ErrInvalidSnapshot) {
+		t.Errorf("keeping %q with a snapshot of %q: %v; want ErrInvalidSnapshot", bare, other, err)
+	}
+	// With a node id, a bare id is not kept either.
+	if _, err := b.RestoreSession(ctx, bytes.NewReader(snap2), port.SnapshotOptions{SessionID: bare}); !errors.Is(err, port.ErrInvalidRequest) {
+		t.Errorf("node b keeping the bare %q: %v; want ErrInvalidRequest", bare, err)
+	}
+}
+
+// A restore keeps only the id of the session its snapshot is of: any
+// other is ErrInvalidSnapshot, whether a session has that id or not, so a
+// restore tells nothing of other sessions. A session restored twice under
+// its id is told so.
+func TestRestoreKeepsOnlyItsSessionsID(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+	a := wasmtest.New(t, nil, port.WithNodeID("a"), port.WithSnapshotKey(key))
+	b := wasmtest.New(t, nil, port.WithNodeID("b"), port.WithSnapshotKey(key))
+
+	mine, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if err := a.SnapshotSession(ctx, mine.ID, &snap, port.SnapshotOptions{Tenant: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	// Another's session, live on b, and an id no session has.
+	live, err := b.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := "b.0b7c3f1e-2a4d-4c6b-9e8f-112233445566"
+	var answers []string
+	for _, id := range []string{live.ID, free} {
+		_, err := b.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{Tenant: "t", SessionID: id})
+		if !errors.Is(err, port.ErrInvalidSnapshot) {
+			t.Errorf("keeping %q with another session's snapshot: %v; want ErrInvalidSnapshot", id, err)
+			continue
+		}
+		answers = append(answers, strings.ReplaceAll(err.Error(), id, "ID"))
+	}
+	if len(answers) == 2 && answers[0] != answers[1] {
+		t.Errorf("a live id and a free one are told apart:\n%s\n%s", answers[0], answers[1])
+	}
+	// Its own id, where the session is still live: said clearly.
+	if _, err := a.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{Tenant: "t", SessionID: mine.ID}); !errors.Is(err, port.ErrInvalidRequest) {
+		t.Errorf("restoring a session under its id where it is live: %v; want ErrInvalidRequest", err)
+	}
+	// Moved: it keeps its id.
+	r, err := b.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{Tenant: "t", SessionID: mine.ID})
+	if err != nil || r.ID != mine.ID {
+		t.Fatalf("moving %q to b: %+v %v", mine.ID, r, err)
 	}
 }

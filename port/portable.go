@@ -34,6 +34,9 @@ type Port struct {
 	snapshotKey []byte
 	maxSnapshot int64
 	nodeID      string
+	// spoolSink, when set, is what a restore writes its temporary file
+	// through (tests give one that fails as a full disk does).
+	spoolSink func(io.Writer) io.Writer
 }
 
 var _ CodeExecutionPort = (*Port)(nil)
@@ -90,6 +93,9 @@ func New(d Driver, opts ...Option) *Port {
 		}
 	}
 	p := &Port{d: d, info: d.Info(), snapshotKey: o.snapshotKey, maxSnapshot: o.maxSnapshot, nodeID: o.nodeID}
+	if p.maxSnapshot == 0 {
+		p.maxSnapshot = MaxSnapshotBytesFor(p.info.Limits)
+	}
 	if p.maxSnapshot == 0 {
 		p.maxSnapshot = DefaultMaxSnapshotBytes
 	}

@@ -3,14 +3,18 @@ package port_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -430,3 +434,168 @@ func TestOutputReachesOnOutputOnceAndInOrder(t *testing.T) {
 		t.Fatalf("streaming driver: %q", got)
 	}
 }
+
+// source is a request body made as it is read, never held whole: prefix,
+// then size bytes of filler. read counts the bytes taken from it.
+type source struct {
+	prefix []byte
+	size   int64
+	read   atomic.Int64
+}
+
+func (s *source) Read(b []byte) (int, error) {
+	off := s.read.Load()
+	if off >= int64(len(s.prefix))+s.size {
+		return 0, io.EOF
+	}
+	n := 0
+	if off < int64(len(s.prefix)) {
+		n = copy(b, s.prefix[off:])
+	} else {
+		n = int(min(int64(len(b)), int64(len(s.prefix))+s.size-off))
+		clear(b[:n])
+	}
+	s.read.Add(int64(n))
+	return n, nil
+}
+
+// forgedHead is the start of a snapshot with the given clear-text header,
+// as an attacker without the key can write it.
+func forgedHead(header string) []byte {
+	b := []byte("codeport-snapshot-v1\n")
+	b = binary.BigEndian.AppendUint32(b, uint32(len(header)))
+	return append(b, header...)
+}
+
+// A restore is admitted before it reads: at capacity, or announced over
+// the cap, it is refused before a byte of the snapshot is read; a body
+// that is not a snapshot of this adapter's for this tenant is refused once
+// its header has been read, never spooled whole; and a temporary file the
+// disk has no room for is a capacity refusal with a retry hint, not an
+// invalid snapshot.
+func TestRestoreAdmittedBeforeReading(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(1) }, port.WithSnapshotKey(key))
+
+	// The cap follows from the limits, and is far under the old fixed
+	// 2 GiB at the default ones.
+	limit := p.MaxSnapshotBytes()
+	if want := port.MaxSnapshotBytesFor(p.Limits()); limit != want || limit <= p.Limits().MemoryBytes+p.Limits().WorkspaceBytes || limit >= port.DefaultMaxSnapshotBytes {
+		t.Fatalf("snapshot cap %d; want MaxSnapshotBytesFor(limits) = %d, above memory and workspace and under %d", limit, want, port.DefaultMaxSnapshotBytes)
+	}
+
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 42"}); err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if err := p.SnapshotSession(ctx, s.ID, &snap, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// At capacity: refused at once, with a retry hint, nothing read.
+	body := &source{prefix: snap.Bytes(), size: 2 << 30}
+	_, err = p.RestoreSession(ctx, body, port.SnapshotOptions{})
+	var ce *port.CapacityError
+	if !errors.As(err, &ce) || ce.RetryAfter <= 0 || errors.Is(err, port.ErrRateLimited) {
+		t.Fatalf("restore at capacity: %v; want a capacity error with a retry hint", err)
+	}
+	if n := body.read.Load(); n != 0 {
+		t.Fatalf("a restore refused at capacity read %d bytes of its body", n)
+	}
+	if err := p.DestroySession(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// Announced over the cap: refused before it is read.
+	body = &source{size: 2 << 30}
+	_, err = p.RestoreSession(ctx, body, port.SnapshotOptions{Size: limit + 1})
+	if !errors.Is(err, port.ErrInvalidSnapshot) || !strings.Contains(err.Error(), "larger than") || body.read.Load() != 0 {
+		t.Fatalf("restore announced at %d bytes over a cap of %d: %v after reading %d bytes", limit+1, limit, err, body.read.Load())
+	}
+
+	// Not a snapshot, or another tenant's or adapter's: refused once the
+	// header is read, not after 64 MiB were spooled.
+	for name, head := range map[string][]byte{
+		"not a snapshot":  []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+		"another tenant":  forgedHead(`{"adapter":"wasm","tenant":"someone else"}`),
+		"another adapter": forgedHead(`{"adapter":"subprocess","tenant":""}`),
+		"huge header":     forgedHead(strings.Repeat(" ", 70<<10)),
+	} {
+		body := &source{prefix: head, size: 64 << 20}
+		_, err := p.RestoreSession(ctx, body, port.SnapshotOptions{})
+		if !errors.Is(err, port.ErrInvalidSnapshot) {
+			t.Errorf("%s: %v; want ErrInvalidSnapshot", name, err)
+		}
+		if n := body.read.Load(); n > 70<<10+64 {
+			t.Errorf("%s: %d bytes read before the refusal; want the header at most", name, n)
+		}
+	}
+
+	// The disk is full: 503 material, not the snapshot's fault; the
+	// same snapshot restores once there is room.
+	port.SetSpoolFull(p, true)
+	_, err = p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
+	if !errors.As(err, &ce) || ce.RetryAfter <= 0 || errors.Is(err, port.ErrInvalidSnapshot) || port.ErrorCode(err) != "at_capacity" {
+		t.Fatalf("restore with a full disk: %v (code %q); want at_capacity with a retry hint", err, port.ErrorCode(err))
+	}
+	port.SetSpoolFull(p, false)
+	r, err := p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+	if err != nil || res.Stdout != "42\n" {
+		t.Fatalf("restored: %+v %v", res, err)
+	}
+}
+
+// The cap is enough: a session filled to its memory and workspace limits
+// with bytes that do not compress has a snapshot under it.
+func TestSnapshotCapHoldsAFullSession(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config {
+		return c.WithMemoryLimit(64 << 20).WithWorkspaceLimit(8 << 20).WithWorkspaceEntries(64).WithFileLimit(8 << 20)
+	}, port.WithSnapshotKey(key))
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := `import os
+junk = []
+try:
+    while True:
+        junk.append(os.urandom(1 << 20))
+except MemoryError:
+    junk.pop()
+n = 0
+try:
+    for i in range(60):
+        with open(f"f{i}", "wb") as f:
+            f.write(os.urandom(1 << 17))
+        n += 1
+except OSError:
+    pass
+print(len(junk) > 16, n > 16)`
+	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
+	if err != nil || res.Stdout != "True True\n" {
+		t.Fatalf("filling the session: %+v %v", res, err)
+	}
+	var w countingWriter
+	if err := p.SnapshotSession(ctx, s.ID, &w, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.n > p.MaxSnapshotBytes() {
+		t.Fatalf("a full session's snapshot is %d bytes, over the cap of %d", w.n, p.MaxSnapshotBytes())
+	}
+	t.Logf("full session: snapshot %d bytes, cap %d", w.n, p.MaxSnapshotBytes())
+}
+
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(b []byte) (int, error) { w.n += int64(len(b)); return len(b), nil }

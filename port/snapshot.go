@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -63,9 +64,20 @@ type SnapshotOptions struct {
 	// SessionID, for RestoreSession, is the id the restored session
 	// keeps instead of a new one: the id it had where it was snapshotted,
 	// when it moves to another node (see SessionMover). It must pass
-	// CheckMovedID; an id that a session here has already is
-	// ErrInvalidRequest. Ignored by SnapshotSession.
+	// CheckMovedID and be spelled as this Port's calls reach it (see
+	// keptID), and the snapshot must be of that session: its seal binds
+	// the id the session had when it was snapshotted, and a snapshot of
+	// another session is ErrInvalidSnapshot, checked before any session
+	// is looked up. So a restore cannot learn whether some other session
+	// has an id, nor take it; an id that a session here has already (the
+	// same session, restored twice) is ErrInvalidRequest. Ignored by
+	// SnapshotSession.
 	SessionID string
+	// Size, for RestoreSession, is the snapshot's length when the caller
+	// knows it (an HTTP Content-Length), 0 or less when not: a snapshot
+	// announced larger than the Port's cap (WithMaxSnapshotBytes) is
+	// refused before any of it is read. Ignored by SnapshotSession.
+	Size int64
 	// Release, for SnapshotSession, destroys the session once its
 	// snapshot is written, with no call on it in between (see
 	// SessionMover.ReleaseSession): the session moves out. A snapshot
@@ -94,10 +106,41 @@ const snapshotMagic = "codeport-snapshot-v1\n"
 // checked.
 const snapshotHeaderMax = 64 << 10
 
-// DefaultMaxSnapshotBytes bounds a snapshot a restore accepts unless
-// WithMaxSnapshotBytes says otherwise: what a session at the default
-// memory and workspace limits can need, with room.
+// DefaultMaxSnapshotBytes bounds a snapshot a restore accepts when neither
+// WithMaxSnapshotBytes nor the driver's limits say otherwise (see
+// MaxSnapshotBytesFor): a driver that states no memory or workspace limit.
 const DefaultMaxSnapshotBytes = 2 << 30
+
+// What a sealed snapshot holds besides a session's memory and file bytes,
+// for MaxSnapshotBytesFor. A file or directory costs an archive header
+// (512 bytes), a PAX header and its records (a path of up to MaxPathBytes
+// and the times: at most 1 KiB + MaxPathBytes) and the padding of its
+// data to 512 bytes; the memory costs 4 bytes of index per 4 KiB chunk;
+// the compressed stream stores a block it cannot shrink as it is, with 8
+// bytes of framing per block of 64 KiB or more; the rest (the driver's
+// metadata, bounded at 1 MiB, the seal's header, its trailer) is fixed.
+const (
+	snapshotEntryOverhead = 2<<10 + MaxPathBytes
+	snapshotFixedOverhead = 4 << 20
+	// The proportional part covers the chunk index (1/1024) and the
+	// stream's framing (1/8192) with room.
+	snapshotOverheadShare = 64
+)
+
+// MaxSnapshotBytesFor is the largest sealed snapshot a session within l
+// can need: its memory, its files (the workspace limit covers every file
+// a session holds, its temporary directory's included), each file's
+// archive header, and the framing, which compression never makes larger
+// than the bytes it frames plus a small share. It is 0 when l states no
+// memory, workspace or entry limit: the size of such a session's snapshot
+// is not bounded by its limits.
+func MaxSnapshotBytesFor(l Limits) int64 {
+	if l.MemoryBytes <= 0 || l.WorkspaceBytes <= 0 || l.WorkspaceEntries <= 0 {
+		return 0
+	}
+	state := l.MemoryBytes + l.WorkspaceBytes
+	return state + state/snapshotOverheadShare + int64(l.WorkspaceEntries)*snapshotEntryOverhead + snapshotFixedOverhead
+}
 
 // snapshotHeader is the sealed snapshot's clear-text header. It is covered
 // by the seal.
@@ -105,6 +148,9 @@ type snapshotHeader struct {
 	Adapter string    `json:"adapter"`
 	Tenant  string    `json:"tenant"`
 	Created time.Time `json:"created"`
+	// Session is the id of the session snapshotted, as the Port's caller
+	// gave it: a restore may keep that id and no other.
+	Session string `json:"session,omitempty"`
 }
 
 // WithSnapshotKey turns snapshots on for a driver that can make them
@@ -116,8 +162,10 @@ func WithSnapshotKey(key []byte) Option {
 	return func(o *options) { o.snapshotKey = append([]byte(nil), key...) }
 }
 
-// WithMaxSnapshotBytes bounds the size of a snapshot RestoreSession reads
-// (DefaultMaxSnapshotBytes otherwise); a larger one is ErrInvalidSnapshot.
+// WithMaxSnapshotBytes bounds the size of a snapshot RestoreSession reads;
+// a larger one is ErrInvalidSnapshot. Without it (or with n <= 0), the
+// bound follows from the driver's limits (MaxSnapshotBytesFor), or is
+// DefaultMaxSnapshotBytes for a driver that states none.
 func WithMaxSnapshotBytes(n int64) Option {
 	return func(o *options) {
 		if n > 0 {
@@ -128,6 +176,10 @@ func WithMaxSnapshotBytes(n int64) Option {
 
 // MinSnapshotKeyBytes is the shortest key WithSnapshotKey accepts.
 const MinSnapshotKeyBytes = 32
+
+// MaxSnapshotBytes is the largest snapshot RestoreSession reads (see
+// WithMaxSnapshotBytes).
+func (p *Port) MaxSnapshotBytes() int64 { return p.maxSnapshot }
 
 // SnapshotsOffered reports whether SnapshotSession and RestoreSession can
 // succeed: the driver makes snapshots, and they can be sealed.
@@ -191,7 +243,7 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 				}
 				return nil
 			})
-		}, w, opt)
+		}, w, opt, sessionID)
 	} else if sealed != nil {
 		err = sealed.SnapshotSealed(k.ctx, id, w, opt)
 	} else {
@@ -200,7 +252,7 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 				return err
 			}
 			return seal()
-		}, w, opt)
+		}, w, opt, sessionID)
 	}
 	k.done(err)
 	return err
@@ -208,8 +260,8 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 
 // sealSnapshot frames what save writes with the header and the seal; save
 // calls its seal function once the driver has written the snapshot.
-func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, w io.Writer, seal func() error) error, w io.Writer, opt SnapshotOptions) error {
-	hdr, err := json.Marshal(snapshotHeader{Adapter: p.info.Name, Tenant: opt.Tenant, Created: time.Now().UTC()})
+func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, w io.Writer, seal func() error) error, w io.Writer, opt SnapshotOptions, sessionID string) error {
+	hdr, err := json.Marshal(snapshotHeader{Adapter: p.info.Name, Tenant: opt.Tenant, Created: time.Now().UTC(), Session: sessionID})
 	if err != nil {
 		return fmt.Errorf("%w: snapshot header: %v", ErrRuntimeFailure, err)
 	}
@@ -241,10 +293,17 @@ func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, 
 }
 
 // RestoreSession makes a new session from a sealed snapshot that
-// SnapshotSession wrote with the same key, for the same tenant. The whole
-// snapshot is read (into a temporary file) and its seal checked before the
+// SnapshotSession wrote with the same key, for the same tenant. Before a
+// byte of the snapshot is read, the restore is admitted: refused if the
+// snapshot is announced larger than the cap (SnapshotOptions.Size), or if
+// the driver has no room for a session (Admitter). Its header is then
+// read and checked (the format, the adapter, the tenant and the session
+// whose id is kept) before anything more is read; the whole snapshot is
+// then read (into a temporary file) and its seal checked before the
 // driver sees any of it: a snapshot that is truncated, altered, sealed
-// with another key or made for another tenant is ErrInvalidSnapshot.
+// with another key or made for another tenant is ErrInvalidSnapshot. A
+// temporary file that cannot be written for want of space is
+// ErrAtCapacity, with a retry hint: the snapshot may be fine.
 func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOptions) (Session, error) {
 	sealed, s, err := p.snapshotter()
 	if err != nil {
@@ -252,7 +311,13 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	}
 	var keep string
 	if opt.SessionID != "" {
-		keep, err = p.keptID(opt.SessionID)
+		if sealed != nil {
+			// Passed through: the backend that restores it spells its
+			// ids, and checks this one against its own node id.
+			keep, err = opt.SessionID, CheckMovedID(opt.SessionID)
+		} else {
+			keep, err = p.keptID(opt.SessionID)
+		}
 		if err == nil && sealed != nil && p.nodeID != "" {
 			err = fmt.Errorf("%w: a restore through the %s adapter cannot keep a session id on a node with a node id", ErrUnsupported, p.info.Name)
 		}
@@ -260,6 +325,11 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 			err = fmt.Errorf("%w: the %s adapter cannot restore a session under a given id", ErrUnsupported, p.info.Name)
 		}
 		if err != nil {
+			return Session{}, p.refuse(ctx, OpRestoreSession, "", err)
+		}
+	}
+	if sealed == nil {
+		if err := p.admitRestore(opt); err != nil {
 			return Session{}, p.refuse(ctx, OpRestoreSession, "", err)
 		}
 	}
@@ -293,36 +363,120 @@ func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOpti
 	return sess, nil
 }
 
+// Admitter is implemented by a driver that can tell, without making a
+// session, whether it has room for one now. A restore asks it before it
+// reads the snapshot, so that a restore the driver would refuse for want
+// of room is refused before any of the snapshot is read or spooled.
+type Admitter interface {
+	// HasRoom returns nil when a session could be made now, else the
+	// error CreateSession would refuse with (a *CapacityError). It
+	// reserves nothing: a session made meanwhile may still take the room,
+	// and the restore is then refused when it makes its session.
+	HasRoom() error
+}
+
+// admitRestore refuses, before any of it is read, a restore this Port
+// would refuse after reading it: one announced over the cap, or one the
+// driver has no room for.
+func (p *Port) admitRestore(opt SnapshotOptions) error {
+	if opt.Size > p.maxSnapshot {
+		return fmt.Errorf("%w: it is larger than %d bytes", ErrInvalidSnapshot, p.maxSnapshot)
+	}
+	if a, ok := p.d.(Admitter); ok {
+		return a.HasRoom()
+	}
+	return nil
+}
+
+// spoolRetryAfter is the retry hint of a restore refused because its
+// temporary file could not be written for want of space: the space held
+// by other restores is released as they end.
+const spoolRetryAfter = 10 * time.Second
+
+// spoolFailure is the error of a temporary file that could not be made or
+// written: for want of space (or quota), ErrAtCapacity with a retry hint,
+// since the snapshot itself may be fine and nothing was restored; else
+// ErrRuntimeFailure.
+func spoolFailure(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return &CapacityError{Resource: "disk space for restores", RetryAfter: spoolRetryAfter,
+			Detail: fmt.Sprintf("at capacity: the server has no disk space left to receive the snapshot; nothing was restored; retry after %s", spoolRetryAfter)}
+	}
+	return fmt.Errorf("%w: restore: temporary file: %v", ErrRuntimeFailure, err)
+}
+
 func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt SnapshotOptions, keep string) (Session, error) {
 	invalid := func(why string) error { return fmt.Errorf("%w: %s", ErrInvalidSnapshot, why) }
+	readFailed := func(err error) error {
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return invalid("it is too short to be a snapshot")
+		}
+		return invalid(fmt.Sprintf("reading it failed: %v", err))
+	}
+	// The header first, before anything is spooled: a body that is not a
+	// snapshot of this adapter's, for this tenant (and of the session
+	// whose id is kept), is refused once its header has been read. It is
+	// not trusted yet: it is checked again, sealed, once all is in.
+	head := make([]byte, len(snapshotMagic)+4)
+	if _, err := io.ReadFull(r, head); err != nil {
+		return Session{}, readFailed(err)
+	}
+	if string(head[:len(snapshotMagic)]) != snapshotMagic {
+		return Session{}, invalid("it is not a codeport snapshot (or of another format version)")
+	}
+	hlen := int64(binary.BigEndian.Uint32(head[len(snapshotMagic):]))
+	if hlen > snapshotHeaderMax {
+		return Session{}, invalid("its header is malformed")
+	}
+	hb := make([]byte, hlen)
+	if _, err := io.ReadFull(r, hb); err != nil {
+		return Session{}, readFailed(err)
+	}
+	if err := p.checkHeader(hb, opt); err != nil {
+		return Session{}, err
+	}
+
 	f, err := os.CreateTemp("", "codeport-restore-")
 	if err != nil {
-		return Session{}, fmt.Errorf("%w: restore: temporary file: %v", ErrRuntimeFailure, err)
+		return Session{}, spoolFailure(err)
 	}
 	defer func() {
 		f.Close()
 		os.Remove(f.Name())
 	}()
-	// Everything up to the seal is hashed as it arrives; the last 32 bytes
-	// read are the seal itself, so the file is hashed once it is complete.
-	n, err := io.Copy(f, io.LimitReader(r, p.maxSnapshot+1))
-	if err != nil {
-		if ctx.Err() != nil {
-			return Session{}, ctx.Err()
+	// The header is written as read; the rest is copied as it arrives,
+	// up to one byte over the cap. A write that fails is the server's
+	// (its disk), a read that fails the snapshot's.
+	dst := &spoolWriter{w: io.Writer(f)}
+	if p.spoolSink != nil {
+		dst.w = p.spoolSink(f)
+	}
+	for _, b := range [][]byte{head, hb} {
+		if _, err := dst.Write(b); err != nil {
+			return Session{}, spoolFailure(err)
 		}
-		return Session{}, invalid(fmt.Sprintf("reading it failed: %v", err))
+	}
+	n := int64(len(head) + len(hb))
+	m, err := io.Copy(dst, io.LimitReader(r, p.maxSnapshot+1-n))
+	n += m
+	if dst.err != nil {
+		return Session{}, spoolFailure(dst.err)
+	}
+	if err != nil {
+		return Session{}, readFailed(err)
 	}
 	if n > p.maxSnapshot {
 		return Session{}, invalid(fmt.Sprintf("it is larger than %d bytes", p.maxSnapshot))
 	}
-	fixed := int64(len(snapshotMagic) + 4 + 8 + sha256.Size)
-	if n < fixed {
+	payloadStart := int64(len(snapshotMagic)) + 4 + hlen
+	if n < payloadStart+8+sha256.Size {
 		return Session{}, invalid("it is too short to be a snapshot")
 	}
-	magic := make([]byte, len(snapshotMagic))
-	if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != snapshotMagic {
-		return Session{}, invalid("it is not a codeport snapshot (or of another format version)")
-	}
+	// Everything up to the seal is hashed once the file is complete; the
+	// last 32 bytes are the seal itself.
 	mac := hmac.New(sha256.New, p.snapshotKey)
 	if _, err := io.Copy(mac, io.NewSectionReader(f, 0, n-sha256.Size)); err != nil {
 		return Session{}, fmt.Errorf("%w: restore: %v", ErrRuntimeFailure, err)
@@ -334,30 +488,8 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	if !hmac.Equal(seal, mac.Sum(nil)) {
 		return Session{}, invalid("its seal does not match: it was altered or truncated, or sealed with another key")
 	}
-	// Sealed by this key: the rest is what sealSnapshot wrote.
-	var lenBuf [4]byte
-	if _, err := f.ReadAt(lenBuf[:], int64(len(snapshotMagic))); err != nil {
-		return Session{}, fmt.Errorf("%w: restore: %v", ErrRuntimeFailure, err)
-	}
-	hlen := int64(binary.BigEndian.Uint32(lenBuf[:]))
-	payloadStart := int64(len(snapshotMagic)) + 4 + hlen
-	if hlen > snapshotHeaderMax || payloadStart > n-8-sha256.Size {
-		return Session{}, invalid("its header is malformed")
-	}
-	hb := make([]byte, hlen)
-	if _, err := f.ReadAt(hb, int64(len(snapshotMagic))+4); err != nil {
-		return Session{}, fmt.Errorf("%w: restore: %v", ErrRuntimeFailure, err)
-	}
-	var hdr snapshotHeader
-	if err := json.Unmarshal(hb, &hdr); err != nil {
-		return Session{}, invalid("its header is malformed")
-	}
-	if !hmac.Equal([]byte(hdr.Tenant), []byte(opt.Tenant)) {
-		return Session{}, invalid("it belongs to another tenant")
-	}
-	if hdr.Adapter != p.info.Name {
-		return Session{}, invalid(fmt.Sprintf("it was made by the %s adapter, not %s", hdr.Adapter, p.info.Name))
-	}
+	// Sealed by this key: the rest is what sealSnapshot wrote, and the
+	// header checked above is the one sealed (it was spooled as read).
 	var trailer [8]byte
 	if _, err := f.ReadAt(trailer[:], n-sha256.Size-8); err != nil {
 		return Session{}, fmt.Errorf("%w: restore: %v", ErrRuntimeFailure, err)
@@ -371,6 +503,43 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 		return s.(SessionMover).RestoreSessionAs(ctx, payload, size, keep)
 	}
 	return s.RestoreSession(ctx, payload, size)
+}
+
+// checkHeader checks a snapshot's header against the restore: made by
+// this adapter, for the restore's tenant, and of the session whose id the
+// restore keeps, if any. Every refusal is ErrInvalidSnapshot, whether or
+// not a session has the id to keep.
+func (p *Port) checkHeader(hb []byte, opt SnapshotOptions) error {
+	invalid := func(why string) error { return fmt.Errorf("%w: %s", ErrInvalidSnapshot, why) }
+	var hdr snapshotHeader
+	if err := json.Unmarshal(hb, &hdr); err != nil {
+		return invalid("its header is malformed")
+	}
+	if !hmac.Equal([]byte(hdr.Tenant), []byte(opt.Tenant)) {
+		return invalid("it belongs to another tenant")
+	}
+	if hdr.Adapter != p.info.Name {
+		return invalid(fmt.Sprintf("it was made by the %s adapter, not %s", hdr.Adapter, p.info.Name))
+	}
+	if opt.SessionID != "" && hdr.Session != opt.SessionID {
+		return invalid("it is not a snapshot of the session whose id the restore is to keep (a session keeps its own id only)")
+	}
+	return nil
+}
+
+// spoolWriter remembers why a write failed, to tell the server's failure
+// (its disk) from the client's (the body) in io.Copy's error.
+type spoolWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *spoolWriter) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 type countWriter struct {

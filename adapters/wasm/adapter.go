@@ -55,8 +55,9 @@ type adapter struct {
 }
 
 var (
-	_ port.Driver  = (*adapter)(nil)
-	_ port.Readier = (*adapter)(nil)
+	_ port.Driver   = (*adapter)(nil)
+	_ port.Readier  = (*adapter)(nil)
+	_ port.Admitter = (*adapter)(nil)
 )
 
 // New checks the configuration, then compiles the embedded interpreter and
@@ -204,6 +205,18 @@ func (a *adapter) reserveSlot() error {
 		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.MaxSessions, RetryAfter: a.cfg.RetryAfter}
 	}
 	a.slots++
+	return nil
+}
+
+// HasRoom implements port.Admitter: whether reserveSlot would succeed
+// now, so that a restore at capacity is refused before its snapshot is
+// read.
+func (a *adapter) HasRoom() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.slots >= a.cfg.MaxSessions {
+		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.MaxSessions, RetryAfter: a.cfg.RetryAfter}
+	}
 	return nil
 }
 

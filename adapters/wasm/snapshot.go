@@ -84,12 +84,12 @@ type savedGlobal struct {
 
 const (
 	snapshotFormat = 1
-	// hostStepTimeout bounds each of the host's steps that run in a
-	// session's interpreter around a snapshot: the driver's 'Z' (note the
-	// open descriptors) and 'R' (close the ones a restore cannot bring
-	// back). Each takes milliseconds; only a program that runs its own
+	// hostStepTimeout bounds the host's step that runs in a session's
+	// interpreter before a snapshot: the driver's 'Z' (note the open
+	// descriptors; 'R', after a restore, has restoredStepTimeout, which
+	// grows with the memory it may walk). It takes milliseconds; only a program that runs its own
 	// code in them (a trace function, an audit hook, a finalizer) can
-	// make one last, and such a step is stopped here, costing that
+	// make it last, and such a step is stopped here, costing that
 	// session its interpreter and nothing more. It is not the caller's
 	// context's to cut short: a client that goes away must not cost the
 	// session its state.
@@ -450,9 +450,10 @@ type restored struct {
 //
 // With salvage (a hibernated session being woken), a memory this backend
 // cannot take (another runtime build's, larger than its memory limit) or
-// an interpreter that does not resume within hostStepTimeout costs the
-// session its interpreter, not its files: the sandbox comes back without
-// an interpreter, and the session says state_lost at its next call.
+// an interpreter that does not resume within its deadline
+// (restoredStepTimeout) costs the session its interpreter, not its files:
+// the sandbox comes back without an interpreter, and the session says
+// state_lost at its next call.
 // Without salvage (a snapshot a client restores) those are errors.
 func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool) (restored, error) {
 	var rs restored
@@ -527,9 +528,10 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool)
 	if sb.interp != nil {
 		// Not under ctx's cancellation: a caller that goes away must not
 		// leave a restore half done (see hostStepTimeout).
-		res := sb.interp.run(context.WithoutCancel(ctx), requestRestored, "", hostStepTimeout, 4096, limit)
+		step := restoredStepTimeout(limit)
+		res := sb.interp.run(context.WithoutCancel(ctx), requestRestored, "", step, 4096, limit)
 		if res.dead || res.outcome != port.OutcomeCompleted {
-			why := fmt.Sprintf("the program's own code ran in the host's step after a restore and did not let it finish within %s (%s)", hostStepTimeout, res.outcome)
+			why := fmt.Sprintf("the program's own code ran in the host's step after a restore and did not let it finish within %s (%s)", step, res.outcome)
 			if !salvage {
 				return rs, fmt.Errorf("%w: resuming the restored interpreter: %s", port.ErrRuntimeFailure, why)
 			}

@@ -77,9 +77,10 @@ cannot reach the server through DNS rebinding. --allowed-hosts names more
 hosts (and then checks every request), "*" turns the check off. JSON bodies
 must be sent as application/json (curl -H 'Content-Type: application/json').
 
-Timeouts: a request must arrive within --read-timeout (then 408); an idle
-keep-alive connection is closed after --keepalive-timeout. An execution is
-bounded by --timeout and --max-timeout, never by these.
+Timeouts: a request must arrive within --read-timeout, and its body at
+--min-body-rate or faster, averaged over --min-body-rate-window (else 408);
+an idle keep-alive connection is closed after --keepalive-timeout. An
+execution is bounded by --timeout and --max-timeout, never by these.
 
 Tracing: OpenTelemetry spans (a request, a session made, an execution) are
 exported when OTEL_TRACES_EXPORTER (otlp, console or none) or
@@ -283,7 +284,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer stopTracing(tracer, logger) // after the port has closed: its last spans flushed
 	bound, err := b.Open(cfg, binding.Options{Logger: logger, Observers: []port.Observer{calls}, SnapshotKey: key,
-		NodeID: cfg.NodeID, TracerProvider: tracer.TracerProvider(), WorkerTraceEnv: tracer.WorkerEnv(os.Environ())})
+		NodeID: cfg.NodeID, MaxSnapshotBytes: cfg.SnapshotLimit, TracerProvider: tracer.TracerProvider(), WorkerTraceEnv: tracer.WorkerEnv(os.Environ())})
 	if err != nil {
 		fmt.Fprintf(stderr, "codeport serve: %v\n", err)
 		return 1
@@ -295,6 +296,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		server.WithGatherer(reg),
 		server.WithLogger(logger),
 		server.WithTracerProvider(tracer.TracerProvider()),
+		server.WithMinBodyRate(cfg.MinBodyRate, cfg.MinBodyRateWindow),
+		server.WithMaxSnapshotRequests(cfg.MaxSnapshotRequests),
 	}
 	if fb := bound.Limits().FileBytes; fb > 0 {
 		// The port enforces the file limit exactly; the body may be a

@@ -245,7 +245,8 @@ func TestUsage(t *testing.T) {
 	// The help says where a token may come from besides the command line,
 	// and how hosts and timeouts are set.
 	for _, want := range []string{"-auth-token-file", "CODEPORT_AUTH_TOKEN_FILE", "$CODEPORT_AUTH_TOKEN", "process list",
-		"-allowed-hosts", "DNS rebinding", "application/json", "-read-timeout", "-keepalive-timeout"} {
+		"-allowed-hosts", "DNS rebinding", "application/json", "-read-timeout", "-keepalive-timeout",
+		"-min-body-rate", "-min-body-rate-window", "-snapshot-limit", "-max-snapshot-requests"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("serve -h does not mention %s", want)
 		}

@@ -62,4 +62,9 @@
 // second path or file part is refused, and writes nothing. (Its path part
 // may come before or after its file part: a file sent first is spooled to
 // a temporary file, refused as soon as it passes the port's file limit.)
+// A body that arrives slower than the minimum rate (WithMinBodyRate) is
+// cut off with 408. Snapshots and restores are admitted before they read
+// or touch anything: a slot of those at once (WithMaxSnapshotRequests),
+// the tenant's session and execution limits, and, for a restore, the
+// port's room for a session and its snapshot cap.
 package server

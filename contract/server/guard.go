@@ -1,13 +1,11 @@
 package server
 
 import (
-	"errors"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -156,9 +154,3 @@ func isJSONMediaType(ct string) bool {
 // errReadTimeout answers a body that did not arrive before the read
 // deadline (http.Server.ReadTimeout) passed.
 var errReadTimeout = refuse(contract.CodeRequestTimeout, "the request body did not arrive within the server's read timeout")
-
-// isTimeout reports whether a read of the request body failed at the
-// connection's read deadline.
-func isTimeout(err error) bool {
-	return errors.Is(err, os.ErrDeadlineExceeded)
-}

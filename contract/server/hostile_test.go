@@ -13,12 +13,15 @@ import (
 	"net/textproto"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )
@@ -537,5 +540,218 @@ func TestUploadBrokenOff(t *testing.T) {
 	}
 	if _, ok := fp.sessions["s1"]["x.txt"]; ok {
 		t.Error("a broken-off upload was stored")
+	}
+}
+
+// bodyCounter counts the bytes handlers read of request bodies.
+type bodyCounter struct{ n atomic.Int64 }
+
+// wrap counts what h reads of every request's body.
+func (c *bodyCounter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A copy: net/http goes on using its own request's body.
+		r = r.WithContext(r.Context())
+		r.Body = &countedBody{ReadCloser: r.Body, n: &c.n}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type countedBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// serveCounted serves h on loopback, counting what it reads of bodies.
+func serveCounted(t *testing.T, h http.Handler) (*timeoutServer, *bodyCounter) {
+	t.Helper()
+	c := &bodyCounter{}
+	srv := httptest.NewServer(c.wrap(h))
+	t.Cleanup(srv.Close)
+	return &timeoutServer{addr: srv.Listener.Addr().String()}, c
+}
+
+var testSnapshotKey = bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+
+const restoreHead = "POST /snapshots/restore HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+
+// A restore asks for its session before it reads its body: at capacity it
+// is answered 503 with Retry-After at once, without a byte of the body
+// read (a forged 2 GiB body cost 2 GiB of disk and seconds of CPU before a
+// 400), and one announced over the cap is refused before it is read.
+func TestRestoreRefusedBeforeItsBody(t *testing.T) {
+	a := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(1) }, port.WithSnapshotKey(testSnapshotKey))
+	// After a refusal, net/http drains what it can of the body before
+	// it closes the connection: a short window ends that for a client
+	// that sends no more.
+	h := server.NewHandler(a, server.WithMinBodyRate(1<<10, 100*time.Millisecond))
+	srv, read := serveCounted(t, h)
+	spec := mustSpec(t)
+	s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := srv.stall(t, restoreHead+"Transfer-Encoding: chunked\r\n\r\n4\r\ncode\r\n")
+	spec.checkResponse(t, httptest.NewRequest("POST", "/snapshots/restore", nil), r.status, r.header, r.body)
+	if r.status != http.StatusServiceUnavailable || r.code(t) != "at_capacity" || r.header.Get("Retry-After") == "" {
+		t.Errorf("restore at capacity: %d %s (Retry-After %q); want 503 at_capacity with Retry-After", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if n := read.n.Load(); n != 0 {
+		t.Fatalf("a restore refused at capacity read %d bytes of its body", n)
+	}
+
+	if err := a.DestroySession(context.Background(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	r = srv.stall(t, restoreHead+"Content-Length: 2147483648\r\n\r\ncode")
+	if r.status != http.StatusBadRequest || r.code(t) != "invalid_snapshot" || !strings.Contains(r.detail(t), "larger than") {
+		t.Errorf("a restore announced at 2 GiB: %d %s; want 400 invalid_snapshot, larger than the cap", r.status, r.body)
+	}
+	if n := read.n.Load(); n != 0 {
+		t.Fatalf("a restore announced over the cap read %d bytes of its body", n)
+	}
+}
+
+// Snapshots and restores at once are bounded: one more is answered 503
+// with Retry-After before its body is read, and the slot is free again
+// once the one under way ends.
+func TestSnapshotRequestsAtOnce(t *testing.T) {
+	sp := &heldRestorePort{snapshotPort: &snapshotPort{fakePort: newFakePort()}, entered: make(chan struct{}, 1)}
+	sp.addSession("s1", nil)
+	h := server.NewHandler(sp, server.WithMaxSnapshotRequests(1))
+	srv, read := serveCounted(t, h)
+	url := "http://" + srv.addr
+
+	// A restore whose body arrives as the test writes it: once the
+	// first bytes are taken, the restore holds the one slot.
+	pr, pw := io.Pipe()
+	first := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", url+"/snapshots/restore", pr)
+		req.Header.Set("Content-Type", contract.SnapshotMediaType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	testwait.Receive(t, sp.entered, "the first restore in the port")
+	before := read.n.Load()
+	for _, head := range []string{
+		restoreHead + "Content-Length: 4\r\n\r\ncode",
+		"POST /sessions/s1/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+	} {
+		r := srv.stall(t, head)
+		if r.status != http.StatusServiceUnavailable || r.code(t) != "at_capacity" || r.header.Get("Retry-After") != "1" {
+			t.Errorf("%s: %d %s (Retry-After %q); want 503 at_capacity, Retry-After 1", strings.SplitN(head, "\r\n", 2)[0], r.status, r.body, r.header.Get("Retry-After"))
+		}
+	}
+	if n := read.n.Load(); n != before {
+		t.Errorf("refused restores read %d bytes of their bodies", n-before)
+	}
+	io.WriteString(pw, "snapshot of s1 for credential/")
+	pw.Close()
+	if got := testwait.Receive(t, first, "the first restore's answer"); got != http.StatusCreated {
+		t.Fatalf("the first restore: %d", got)
+	}
+	req, _ := http.NewRequest("POST", url+"/sessions/s1/snapshot", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a snapshot once the restore ended: %d", resp.StatusCode)
+	}
+}
+
+// heldRestorePort tells when a restore has reached it.
+type heldRestorePort struct {
+	*snapshotPort
+	entered chan struct{}
+}
+
+func (p *heldRestorePort) RestoreSession(ctx context.Context, r io.Reader, opt port.SnapshotOptions) (port.Session, error) {
+	select {
+	case p.entered <- struct{}{}:
+	default:
+	}
+	return p.snapshotPort.RestoreSession(ctx, r, opt)
+}
+
+// A body that arrives slower than the minimum rate is cut off with 408,
+// and its connection closed, long before the read timeout; the rate ends
+// with the body, so an execution longer than its window is not cut.
+func TestSlowBodyCutAtTheMinimumRate(t *testing.T) {
+	const window = 200 * time.Millisecond
+	sp := &snapshotPort{fakePort: newFakePort()}
+	sp.addSession("s1", nil)
+	sp.execute = func(ctx context.Context, _ string, req port.ExecuteRequest) (port.Result, error) {
+		select {
+		case <-time.After(4 * window):
+			return port.Result{Tool: req.Tool, Stdout: "done", Outcome: port.OutcomeCompleted}, nil
+		case <-ctx.Done():
+			return port.Result{}, ctx.Err()
+		}
+	}
+	// The read timeout is longer than any test: only the rate can end
+	// these requests.
+	srv := newTimeoutServer(t, sp, time.Hour, server.WithMinBodyRate(1<<20, window))
+	spec := mustSpec(t)
+	for name, c := range map[string]struct{ target, head string }{
+		"exec": {"/sessions/s1/exec",
+			"POST /sessions/s1/exec HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n" + `{"tool":"code_execution","inp`},
+		"create, chunked": {"/sessions",
+			"POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n"},
+		"restore": {"/snapshots/restore", restoreHead + "Content-Length: 100000\r\n\r\nsnapshot of s1"},
+	} {
+		r := srv.stall(t, c.head)
+		spec.checkResponse(t, httptest.NewRequest("POST", c.target, nil), r.status, r.header, r.body)
+		if r.status != http.StatusRequestTimeout || r.code(t) != "request_timeout" || !strings.Contains(r.detail(t), "minimum rate") {
+			t.Errorf("%s: %d %s; want 408 request_timeout, for the minimum rate", name, r.status, r.body)
+		}
+	}
+	if sp.lastExecID != "" {
+		t.Error("a trickled exec body reached the port")
+	}
+
+	req, _ := http.NewRequest("POST", "http://"+srv.addr+"/sessions/s1/exec", strings.NewReader(execCode))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"stdout":"done"`) {
+		t.Errorf("an execution longer than the rate's window: %d %s", resp.StatusCode, body)
+	}
+}
+
+// A snapshot whose temporary file the disk has no room for is 503 with a
+// retry hint, and the session is as it was: the disk is the server's
+// trouble, not the session's.
+func TestSnapshotWithTheDiskFull(t *testing.T) {
+	a := wasmtest.New(t, nil, port.WithSnapshotKey(testSnapshotKey))
+	h := servePort(t, a)
+	server.SetSnapshotDiskFull(h.h)
+	id := h.createSession("")
+	if r, _ := h.exec(id, `{"tool":"code_execution","input":{"code":"x = 7"}}`); r.status != http.StatusOK {
+		t.Fatalf("exec: %d %s", r.status, r.body)
+	}
+	r := h.do("POST", "/sessions/"+id+"/snapshot", "")
+	if r.status != http.StatusServiceUnavailable || r.code(t) != "at_capacity" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("snapshot with the disk full: %d %s; want 503 at_capacity with Retry-After", r.status, r.body)
+	}
+	if r, res := h.exec(id, `{"tool":"code_execution","input":{"code":"print(x)"}}`); r.status != http.StatusOK || res.ResultBlock.Content.Stdout != "7\n" || res.StateLost {
+		t.Fatalf("the session after the refused snapshot: %d %+v", r.status, res)
 	}
 }

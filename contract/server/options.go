@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
@@ -16,6 +17,15 @@ const (
 	// Uploads are streamed, so the cap bounds the work wasted on a refused
 	// upload rather than memory; the backend's file cap still applies.
 	defaultMaxUploadBytes = 100 << 20
+	// A body must come at 4 KiB/s at least (32 kbit/s, a poor mobile
+	// link), averaged over 30 s: a small body has the whole window to
+	// arrive, a large one must keep coming. The read timeout still bounds
+	// the whole body.
+	defaultMinBodyRate   = 4 << 10
+	defaultMinBodyWindow = 30 * time.Second
+	// Snapshots and restores each spool up to the snapshot cap to disk and
+	// spend seconds of CPU on a large session: a few at once.
+	defaultMaxSnapshotRequests = 4
 )
 
 // Option configures the handler NewHandler returns.
@@ -31,13 +41,20 @@ type config struct {
 	maxRequestBytes int64
 	maxUploadBytes  int64
 	tracerProvider  trace.TracerProvider
+	// minBodyRate is in bytes per second; 0 is no minimum.
+	minBodyRate         int64
+	minBodyWindow       time.Duration
+	maxSnapshotRequests int
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		logger:          slog.New(slog.DiscardHandler),
-		maxRequestBytes: defaultMaxRequestBytes,
-		maxUploadBytes:  defaultMaxUploadBytes,
+		logger:              slog.New(slog.DiscardHandler),
+		maxRequestBytes:     defaultMaxRequestBytes,
+		maxUploadBytes:      defaultMaxUploadBytes,
+		minBodyRate:         defaultMinBodyRate,
+		minBodyWindow:       defaultMinBodyWindow,
+		maxSnapshotRequests: defaultMaxSnapshotRequests,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -146,5 +163,38 @@ func WithAllowedHosts(hosts ...string) Option {
 			}
 		}
 		c.hosts.explicit = true
+	}
+}
+
+// WithMinBodyRate cuts off a request body that arrives slower than
+// bytesPerSecond, averaged over window: it is answered 408 (code
+// request_timeout) and its connection closed, as a body that outlasts
+// the server's read timeout is. A body may pause for up to window, and
+// must then catch up; a small body has the whole window to arrive. It
+// applies to every route's body, and ends with the body: an execution
+// is never cut by it. The default is 4 KiB per second over 30 s;
+// bytesPerSecond 0 (or less) turns it off, and window <= 0 keeps the
+// default window. It needs an http.Server (it sets the connection's read
+// deadline), and never extends that server's ReadTimeout.
+func WithMinBodyRate(bytesPerSecond int64, window time.Duration) Option {
+	return func(c *config) {
+		c.minBodyRate = max(bytesPerSecond, 0)
+		if window > 0 {
+			c.minBodyWindow = window
+		}
+	}
+}
+
+// WithMaxSnapshotRequests bounds the snapshots and restores the handler
+// serves at once (POST /sessions/{id}/snapshot, POST /snapshots/restore):
+// each holds a temporary file of up to the snapshot cap and spends CPU on
+// the session's memory. One more is refused with 503 (code at_capacity)
+// and Retry-After, before its body is read. The default is 4; n <= 0
+// keeps it.
+func WithMaxSnapshotRequests(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxSnapshotRequests = n
+		}
 	}
 }

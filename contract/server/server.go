@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -53,6 +54,7 @@ func NewHandler(p port.CodeExecutionPort, opts ...Option) http.Handler {
 		panic("server: NewHandler called with a nil port")
 	}
 	s := &server{port: p, cfg: newConfig(opts), mux: http.NewServeMux(), openapi: contract.OpenAPI()}
+	s.snapshotSlots = make(chan struct{}, s.cfg.maxSnapshotRequests)
 	if s.cfg.token != "" {
 		s.tokenHash = sha256.Sum256([]byte(s.cfg.token))
 	}
@@ -75,6 +77,12 @@ type server struct {
 	mux       *http.ServeMux
 	metrics   http.Handler
 	openapi   []byte
+	// snapshotSlots holds a token per snapshot or restore under way
+	// (WithMaxSnapshotRequests).
+	snapshotSlots chan struct{}
+	// tempSink, when set, is what a snapshot's temporary file is
+	// written through (tests give one that fails as a full disk does).
+	tempSink func(io.Writer) io.Writer
 }
 
 func (s *server) routes() {
@@ -141,7 +149,12 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// a path.
 		s.writeError(rec, r, refuse(contract.CodeRouteNotFound, "no such route"))
 	default:
+		orig := r
+		r = s.limitBodyRate(rec, r)
 		s.mux.ServeHTTP(rec, r)
+		// The route matched, for what wraps the handler (its tracing)
+		// when r is a copy.
+		orig.Pattern = r.Pattern
 	}
 	s.log(r, rec, time.Since(start))
 }
@@ -772,15 +785,6 @@ func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	f, err := os.CreateTemp("", "codeport-snapshot-")
-	if err != nil {
-		s.writeError(w, r, fmt.Errorf("%w: snapshot: temporary file: %v", port.ErrRuntimeFailure, err))
-		return
-	}
-	defer func() {
-		f.Close()
-		os.Remove(f.Name())
-	}()
 	switch v := r.URL.Query().Get("release"); v {
 	case "", "false":
 	case "true":
@@ -790,6 +794,32 @@ func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.writeError(w, r, invalidf("release must be true or false, not %q", v))
 		return
+	}
+	// Admitted before any work: a slot of the snapshots at once, and one
+	// of the tenant's executions (a snapshot runs the session's
+	// interpreter and spends CPU on its memory, as a call does).
+	release, err := s.snapshotSlot()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer release()
+	if err := s.cfg.tenants.allowExec(tenantOf(r)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f, err := os.CreateTemp("", "codeport-snapshot-")
+	if err != nil {
+		s.writeError(w, r, spoolError(err))
+		return
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name())
+	}()
+	spool := &writeTracker{w: f}
+	if s.tempSink != nil {
+		spool.w = s.tempSink(f)
 	}
 	answered := false
 	send := func() error {
@@ -815,7 +845,12 @@ func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
 	if opt.Release {
 		opt.Commit = send
 	}
-	if err := sn.SnapshotSession(r.Context(), r.PathValue("id"), f, opt); err != nil {
+	if err := sn.SnapshotSession(r.Context(), r.PathValue("id"), spool, opt); err != nil {
+		if spool.err != nil {
+			// The server's disk, not the session: the snapshot may
+			// succeed once space is freed.
+			err = spoolError(spool.err)
+		}
 		if !answered {
 			s.writeError(w, r, err)
 		}
@@ -831,43 +866,91 @@ func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// snapshotSlot takes a slot of the handler's snapshots and restores at
+// once (WithMaxSnapshotRequests), or refuses with 503 and Retry-After. The
+// returned function frees it.
+func (s *server) snapshotSlot() (release func(), err error) {
+	select {
+	case s.snapshotSlots <- struct{}{}:
+		return func() { <-s.snapshotSlots }, nil
+	default:
+		return nil, &port.CapacityError{Resource: "snapshots and restores at once", Limit: cap(s.snapshotSlots), RetryAfter: time.Second}
+	}
+}
+
+// spoolError is the error of the temporary file a snapshot is written to:
+// for want of disk space (or quota), 503 with a retry hint, since nothing
+// is wrong with the session; else a runtime failure.
+func spoolError(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return &port.CapacityError{Resource: "disk space for snapshots", RetryAfter: 10 * time.Second,
+			Detail: "at capacity: the server has no disk space left to hold the snapshot; the session is unchanged; retry after 10s"}
+	}
+	return fmt.Errorf("%w: snapshot: temporary file: %v", port.ErrRuntimeFailure, err)
+}
+
 // restoreSession makes a session from a sealed snapshot in the body
 // (application/octet-stream), answering 201 with the session.
 func (s *server) restoreSession(w http.ResponseWriter, r *http.Request) {
+	// A refused restore may not have read all its body: the connection
+	// is closed after the answer rather than kept for another request.
+	// (net/http drains up to 256 KiB of what is left first, under the
+	// minimum body rate's deadline, so that the client reads the answer.)
+	body := &bodyTracker{ReadCloser: r.Body}
+	fail := func(err error) {
+		w.Header().Set("Connection", "close")
+		s.writeError(w, r, err)
+	}
 	sn, err := s.snapshots()
 	if err != nil {
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != contract.SnapshotMediaType {
-		s.writeError(w, r, refuse(contract.CodeUnsupportedMediaType, "request body must be "+contract.SnapshotMediaType))
+		fail(refuse(contract.CodeUnsupportedMediaType, "request body must be "+contract.SnapshotMediaType))
 		return
 	}
 	opt, err := s.snapshotTenant(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
 	if id := r.Header.Get(contract.KeepSessionIDHeader); id != "" {
 		if err := port.CheckMovedID(id); err != nil {
-			s.writeError(w, r, err)
+			fail(err)
 			return
 		}
 		opt.SessionID = id
 	}
-	t := tenantOf(r)
-	if err := s.cfg.tenants.admit(r.Context(), s.port, t); err != nil {
-		s.writeError(w, r, err)
+	opt.Size = r.ContentLength
+	// Admitted before a byte of the body is read: a slot of the restores
+	// at once, one of the tenant's sessions at once, one of its
+	// executions (a restore spends CPU as a call does, and more than one
+	// that fails); then the port refuses one it has no room for, or that
+	// is announced over its cap, before it reads.
+	release, err := s.snapshotSlot()
+	if err != nil {
+		fail(err)
 		return
 	}
-	body := &bodyTracker{ReadCloser: r.Body}
+	defer release()
+	t := tenantOf(r)
+	if err := s.cfg.tenants.admit(r.Context(), s.port, t); err != nil {
+		fail(err)
+		return
+	}
+	if err := s.cfg.tenants.allowExec(t); err != nil {
+		s.cfg.tenants.settle(t, nil)
+		fail(err)
+		return
+	}
 	sess, err := sn.RestoreSession(r.Context(), body, opt)
 	s.cfg.tenants.settle(t, sessionOrNil(sess, err))
 	if err != nil {
 		if f := body.failure(); f != nil {
 			err = f
 		}
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, contract.SessionFromPort(sess))
@@ -933,7 +1016,7 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 		case errors.As(err, &tooLarge):
 			return err
 		case isTimeout(err):
-			return errReadTimeout
+			return timeoutAnswer(err)
 		case errors.Is(err, io.EOF):
 			if allowEmpty {
 				return nil
@@ -948,7 +1031,7 @@ func (s *server) decodeJSON(w http.ResponseWriter, r *http.Request, v any, allow
 		case errors.As(err, &tooLarge):
 			return err
 		case isTimeout(err):
-			return errReadTimeout
+			return timeoutAnswer(err)
 		}
 		return invalidf("unexpected data after the JSON body")
 	}
@@ -1202,7 +1285,7 @@ func (c *bodyTracker) Read(p []byte) (int, error) {
 		case errors.As(err, &tooLarge):
 			c.err = uploadTooLarge(err)
 		case isTimeout(err):
-			c.err = errReadTimeout
+			c.err = timeoutAnswer(err)
 		}
 	}
 	return n, err

@@ -34,12 +34,16 @@ import (
 //     not even from the timing, and cannot touch it.
 //   - Limits. Sessions at once (Tenant.MaxSessions) are admitted by
 //     POST /sessions and POST /snapshots/restore; executions per second
-//     (Tenant.ExecutionsPerSecond, a token bucket of Tenant.Burst) by POST
-//     /sessions/{id}/exec, the calls that spend the CPU. File calls,
-//     listings and snapshots do not count against the rate: each is
-//     bounded by the backend's file and workspace limits and by the
-//     sessions at once. Over a limit: 429, code rate_limited
-//     (port.ErrRateLimited), with Retry-After.
+//     (Tenant.ExecutionsPerSecond, a token bucket of Tenant.Burst) by the
+//     calls that spend the CPU: POST /sessions/{id}/exec, POST
+//     /sessions/{id}/snapshot and POST /snapshots/restore (a snapshot
+//     runs the session's interpreter and compresses its memory; a restore
+//     checks the seal over the whole snapshot and runs the interpreter
+//     it brings, whether or not it succeeds), each admitted before it
+//     reads its body or touches the session. File calls and listings do
+//     not count against the rate: each is bounded by the backend's file
+//     and workspace limits and by the sessions at once. Over a limit:
+//     429, code rate_limited (port.ErrRateLimited), with Retry-After.
 //   - Snapshots are bound to the tenant (see snapshotTenant), so one
 //     tenant's snapshot does not restore under another's key.
 //   - Metrics are labelled by tenant name, from the configuration only.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/logtest"
+	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -654,6 +656,10 @@ func TestTenantSnapshots(t *testing.T) {
 	if r := restore(keyA2, r.body, "user-2"); r.status != http.StatusBadRequest {
 		t.Errorf("another user of a: %d", r.status)
 	}
+	// Snapshots and restores count against a's executions per second
+	// (burst 2): the two above took them.
+	checkRateLimited(t, restore(keyA2, r.body, "user-1"), "1")
+	h.clock.advance(2 * time.Second)
 	got := restore(keyA2, r.body, "user-1")
 	if got.status != http.StatusCreated {
 		t.Fatalf("a restores its own: %d %s", got.status, got.body)
@@ -752,5 +758,113 @@ func TestTenantLogAndHostCheck(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+keyB)
 	if r := h.send(req); r.status != http.StatusCreated {
 		t.Errorf("another host with a key: %d %s", r.status, r.body)
+	}
+}
+
+// Snapshots and restores spend CPU as executions do (a restore checks the
+// seal over the whole snapshot and runs the interpreter it brings, even
+// when it then fails), so they take the tenant's executions per second:
+// replaying a snapshot cannot exceed the tenant's budget. Over it, a
+// restore is refused before its body is read.
+func TestTenantRestoresCountAsExecutions(t *testing.T) {
+	sp := &snapshotPort{fakePort: newFakePort()}
+	h := newTenantHarnessOver(t, sp, sp.fakePort, server.TenantsConfig{Tenants: []server.Tenant{
+		{Name: "a", Keys: [][32]byte{server.KeyDigest(keyA)}, ExecutionsPerSecond: 1, Burst: 2},
+		{Name: "b", Keys: [][32]byte{server.KeyDigest(keyB)}},
+	}})
+	srv, read := serveCounted(t, h.h)
+	id := h.create(keyA)
+	r := h.as(keyA, "POST", "/sessions/"+id+"/snapshot", "")
+	if r.status != http.StatusOK {
+		t.Fatalf("snapshot: %d %s", r.status, r.body)
+	}
+	snap := r.body
+	restoreAs := func(key string) response {
+		req, _ := http.NewRequest("POST", h.srv.URL+"/snapshots/restore", strings.NewReader("not a snapshot"))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", contract.SnapshotMediaType)
+		return h.send(req)
+	}
+	if r := restoreAs(keyA); r.status != http.StatusBadRequest {
+		t.Fatalf("a forged restore: %d %s", r.status, r.body)
+	}
+	// The burst is spent: the next restore, snapshot or exec waits.
+	stalled := srv.stall(t, restoreHead+"Authorization: Bearer "+keyA+"\r\nContent-Length: "+strconv.Itoa(len(snap))+"\r\n\r\n"+string(snap))
+	if stalled.status != http.StatusTooManyRequests || stalled.code(t) != "rate_limited" || stalled.header.Get("Retry-After") != "1" {
+		t.Fatalf("a third restore or snapshot in the second: %d %s", stalled.status, stalled.body)
+	}
+	if n := read.n.Load(); n != 0 {
+		t.Errorf("a restore over the rate read %d bytes of its body", n)
+	}
+	checkRateLimited(t, h.as(keyA, "POST", "/sessions/"+id+"/snapshot", ""), "1")
+	checkRateLimited(t, h.as(keyA, "POST", "/sessions/"+id+"/exec", execCode), "1")
+	// Another tenant's budget is its own.
+	if r := restoreAs(keyB); r.status != http.StatusBadRequest {
+		t.Errorf("b's restore: %d %s", r.status, r.body)
+	}
+	h.clock.advance(time.Second)
+	req, _ := http.NewRequest("POST", h.srv.URL+"/snapshots/restore", bytes.NewReader(snap))
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	req.Header.Set("Content-Type", contract.SnapshotMediaType)
+	if r := h.send(req); r.status != http.StatusCreated {
+		t.Errorf("a restore a second later: %d %s", r.status, r.body)
+	}
+}
+
+// A restore that asks to keep an id tells nothing of whose it is: keeping
+// another tenant's live id is answered exactly as keeping an id no session
+// has, with the snapshot of another session (400 invalid_snapshot), where
+// it was 422 "here already" for the live one and a success for the free
+// one. A tenant's own session, restored where it is live, is still told so.
+func TestTenantKeptIDTellsNothing(t *testing.T) {
+	a := wasmtest.New(t, nil, port.WithSnapshotKey(testSnapshotKey))
+	h := newTenantHarnessOver(t, a, nil, server.TenantsConfig{Tenants: []server.Tenant{
+		{Name: "a", Keys: [][32]byte{server.KeyDigest(keyA)}},
+		{Name: "b", Keys: [][32]byte{server.KeyDigest(keyB)}},
+	}})
+	snapshot := func(key, id, release string) []byte {
+		t.Helper()
+		r := h.as(key, "POST", "/sessions/"+id+"/snapshot?release="+release, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("snapshot: %d %s", r.status, r.body)
+		}
+		return r.body
+	}
+	restore := func(key string, snap []byte, keep string) response {
+		req, _ := http.NewRequest("POST", h.srv.URL+"/snapshots/restore", bytes.NewReader(snap))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", contract.SnapshotMediaType)
+		req.Header.Set(contract.KeepSessionIDHeader, keep)
+		return h.send(req)
+	}
+	theirs := h.create(keyA)
+	own := h.create(keyB)
+	snapB := snapshot(keyB, own, "true")
+	free := "0b7c3f1e-2a4d-4c6b-9e8f-112233445566"
+
+	live, unknown := restore(keyB, snapB, theirs), restore(keyB, snapB, free)
+	for _, r := range []response{live, unknown} {
+		if r.status != http.StatusBadRequest || r.code(t) != "invalid_snapshot" {
+			t.Errorf("b keeps an id not its snapshot's: %d %s; want 400 invalid_snapshot", r.status, r.body)
+		}
+	}
+	if l, u := strings.ReplaceAll(string(live.body), theirs, "ID"), strings.ReplaceAll(string(unknown.body), free, "ID"); l != u || live.status != unknown.status {
+		t.Errorf("a's live id and a free one are told apart:\n%d %s\n%d %s", live.status, l, unknown.status, u)
+	}
+	if r := h.as(keyA, "POST", "/sessions/"+theirs+"/exec", execCode); r.status != http.StatusOK {
+		t.Errorf("a's session after b's attempts: %d %s", r.status, r.body)
+	}
+
+	// a's own session, restored where it is live: said clearly.
+	snapA := snapshot(keyA, theirs, "false")
+	if r := restore(keyA, snapA, theirs); r.status != http.StatusUnprocessableEntity || r.code(t) != "invalid_request" {
+		t.Errorf("a restores its live session under its id: %d %s; want 422 invalid_request", r.status, r.body)
+	}
+	// b's own, released: it comes back under its id, b's.
+	if r := restore(keyB, snapB, own); r.status != http.StatusCreated {
+		t.Fatalf("b restores its released session under its id: %d %s", r.status, r.body)
+	}
+	if r := h.as(keyB, "POST", "/sessions/"+own+"/exec", execCode); r.status != http.StatusOK {
+		t.Errorf("b on its restored session: %d %s", r.status, r.body)
 	}
 }
