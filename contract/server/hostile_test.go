@@ -125,7 +125,15 @@ func TestSlowBodyTimesOut(t *testing.T) {
 
 	// An execution longer than the read timeout: the deadline covers the
 	// body only.
-	req, _ := http.NewRequest("POST", "http://"+srv.addr+"/sessions/s1/exec", strings.NewReader(execCode))
+	execOutlasting(t, srv.addr, "the read timeout")
+}
+
+// execOutlasting runs execCode on session s1 of the server at addr, an
+// execution that lasts longer than what (a deadline on the request's
+// body), and checks that it completes: such deadlines cover the body only.
+func execOutlasting(t *testing.T, addr, what string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/sessions/s1/exec", strings.NewReader(execCode))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -134,7 +142,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"stdout":"done"`) {
-		t.Errorf("an execution longer than the read timeout: %d %s", resp.StatusCode, body)
+		t.Errorf("an execution longer than %s: %d %s", what, resp.StatusCode, body)
 	}
 }
 
@@ -723,17 +731,7 @@ func TestSlowBodyCutAtTheMinimumRate(t *testing.T) {
 		t.Error("a trickled exec body reached the port")
 	}
 
-	req, _ := http.NewRequest("POST", "http://"+srv.addr+"/sessions/s1/exec", strings.NewReader(execCode))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"stdout":"done"`) {
-		t.Errorf("an execution longer than the rate's window: %d %s", resp.StatusCode, body)
-	}
+	execOutlasting(t, srv.addr, "the rate's window")
 }
 
 // A snapshot whose temporary file the disk has no room for is 503 with a
