@@ -68,3 +68,22 @@ func TestWorkerRecordKeepsItsNumbers(t *testing.T) {
 		}
 	}
 }
+
+// Each way the Go runtime reports dying at the worker's OS memory limits
+// is its out-of-memory death (a call it loses reports the memory limit, not
+// a crash); other fatal errors are not. Which allocation meets the limit
+// first depends on timing: a loaded run died of "cannot allocate memory".
+func TestWorkerOutOfMemoryLines(t *testing.T) {
+	for line, want := range map[string]bool{
+		"fatal error: runtime: out of memory":                                        true,
+		"fatal error: runtime: cannot allocate memory":                               true,
+		"runtime/cgo: pthread_create failed: Resource temporarily unavailable":       true,
+		"fatal error: concurrent map writes":                                         false,
+		"fatal error: all goroutines are asleep - deadlock!":                         false,
+		`{"level":"INFO","msg":"the program printed: fatal error: cannot allocate"}`: false,
+	} {
+		if got := outOfMemory(line); got != want {
+			t.Errorf("outOfMemory(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

@@ -263,10 +263,15 @@ func (w *worker) cgroupOOM() bool {
 
 // outOfMemory reports whether a worker's stderr line is its runtime dying
 // of its memory limits: the Go runtime's "fatal error: runtime: out of
-// memory", or cgo's failure to map a new thread's stack under RLIMIT_AS,
-// "runtime/cgo: pthread_create failed: Resource temporarily unavailable".
+// memory" (the heap could not grow), its "fatal error: runtime: cannot
+// allocate memory" (one of its own structures could not be mapped: which
+// allocation meets the limit first depends on timing, and under load it
+// was this one), or cgo's failure to map a new thread's stack under
+// RLIMIT_AS, "runtime/cgo: pthread_create failed: Resource temporarily
+// unavailable".
 func outOfMemory(line string) bool {
-	return strings.HasPrefix(line, "fatal error:") && strings.Contains(line, "out of memory") ||
+	return strings.HasPrefix(line, "fatal error:") &&
+		(strings.Contains(line, "out of memory") || strings.Contains(line, "cannot allocate memory")) ||
 		strings.HasPrefix(line, "runtime/cgo: pthread_create failed")
 }
 
