@@ -86,9 +86,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./adapters/wasm ./contract
 	$(GO) run ./bench/cmd/sidebyside -out bench/results.md
 
-## soak: a server under mixed, partly hostile load for SOAK_DURATION; its
-## memory, goroutines, threads, files and session directories must come back
-## (SOAK_ISOLATION=process for worker processes)
+## soak: a server under mixed, partly hostile load for SOAK_DURATION (with a
+## phase of hostile programs and clients, and an MCP listener); its memory,
+## goroutines, threads, files, session directories, spools and hibernate-dir
+## must come back (SOAK_ISOLATION=process for worker processes)
 SOAK_DURATION ?= 10m
 SOAK_ISOLATION ?= in-process
 soak: build

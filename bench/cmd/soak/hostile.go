@@ -1,0 +1,690 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/port"
+)
+
+// The hostile phase (issue 27) runs beside the ordinary clients: programs
+// that run their own code inside the host's steps around a snapshot, and
+// clients that send forged, oversized or trickled bodies. What it checks:
+//
+//   - No session loses its variables silently. An ordinary session keeps
+//     them through hibernation, snapshots and restores; a hostile one
+//     either keeps them or says state_lost at its next call. A NameError
+//     with state_lost false fails the soak, as does an ordinary session
+//     that says state_lost.
+//   - Every hostile request is answered (any status) or cut off within
+//     hostileBound; none is left hanging.
+//   - The figures come back afterwards (see run): the spool's files and
+//     bytes, the hibernate-dir's, beside memory, goroutines and the rest.
+//
+// The exact statuses of the requests whose handling is still changing
+// (restore admission, body rates, the snapshot cap) are counted and
+// printed, not asserted.
+
+// hostileBound is how long a hostile request may go unanswered: far above
+// what any of them takes on a loaded machine (a 100 MB body over loopback,
+// a host step's 5 s deadline, a wake).
+const hostileBound = 3 * time.Minute
+
+// Programs that run their own code in the host's steps, which the driver
+// serves in handle(kind, payload): kind 90 ("Z") before a snapshot or a
+// hibernation, 82 ("R") after a restore or a wake.
+const (
+	// spinInFlush: sys.stdout's flush spins when the driver calls it
+	// from a host step (sys._getframe(2) is the driver's handle).
+	spinInFlush = "import sys\n" +
+		"class SpinningOut:\n" +
+		"    def write(self, s):\n" +
+		"        return sys.__stdout__.write(s)\n" +
+		"    def flush(self):\n" +
+		"        if sys._getframe(2).f_locals.get('kind') in (90, 82):\n" +
+		"            while True:\n" +
+		"                pass\n" +
+		"sys.stdout = SpinningOut()\n"
+	// spinInTraceFmt: a trace function, which CPython calls as the
+	// driver's handle starts, spinning for the kinds given.
+	spinInTraceFmt = "import sys\n" +
+		"def _spin(frame, event, arg):\n" +
+		"    if event == 'call' and frame.f_locals.get('kind') in %s:\n" +
+		"        while True:\n" +
+		"            pass\n" +
+		"sys.settrace(_spin)\n"
+)
+
+var (
+	spinInTrace   = fmt.Sprintf(spinInTraceFmt, "(90, 82)")
+	spinInRestore = fmt.Sprintf(spinInTraceFmt, "(82,)")
+)
+
+// hostile is the phase's shared state: the server, what it answered, and
+// what went wrong.
+type hostile struct {
+	base   string
+	p      *port.Port
+	client *http.Client
+	// hibDir is the server's hibernate-dir, where a session's file
+	// (<id>.hibernated) shows that the reaper hibernated it; empty when
+	// the server does not hibernate (isolation process).
+	hibDir string
+	// mcp is the MCP listener, when the phase has one.
+	mcp *mcpListener
+
+	mu       sync.Mutex
+	counts   map[string]map[string]int
+	problems []string
+}
+
+func newHostile(base string, p *port.Port, hibDir string) *hostile {
+	return &hostile{base: base, p: p, hibDir: hibDir, client: &http.Client{}, counts: map[string]map[string]int{}}
+}
+
+// note counts an answer to a kind of request.
+func (h *hostile) note(what, outcome string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.counts[what] == nil {
+		h.counts[what] = map[string]int{}
+	}
+	h.counts[what][outcome]++
+}
+
+func (h *hostile) fail(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.problems) < 20 {
+		h.problems = append(h.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// failed reports the problems so far, and forgets them.
+func (h *hostile) failed() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.problems
+	h.problems = nil
+	return p
+}
+
+// print writes what each kind of request was answered.
+func (h *hostile) print(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintln(w, "| hostile request | answers |")
+	fmt.Fprintln(w, "|---|---|")
+	kinds := make([]string, 0, len(h.counts))
+	for k := range h.counts {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		var parts []string
+		outcomes := make([]string, 0, len(h.counts[k]))
+		for o := range h.counts[k] {
+			outcomes = append(outcomes, o)
+		}
+		slices.Sort(outcomes)
+		for _, o := range outcomes {
+			parts = append(parts, fmt.Sprintf("%s ×%d", o, h.counts[k][o]))
+		}
+		fmt.Fprintf(w, "| %s | %s |\n", k, strings.Join(parts, ", "))
+	}
+}
+
+// outcome names an error as the contract's code (or "ok").
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	if c := port.ErrorCode(err); c != "" {
+		return c
+	}
+	return "error"
+}
+
+// phase runs the hostile clients until ctx ends, then destroys every
+// session they made.
+func (h *hostile) phase(ctx context.Context) {
+	var wg sync.WaitGroup
+	workers := []func(context.Context, *rand.Rand){
+		h.keeper, h.keeper, h.spinningFlush, h.spinningTrace, h.spinningRestore,
+		h.forgedRestores, h.forgedRestores, h.trickledBodies, h.oversizedJSON,
+	}
+	if h.mcp != nil {
+		workers = append(workers, h.mcpOrdinary, h.mcpMalformed, h.mcpOversized)
+	}
+	for i, w := range workers {
+		wg.Go(func() { w(ctx, rand.New(rand.NewPCG(uint64(i), 27))) })
+	}
+	wg.Wait()
+}
+
+// session is a session a hostile worker made and destroys at its end.
+type session struct {
+	id string
+	x  int
+}
+
+// create makes a session, waiting out capacity refusals. It is not
+// abandoned when ctx ends (a create the client gives up on may still make
+// a session on the server, which nobody would destroy).
+func (h *hostile) create(ctx context.Context) (string, error) {
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostileBound)
+		s, err := h.p.CreateSession(cctx, port.CreateSessionRequest{})
+		cancel()
+		var ce *port.CapacityError
+		if errors.As(err, &ce) {
+			pause(ctx, time.Second)
+			continue
+		}
+		return s.ID, err
+	}
+	return "", ctx.Err()
+}
+
+func (h *hostile) destroy(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostileBound)
+	defer cancel()
+	if err := h.p.DestroySession(dctx, id); err != nil && !errors.Is(err, port.ErrSessionNotFound) {
+		h.fail("destroying hostile-phase session %s: %v", id, err)
+	}
+}
+
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// run executes a cell, waiting out capacity refusals (a wake needs a slot
+// of max-sessions).
+func (h *hostile) run(ctx context.Context, id, code string) (port.Result, error) {
+	for {
+		rctx, cancel := context.WithTimeout(ctx, hostileBound)
+		res, err := h.p.Execute(rctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: time.Minute})
+		cancel()
+		var ce *port.CapacityError
+		if errors.As(err, &ce) && ctx.Err() == nil {
+			pause(ctx, time.Second)
+			continue
+		}
+		return res, err
+	}
+}
+
+// arm sets the session's variable (and a file), then runs the program.
+func (h *hostile) arm(ctx context.Context, s *session, rng *rand.Rand, program string) error {
+	s.x = rng.IntN(1 << 30)
+	res, err := h.run(ctx, s.id, fmt.Sprintf("x = %d\nopen('k.txt', 'w').write(str(x))\n%sprint('armed')", s.x, program))
+	if err != nil {
+		return err
+	}
+	if res.Outcome != port.OutcomeCompleted || res.Stdout != "armed\n" {
+		return fmt.Errorf("arming: outcome %s, stdout %q", res.Outcome, res.Stdout)
+	}
+	return nil
+}
+
+// check asks the session for its variable after what. It reports lost
+// when the session said state_lost (acceptable for a hostile session
+// only), and records a silent loss as a failure.
+func (h *hostile) check(ctx context.Context, s *session, hostileProgram bool, what string) (lost bool) {
+	res, err := h.run(ctx, s.id, "print(x, open('k.txt').read())")
+	if ctx.Err() != nil {
+		return false
+	}
+	kind := "ordinary session"
+	if hostileProgram {
+		kind = "hostile session"
+	}
+	if err != nil {
+		h.note(what+": next call", outcome(err))
+		h.fail("%s %s: its call after %s: %v", kind, s.id, what, err)
+		return false
+	}
+	want := fmt.Sprintf("%d %d\n", s.x, s.x)
+	switch {
+	case res.StateLost:
+		h.note(what+": next call", "state_lost")
+		if !hostileProgram {
+			h.fail("%s %s lost its variables after %s (state_lost true): %q", kind, s.id, what, res.Stderr)
+		}
+		return true
+	case res.Outcome == port.OutcomeCompleted && res.Stdout == want:
+		h.note(what+": next call", "kept")
+		return false
+	case strings.Contains(res.Stderr, "NameError"):
+		h.note(what+": next call", "SILENT LOSS")
+		h.fail("%s %s lost its variables silently after %s: NameError with state_lost false", kind, s.id, what)
+		return true
+	default:
+		h.note(what+": next call", "wrong answer")
+		h.fail("%s %s after %s: outcome %s, stdout %q, stderr %q", kind, s.id, what, res.Outcome, res.Stdout, res.Stderr)
+		return false
+	}
+}
+
+// awaitHibernation waits until the reaper has hibernated the session
+// (its file is in the hibernate-dir). It reports false when the server
+// does not hibernate, or ctx ended first.
+func (h *hostile) awaitHibernation(ctx context.Context, id string) bool {
+	if h.hibDir == "" {
+		return false
+	}
+	path := filepath.Join(h.hibDir, id+".hibernated")
+	deadline := time.Now().Add(hostileBound)
+	for ctx.Err() == nil {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			h.fail("session %s idle for %s and not hibernated", id, hostileBound)
+			return false
+		}
+		pause(ctx, 250*time.Millisecond)
+	}
+	return false
+}
+
+// snapshot takes a snapshot of the session, answered (any way) within
+// hostileBound.
+func (h *hostile) snapshot(ctx context.Context, id, what string) ([]byte, error) {
+	var buf bytes.Buffer
+	sctx, cancel := context.WithTimeout(ctx, hostileBound)
+	defer cancel()
+	err := h.p.SnapshotSession(sctx, id, &buf, port.SnapshotOptions{})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	h.note(what, outcome(err))
+	if sctx.Err() != nil {
+		h.fail("%s of %s: no answer within %s", what, id, hostileBound)
+	}
+	return buf.Bytes(), err
+}
+
+// restore restores a snapshot, answered (any way) within hostileBound;
+// capacity refusals are counted and reported as errors.
+func (h *hostile) restore(ctx context.Context, b []byte, what string) (string, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostileBound)
+	defer cancel()
+	s, err := h.p.RestoreSession(rctx, bytes.NewReader(b), port.SnapshotOptions{})
+	h.note(what, outcome(err))
+	if rctx.Err() != nil {
+		h.fail("%s: no answer within %s", what, hostileBound)
+	}
+	return s.ID, err
+}
+
+// loop runs round until ctx ends, with a session of its own made for it
+// (remade when round asks) and destroyed at the end.
+func (h *hostile) loop(ctx context.Context, name string, round func(s *session) (remake bool)) {
+	h.loopEnding(ctx, name, false, round)
+}
+
+// loopEnding is loop; with hibernated, the session is destroyed once the
+// reaper has hibernated it, so that destroying a hibernated session is
+// part of what must leave the hibernate-dir as it was.
+func (h *hostile) loopEnding(ctx context.Context, name string, hibernated bool, round func(s *session) (remake bool)) {
+	var s session
+	defer func() {
+		if hibernated && s.id != "" {
+			h.awaitHibernation(context.WithoutCancel(ctx), s.id)
+		}
+		h.destroy(ctx, s.id)
+	}()
+	for ctx.Err() == nil {
+		if s.id == "" {
+			id, err := h.create(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					h.fail("%s: create: %v", name, err)
+					pause(ctx, time.Second)
+				}
+				continue
+			}
+			s = session{id: id}
+		}
+		if round(&s) {
+			h.destroy(ctx, s.id)
+			s = session{}
+		}
+	}
+}
+
+// keeper is an ordinary session whose variables must survive everything:
+// hibernation and its wake, a snapshot, and the copy restored from it.
+func (h *hostile) keeper(ctx context.Context, rng *rand.Rand) {
+	armed := false
+	h.loopEnding(ctx, "keeper", true, func(s *session) bool {
+		if !armed {
+			if err := h.arm(ctx, s, rng, ""); err != nil {
+				if ctx.Err() == nil {
+					h.fail("keeper: %v", err)
+				}
+				return true
+			}
+			armed = true
+		}
+		if h.awaitHibernation(ctx, s.id) && h.check(ctx, s, false, "ordinary: wake") {
+			armed = false
+			return true
+		}
+		b, err := h.snapshot(ctx, s.id, "ordinary: snapshot")
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			h.fail("snapshot of ordinary session %s: %v", s.id, err)
+			return false
+		}
+		if h.check(ctx, s, false, "ordinary: snapshot") {
+			armed = false
+			return true
+		}
+		id, err := h.restore(ctx, b, "ordinary: restore")
+		if err != nil {
+			var ce *port.CapacityError
+			if !errors.As(err, &ce) && ctx.Err() == nil {
+				h.fail("restore of ordinary session %s's snapshot: %v", s.id, err)
+			}
+			return false
+		}
+		copied := session{id: id, x: s.x}
+		h.check(ctx, &copied, false, "ordinary: restored copy")
+		h.destroy(ctx, id)
+		return false
+	})
+}
+
+// spinningFlush is a session whose sys.stdout.flush spins in the host's
+// steps; snapshots of it, their restored copies and its wakes from
+// hibernation must keep its variables or say state_lost.
+func (h *hostile) spinningFlush(ctx context.Context, rng *rand.Rand) {
+	h.spinning(ctx, rng, "flush", spinInFlush)
+}
+
+// spinningTrace is the same with a trace function, which runs in the
+// host's steps whatever the driver does.
+func (h *hostile) spinningTrace(ctx context.Context, rng *rand.Rand) {
+	h.spinning(ctx, rng, "trace", spinInTrace)
+}
+
+func (h *hostile) spinning(ctx context.Context, rng *rand.Rand, name, program string) {
+	armed := false
+	what := "hostile " + name + ": "
+	round := 0
+	h.loop(ctx, name, func(s *session) bool {
+		if !armed {
+			if err := h.arm(ctx, s, rng, program); err != nil {
+				if ctx.Err() == nil {
+					h.fail("%s: %v", name, err)
+				}
+				return true
+			}
+			armed = true
+		}
+		round++
+		if round%2 == 0 {
+			// Hibernated by the reaper, then woken by a call.
+			if h.awaitHibernation(ctx, s.id) && h.check(ctx, s, true, what+"wake") {
+				armed = false
+			}
+			return false
+		}
+		b, err := h.snapshot(ctx, s.id, what+"snapshot")
+		if ctx.Err() != nil {
+			return false
+		}
+		if err == nil {
+			id, err := h.restore(ctx, b, what+"restore")
+			if err == nil {
+				copied := session{id: id, x: s.x}
+				h.check(ctx, &copied, true, what+"restored copy")
+				h.destroy(ctx, id)
+			}
+		}
+		if h.check(ctx, s, true, what+"snapshot") {
+			armed = false
+		}
+		return false
+	})
+}
+
+// spinningRestore restores, in a loop, a sealed snapshot whose program
+// spins in the step after a restore (issue 27, defect 3).
+func (h *hostile) spinningRestore(ctx context.Context, rng *rand.Rand) {
+	var snap []byte
+	var x int
+	for ctx.Err() == nil && snap == nil {
+		id, err := h.create(ctx)
+		if err != nil {
+			continue
+		}
+		s := session{id: id}
+		if err := h.arm(ctx, &s, rng, spinInRestore); err == nil {
+			snap, err = h.snapshot(ctx, id, "hostile restore: its snapshot")
+			if err != nil {
+				snap = nil
+				if ctx.Err() == nil {
+					h.fail("snapshot of a session that spins only after a restore: %v", err)
+				}
+			}
+		} else if ctx.Err() == nil {
+			h.fail("restore spinner: %v", err)
+		}
+		x = s.x
+		h.destroy(ctx, id)
+	}
+	for ctx.Err() == nil {
+		id, err := h.restore(ctx, snap, "hostile restore: restore")
+		if err != nil {
+			var ce *port.CapacityError
+			if errors.As(err, &ce) {
+				pause(ctx, time.Second)
+			}
+			continue
+		}
+		copied := session{id: id, x: x}
+		h.check(ctx, &copied, true, "hostile restore: restored copy")
+		h.destroy(ctx, id)
+	}
+}
+
+// post sends a request to serve and reads its answer, within hostileBound
+// unless giveUp is shorter (then the client abandons it, which is
+// counted). Any status is an answer; a success is a failure of the soak.
+func (h *hostile) post(ctx context.Context, what, path, contentType string, body io.Reader, size int64, header http.Header, giveUp time.Duration) {
+	if status := h.postTo(ctx, what, h.base+path, contentType, body, size, header, giveUp); status != 0 && status < 400 {
+		h.fail("%s: answered %d", what, status)
+	}
+}
+
+// postTo is post to any URL, without judging the status, which it
+// returns (0 when there was no answer).
+func (h *hostile) postTo(ctx context.Context, what, url, contentType string, body io.Reader, size int64, header http.Header, giveUp time.Duration) int {
+	rctx, cancel := context.WithTimeout(ctx, min(giveUp, hostileBound))
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, url, body)
+	if err != nil {
+		h.fail("%s: %v", what, err)
+		return 0
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", contentType)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := h.client.Do(req)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		h.note(what, strconv.Itoa(resp.StatusCode))
+		return resp.StatusCode
+	}
+	switch {
+	case ctx.Err() != nil:
+		// The phase ended.
+	case rctx.Err() != nil && giveUp < hostileBound:
+		h.note(what, "abandoned by the client")
+	case rctx.Err() != nil:
+		h.note(what, "NO ANSWER")
+		h.fail("%s: no answer within %s", what, hostileBound)
+	default:
+		// The server closed the connection without an answer while the
+		// body was being sent: a refusal, if a blunt one.
+		h.note(what, "connection closed")
+	}
+	return 0
+}
+
+// randomBody is n bytes: prefix, then random bytes, made as they are read.
+type randomBody struct {
+	prefix []byte
+	rng    *rand.ChaCha8
+	left   int64
+}
+
+func newRandomBody(prefix string, n int64, seed uint64) *randomBody {
+	var s [32]byte
+	for i := range s {
+		s[i] = byte(seed >> (8 * (i % 8)))
+	}
+	return &randomBody{prefix: []byte(prefix), rng: rand.NewChaCha8(s), left: n}
+}
+
+func (r *randomBody) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), r.left)]
+	n := copy(p, r.prefix)
+	r.prefix = r.prefix[n:]
+	_, _ = r.rng.Read(p[n:])
+	r.left -= int64(len(p))
+	return len(p), nil
+}
+
+// snapshotMagic is how a snapshot begins (port's format, version 1): a
+// forged body that starts so is read and hashed in full before its seal
+// fails.
+const snapshotMagic = "codeport-snapshot-v1\n"
+
+// forgedRestores sends forged restore bodies of 100 MB, streamed (chunked)
+// or announced (Content-Length), some with another session's id to keep,
+// and checks that an ordinary session beside them keeps its variables.
+func (h *hostile) forgedRestores(ctx context.Context, rng *rand.Rand) {
+	armed := false
+	h.loop(ctx, "forged restores", func(s *session) bool {
+		if !armed {
+			if err := h.arm(ctx, s, rng, ""); err != nil {
+				if ctx.Err() == nil {
+					h.fail("forged restores: %v", err)
+				}
+				return true
+			}
+			armed = true
+		}
+		const size = 100 << 20
+		h.post(ctx, "forged restore, 100 MB streamed", "/snapshots/restore", contract.SnapshotMediaType,
+			newRandomBody(snapshotMagic, size, rng.Uint64()), -1, nil, hostileBound)
+		h.post(ctx, "forged restore, 100 MB announced", "/snapshots/restore", contract.SnapshotMediaType,
+			newRandomBody("", size, rng.Uint64()), size, nil, hostileBound)
+		// Another session's id to keep: it must answer as for any id,
+		// and leave that session as it was.
+		h.post(ctx, "forged restore keeping a live session's id", "/snapshots/restore", contract.SnapshotMediaType,
+			newRandomBody(snapshotMagic, 1<<20, rng.Uint64()), -1, http.Header{contract.KeepSessionIDHeader: {s.id}}, hostileBound)
+		if h.check(ctx, s, false, "forged restores beside it") {
+			armed = false
+			return true
+		}
+		return false
+	})
+}
+
+// trickle yields a few bytes a second, for ever.
+type trickle struct {
+	ctx   context.Context
+	chunk []byte
+}
+
+func (t *trickle) Read(p []byte) (int, error) {
+	select {
+	case <-t.ctx.Done():
+		return 0, t.ctx.Err()
+	case <-time.After(time.Second):
+	}
+	return copy(p, t.chunk), nil
+}
+
+// trickledBodies sends a restore body and an exec's JSON body at 4 bytes
+// a second, and gives up on each after trickleFor.
+func (h *hostile) trickledBodies(ctx context.Context, _ *rand.Rand) {
+	const trickleFor = 15 * time.Second
+	h.loop(ctx, "trickled bodies", func(s *session) bool {
+		tctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			body := io.MultiReader(strings.NewReader(snapshotMagic), &trickle{ctx: tctx, chunk: []byte("abcd")})
+			h.post(tctx, "restore body trickled", "/snapshots/restore", contract.SnapshotMediaType, body, -1, nil, trickleFor)
+		})
+		wg.Go(func() {
+			body := io.MultiReader(strings.NewReader(`{"tool":"code_execution","code":"`), &trickle{ctx: tctx, chunk: []byte("1+1;")})
+			h.post(tctx, "exec body trickled", "/sessions/"+s.id+"/exec", "application/json", body, -1, nil, trickleFor)
+		})
+		wg.Wait()
+		return false
+	})
+}
+
+// oversizedJSON sends JSON bodies far over the request limit, announced
+// and streamed, and one nested past any decoder's depth.
+func (h *hostile) oversizedJSON(ctx context.Context, rng *rand.Rand) {
+	h.loop(ctx, "oversized JSON", func(s *session) bool {
+		const size = 100 << 20
+		head, tail := `{"tool":"code_execution","code":"`, `"}`
+		code := func() io.Reader {
+			return io.MultiReader(strings.NewReader(head), io.LimitReader(repeatReader('a'), size), strings.NewReader(tail))
+		}
+		h.post(ctx, "exec JSON of 100 MB streamed", "/sessions/"+s.id+"/exec", "application/json", code(), -1, nil, hostileBound)
+		h.post(ctx, "exec JSON of 100 MB announced", "/sessions/"+s.id+"/exec", "application/json", code(), int64(len(head)+size+len(tail)), nil, hostileBound)
+		h.post(ctx, "create JSON of 100 MB streamed", "/sessions", "application/json",
+			io.MultiReader(strings.NewReader(`{"metadata":{"a":"`), io.LimitReader(repeatReader('b'), size), strings.NewReader(`"}}`)), -1, nil, hostileBound)
+		depth := 100000 + rng.IntN(1000)
+		h.post(ctx, "exec JSON nested 100000 deep", "/sessions/"+s.id+"/exec", "application/json",
+			strings.NewReader(strings.Repeat("[", depth)+strings.Repeat("]", depth)), -1, nil, hostileBound)
+		return false
+	})
+}
+
+// repeatReader yields one byte for ever.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
