@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -161,34 +162,45 @@ func (h *hostile) mcpSession(ctx context.Context, cs *mcp.ClientSession, rng *ra
 	}
 }
 
-// mcpPost sends one JSON-RPC body to the listener.
-func (h *hostile) mcpPost(ctx context.Context, what string, body io.Reader, size int64) {
-	h.postTo(ctx, what, h.mcp.url, "application/json", body, size,
+// mcpPost sends one JSON-RPC body to the listener; its answer must be one
+// of want (see reply.is).
+func (h *hostile) mcpPost(ctx context.Context, what string, body io.Reader, size int64, want ...string) {
+	r := h.postTo(ctx, h.client, what, h.mcp.url, "application/json", body, size,
 		http.Header{"Accept": {"application/json, text/event-stream"}}, hostileBound)
+	if r.ended != "phase ended" && !r.is(want...) {
+		h.fail("%s: answered %s, want one of %q", what, r, want)
+	}
 }
 
-// mcpMalformed sends bodies no JSON-RPC server may act on: each must be
-// answered (today and after issue 27's fixes alike, with an error).
+// malformedMessages are messages no JSON-RPC 2.0 server may act on (issue
+// 27, defect 7); each is answered with a JSON-RPC error, over HTTP with
+// 400.
+var malformedMessages = []struct{ what, body string }{
+	{"invalid JSON", `{"jsonrpc":"2.0",`},
+	{"an empty array", `[]`},
+	{"a batch", "[" + listMessage + "," + listMessage + "]"},
+	{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`},
+	{"an object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`},
+	{"a byte order mark", "\ufeff" + listMessage},
+	{"a duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}`},
+	{"a duplicate key", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}`},
+	{"nesting 100000 deep", strings.Repeat("[", 100000) + strings.Repeat("]", 100000)},
+}
+
+const listMessage = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+
+// mcpMalformed sends the malformed messages to the listener: each must be
+// answered 400.
 func (h *hostile) mcpMalformed(ctx context.Context, rng *rand.Rand) {
-	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	bodies := []struct{ what, body string }{
-		{"invalid JSON", `{"jsonrpc":"2.0",`},
-		{"an empty array", `[]`},
-		{"a batch", "[" + list + "," + list + "]"},
-		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`},
-		{"an object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`},
-		{"a byte order mark", "\ufeff" + list},
-		{"a duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}`},
-		{"nesting 100000 deep", strings.Repeat("[", 100000) + strings.Repeat("]", 100000)},
-	}
 	for ctx.Err() == nil {
-		b := bodies[rng.IntN(len(bodies))]
-		h.mcpPost(ctx, "mcp: "+b.what, strings.NewReader(b.body), int64(len(b.body)))
+		b := malformedMessages[rng.IntN(len(malformedMessages))]
+		h.mcpPost(ctx, "mcp: "+b.what, strings.NewReader(b.body), int64(len(b.body)), "400")
 	}
 }
 
-// mcpOversized sends a tools/call whose code is 100 MB, streamed and
-// announced.
+// mcpOversized sends tools/calls whose code is 100 MB, streamed and
+// announced, 8 at once (issue 27, defect 6: eight of them held gigabytes):
+// each must be answered 413, and the listener's memory come back (run).
 func (h *hostile) mcpOversized(ctx context.Context, _ *rand.Rand) {
 	const size = 100 << 20
 	head := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"`
@@ -197,8 +209,17 @@ func (h *hostile) mcpOversized(ctx context.Context, _ *rand.Rand) {
 		return io.MultiReader(strings.NewReader(head), io.LimitReader(repeatReader('a'), size), strings.NewReader(tail))
 	}
 	for ctx.Err() == nil {
-		h.mcpPost(ctx, "mcp: tools/call of 100 MB streamed", body(), -1)
-		h.mcpPost(ctx, "mcp: tools/call of 100 MB announced", body(), int64(len(head)+size+len(tail)))
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				if i%2 == 0 {
+					h.mcpPost(ctx, "mcp: tools/call of 100 MB streamed, 8 at once", body(), -1, "413 request_too_large")
+				} else {
+					h.mcpPost(ctx, "mcp: tools/call of 100 MB announced, 8 at once", body(), int64(len(head)+size+len(tail)), "413 request_too_large")
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
 
