@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/codeport/codeport/contract"
@@ -615,8 +616,9 @@ type reply struct {
 	status int
 	code   string
 	// ended is, without a status: "closed" (the server closed the
-	// connection while the body was being sent), "abandoned" (the client
-	// gave up first), "phase ended" or "no answer".
+	// connection while the body was being sent), "refused" (nothing
+	// listens), "abandoned" (the client gave up first), "phase ended" or
+	// "no answer".
 	ended string
 }
 
@@ -683,6 +685,9 @@ func (h *hostile) postTo(ctx context.Context, client *http.Client, what, url, co
 		r.ended = "abandoned"
 	case rctx.Err() != nil:
 		r.ended = "no answer"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// Nothing listens: the server is gone.
+		r.ended = "refused"
 	default:
 		// The server closed the connection without an answer while the
 		// body was being sent: a refusal, if a blunt one.
