@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/internal/hostileprog"
 	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/port"
 )
@@ -174,34 +175,11 @@ func TestHostileBashDeepTreesObserveTheDeadline(t *testing.T) {
 }
 
 // Programs that run their own code inside the host's steps around a
-// session snapshot: the driver's 'Z' request (the host is about to save
-// the session) and its 'R' request (the session was restored), which the
-// program finds in the driver's frame (the request kind, 90 or 82).
-const (
-	// spinInFlush: sys.stdout's flush spins when the driver calls it from
-	// a host step (sys._getframe(2) is the driver's handle: the stream's
-	// flush, the driver's flush, handle). The driver no longer flushes
-	// the program's streams in a host step.
-	spinInFlush = "import sys\n" +
-		"class SpinningOut:\n" +
-		"    def write(self, s):\n" +
-		"        return sys.__stdout__.write(s)\n" +
-		"    def flush(self):\n" +
-		"        if sys._getframe(2).f_locals.get('kind') in (90, 82):\n" +
-		"            while True:\n" +
-		"                pass\n" +
-		"sys.stdout = SpinningOut()\n"
-	// spinInTrace: a trace function, which CPython calls as the driver's
-	// handle starts, before any line of the driver runs: user code in a
-	// host step that the driver cannot avoid. It writes spinning.txt in
-	// the workspace before it spins, for a test to wait on.
-	spinInTrace = "import sys\n" +
-		"def _spin(frame, event, arg):\n" +
-		"    if event == 'call' and frame.f_locals.get('kind') in (90, 82):\n" +
-		"        open('/workspace/spinning.txt', 'w').close()\n" +
-		"        while True:\n" +
-		"            pass\n" +
-		"sys.settrace(_spin)\n"
+// session snapshot (see hostileprog). spinInTrace writes spinning.txt in
+// the workspace before it spins, for a test to wait on.
+var (
+	spinInFlush = hostileprog.SpinInFlush
+	spinInTrace = hostileprog.SpinInTrace("/workspace/spinning.txt")
 )
 
 // A snapshot used to run the program's sys.stdout.flush() in its 'Z'

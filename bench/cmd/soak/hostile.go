@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/hostileprog"
 	"github.com/codeport/codeport/port"
 )
 
@@ -55,34 +56,12 @@ import (
 // a host step's 5 s deadline, a wake).
 const hostileBound = 3 * time.Minute
 
-// Programs that run their own code in the host's steps, which the driver
-// serves in handle(kind, payload): kind 90 ("Z") before a snapshot or a
-// hibernation, 82 ("R") after a restore or a wake.
-const (
-	// spinInFlush: sys.stdout's flush spins when the driver calls it
-	// from a host step (sys._getframe(2) is the driver's handle).
-	spinInFlush = "import sys\n" +
-		"class SpinningOut:\n" +
-		"    def write(self, s):\n" +
-		"        return sys.__stdout__.write(s)\n" +
-		"    def flush(self):\n" +
-		"        if sys._getframe(2).f_locals.get('kind') in (90, 82):\n" +
-		"            while True:\n" +
-		"                pass\n" +
-		"sys.stdout = SpinningOut()\n"
-	// spinInTraceFmt: a trace function, which CPython calls as the
-	// driver's handle starts, spinning for the kinds given.
-	spinInTraceFmt = "import sys\n" +
-		"def _spin(frame, event, arg):\n" +
-		"    if event == 'call' and frame.f_locals.get('kind') in %s:\n" +
-		"        while True:\n" +
-		"            pass\n" +
-		"sys.settrace(_spin)\n"
-)
-
+// Programs that run their own code in the host's steps (see hostileprog):
+// spinInRestore only in the one after a restore or a wake.
 var (
-	spinInTrace   = fmt.Sprintf(spinInTraceFmt, "(90, 82)")
-	spinInRestore = fmt.Sprintf(spinInTraceFmt, "(82,)")
+	spinInFlush   = hostileprog.SpinInFlush
+	spinInTrace   = hostileprog.SpinInTrace("")
+	spinInRestore = hostileprog.SpinInTrace("", hostileprog.KindRestored)
 )
 
 // hostile is the phase's shared state: the server, what it answered, and
