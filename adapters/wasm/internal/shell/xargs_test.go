@@ -76,7 +76,11 @@ func TestTimeout(t *testing.T) {
 		{name: "minutes", cmd: "timeout 0.5m true"},
 		{name: "days", cmd: "timeout 1d echo ok", stdout: "ok\n"},
 		{name: "stdin passes", cmd: "echo hi | timeout 1000 cat", stdout: "hi\n"},
+		// Loops that never wait: the guest has no preemption, and its
+		// scheduler fires timeout's timer only when the loop yields.
 		{name: "shell loop", cmd: "timeout 0.2 bash -c 'while true; do :; done'", code: 124},
+		{name: "arithmetic loop", cmd: "timeout 0.2 bash -c 'i=0; while :; do i=$((i+1)); done'", code: 124},
+		{name: "background job runs beside a loop", cmd: "(echo bg) & timeout 0.3 bash -c 'while :; do :; done'; echo $?; wait", stdout: "bg\n124\n"},
 		{name: "script continues", cmd: "timeout 0.1 sleep 1000; echo after $?", stdout: "after 124\n"},
 		{name: "with xargs", cmd: "echo 0.1 | xargs timeout 1000 sleep; echo $?", stdout: "0\n"},
 	})

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -100,6 +101,12 @@ type stopper struct {
 const pollEvery = 64
 
 // poll asks the host whether the call is to stop, and cancels it if so.
+// It also yields to the guest's other goroutines: wasip1 has one thread
+// and no preemption, so a loop that never blocks ("timeout 1 bash -c
+// 'while :; do :; done'") would otherwise keep the scheduler from ever
+// firing a timer (timeout's context never ended, and the loop ran until
+// the host's deadline), a background job or another pipeline stage from
+// running.
 func (s *stopper) poll() {
 	if s.cancel == nil {
 		return
@@ -109,6 +116,7 @@ func (s *stopper) poll() {
 		return
 	}
 	s.skip = pollEvery - 1
+	runtime.Gosched()
 	switch protocol.Stop(hostStopReason()) {
 	case protocol.StopDeadline:
 		s.cancel(context.DeadlineExceeded)
