@@ -28,7 +28,9 @@ check:
 ## which wazero's compiler takes minutes (once by the binary the tests run
 ## as workers and commands, once by a test binary: wazero files them apart,
 ## see internal/testcache); then every test against the real runtime, under
-## the race detector except the shell's, each test binary built once and
+## the race detector where the host's concurrency is under test (not the
+## shell's, nor the wasm adapter's guest-bound tests: see
+## scripts/test-shards.sh), each test binary built once and
 ## run as several processes at once (scripts/test-shards.sh); each fuzz
 ## target for its budget starts once all but the wasm adapter's are done
 TEST_TIMEOUT ?= 15m
