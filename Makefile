@@ -45,7 +45,7 @@ test: check
 	env -u CODEPORT_CONFIG -u CODEPORT_COMPILE_CACHE_DIR bin/codeport compile
 	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testcache
 	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) \
-	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz FUZZSCALE=1
+	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz FUZZSCALE=1 FUZZMINIMIZE=100x
 
 ## fuzz: each fuzz target for FUZZSCALE times its budget (their seed corpora
 ## run with every go test). A budget is a count of executions, about 10 s
@@ -55,6 +55,11 @@ test: check
 ## fails is written to the package's testdata/fuzz: commit it, and it stays
 ## a regression test.
 FUZZSCALE     ?= 6
+# FUZZMINIMIZE bounds the minimising of each input that found new coverage
+# (and of a failing one): Go's default is 60 s. make test's brief budget
+# uses 100 executions: FuzzResolve's workers sat at 0 executions a second
+# for 55 to 100 s minimising long paths, more than the rest of the stage.
+FUZZMINIMIZE  ?= 60s
 SHELL_PKG     := ./adapters/wasm/internal/shell
 FUZZ_TARGETS  := ./contract:FuzzDecodeRequest:100000 ./contract/server:FuzzHandler:2500 \
                  ./contract/server:FuzzUpload:300 ./internal/workspace:FuzzResolve:25000 \
@@ -67,7 +72,7 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$$(( $${rest#*:} * $(FUZZSCALE) )); \
 	  echo "fuzz $$name in $$pkg for $$n executions"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $${n}x $$pkg; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $${n}x -fuzzminimizetime $(FUZZMINIMIZE) $$pkg; \
 	done
 
 ## sdkcheck: only the cross-check against the official openai and anthropic

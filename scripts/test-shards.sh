@@ -42,7 +42,7 @@
 # vet ./..., every analyser of which go test's pass is a subset.
 #
 # Each test process's output is printed when it ends, whole, after a
-# line "ok|FAIL <package> <seconds>s"; the exit status is non-zero if any
+# line "ok|FAIL <package> <seconds>s, CPU <seconds>s"; the exit status is non-zero if any
 # failed or did not build.
 set -uo pipefail
 go=${GO:-go}
@@ -87,14 +87,18 @@ mkdir -p "$dir/race" "$dir/out"
 run() {
   local pkg=$1 bin=$2
   shift 2
-  local key=${pkg//\//_}${name:+-${name// /-}} start rc verdict=ok
+  local key=${pkg//\//_}${name:+-${name// /-}} start rc verdict=ok cpu TIMEFORMAT='%0U+%0S'
   start=$(date +%s)
-  (cd "$root${pkg#"$module"}" && "$bin" -test.timeout "$timeout" -test.paniconexit0 "$@") >"$dir/out/$key.log" 2>&1
+  # The CPU time (user+system, its child processes included) is printed
+  # beside the wall time: on a busy machine it is the figure that says
+  # where make test's time goes.
+  { time (cd "$root${pkg#"$module"}" && "$bin" -test.timeout "$timeout" -test.paniconexit0 "$@") >"$dir/out/$key.log" 2>&1; } 2>"$dir/out/$key.cpu"
   rc=$?
   [ "$rc" = 0 ] || verdict=FAIL
+  cpu=$(($(tail -n 1 "$dir/out/$key.cpu")))
   echo "$rc" >"$dir/out/$key.rc"
-  flock "$dir/print.lock" sh -c 'printf "%s\t%s\t%ss%s\n" "$1" "$2" "$3" "$4"; cat "$5"' \
-    sh "$verdict" "$pkg" "$(($(date +%s) - start))" "${name:+ ($name)}" "$dir/out/$key.log"
+  flock "$dir/print.lock" sh -c 'printf "%s\t%s\t%ss, CPU %ss%s\n" "$1" "$2" "$3" "$4" "$5"; cat "$6"' \
+    sh "$verdict" "$pkg" "$(($(date +%s) - start))" "$cpu" "${name:+ ($name)}" "$dir/out/$key.log"
 }
 
 # build OUT PKG...: go test -c, or a failure recorded under "build".
