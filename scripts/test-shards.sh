@@ -87,15 +87,15 @@ mkdir -p "$dir/race" "$dir/out"
 run() {
   local pkg=$1 bin=$2
   shift 2
-  local key=${pkg//\//_}${name:+-${name// /-}} start rc verdict=ok cpu TIMEFORMAT='%0U+%0S'
+  local key=${pkg//\//_}${name:+-${name// /-}} start rc verdict=ok cpu TIMEFORMAT='%U %S'
   start=$(date +%s)
   # The CPU time (user+system, its child processes included) is printed
   # beside the wall time: on a busy machine it is the figure that says
   # where make test's time goes.
-  { time (cd "$root${pkg#"$module"}" && "$bin" -test.timeout "$timeout" -test.paniconexit0 "$@") >"$dir/out/$key.log" 2>&1; } 2>"$dir/out/$key.cpu"
+  { time { (cd "$root${pkg#"$module"}" && "$bin" -test.timeout "$timeout" -test.paniconexit0 "$@") >"$dir/out/$key.log" 2>&1; }; } 2>"$dir/out/$key.cpu"
   rc=$?
   [ "$rc" = 0 ] || verdict=FAIL
-  cpu=$(($(tail -n 1 "$dir/out/$key.cpu")))
+  cpu=$(awk '{s = $1 + $2} END {printf "%d", s + 0.5}' "$dir/out/$key.cpu")
   echo "$rc" >"$dir/out/$key.rc"
   flock "$dir/print.lock" sh -c 'printf "%s\t%s\t%ss, CPU %ss%s\n" "$1" "$2" "$3" "$4" "$5"; cat "$6"' \
     sh "$verdict" "$pkg" "$(($(date +%s) - start))" "$cpu" "${name:+ ($name)}" "$dir/out/$key.log"
