@@ -21,11 +21,14 @@
 #   a test that counts the process's goroutines, threads or CPU time sees
 #   only its own shard): what they check is what the guest does and
 #   answers (the conformance suite, the scientific profile, hostile
-#   scripts, files and limits), and under -race, which instruments only
-#   the host's Go code, each took three times the CPU (measured: the
-#   conformance suites 176 CPU-s against 59; the hostile, bash and
-#   scientific tests 232 against 67; the rest 155 against 53) and checked
-#   nothing more. The host code those tests pass through runs under -race
+#   scripts, files and limits), and -race, which instruments only the
+#   host's Go code, cost CPU and checked nothing more there (measured on
+#   a warm compilation cache, CPU seconds under -race against without:
+#   the conformance suites 78 against 62, the hostile, bash and
+#   scientific tests 118 against 66, the rest 155 against 53; in clean
+#   clones of make test on 2 quiet cores the package's processes took 977
+#   s of wall time all under -race, 419 s split so). The host code those
+#   tests pass through runs under -race
 #   too: in wasm_race, and in adapters/http, whose conformance suite runs
 #   this adapter in process under -race. The plain binary is built and
 #   started first: the longest, and cheap to build (make test's go vet
