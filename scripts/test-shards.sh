@@ -28,9 +28,9 @@
 #   scientific tests 118 against 66, the rest 155 against 53; in clean
 #   clones of make test on 2 quiet cores the package's processes took 977
 #   s of wall time all under -race, 419 s split so). The host code those
-#   tests pass through runs under -race
-#   too: in wasm_race, and in adapters/http, whose conformance suite runs
-#   this adapter in process under -race. The plain binary is built and
+#   tests pass through runs under -race too: in wasm_race, and in
+#   adapters/http, whose conformance suite runs this adapter in process
+#   under -race. The plain binary is built and
 #   started first: the longest, and cheap to build (make test's go vet
 #   and go build compiled its dependencies without -race).
 # - the shell package runs without -race (see the Makefile).
@@ -45,8 +45,8 @@
 # vet ./..., every analyser of which go test's pass is a subset.
 #
 # Each test process's output is printed when it ends, whole, after a
-# line "ok|FAIL <package> <seconds>s, CPU <seconds>s"; the exit status is non-zero if any
-# failed or did not build.
+# line "ok|FAIL <package> <seconds>s, CPU <seconds>s"; the exit status
+# is non-zero if any failed or did not build.
 set -uo pipefail
 go=${GO:-go}
 timeout=${TEST_TIMEOUT:-15m}
@@ -72,9 +72,8 @@ wasm_race_tests=(
 )
 wasm_race="^($(IFS='|'; echo "${wasm_race_tests[*]}"))\$"
 # The shards of the rest, as -run patterns, each skipping what the ones
-# before it ran, and a last one that skips them all. Balanced by the
-# tests' CPU time without -race (the conformance suites 59 s, the hostile,
-# bash and scientific tests 67 s, the rest about 50 s).
+# before it ran, and a last one that skips them all: about the same CPU
+# time each (see the figures above).
 wasm_shards=('^TestConformance' '^Test(Hostile|Bash|Scientific)')
 # The longest of the other packages, started first.
 longest=(adapters/wasm cmd/codeport adapters/subprocess adapters/wasm/internal/shell/wasmshell

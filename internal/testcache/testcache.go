@@ -20,6 +20,8 @@ package testcache
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/tetratelabs/wazero"
 )
 
 // Dir is the shared cache directory, created if need be, or "" (compile
@@ -36,4 +38,16 @@ func Dir() string {
 		return ""
 	}
 	return dir
+}
+
+// Cache is the shared cache as a wazero.CompilationCache, for tests that
+// compile a module themselves (the shell's), or a cache in memory when
+// there is no directory for it.
+func Cache() wazero.CompilationCache {
+	if dir := Dir(); dir != "" {
+		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+			return c
+		}
+	}
+	return wazero.NewCompilationCache()
 }

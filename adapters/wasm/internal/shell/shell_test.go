@@ -20,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
+	"github.com/codeport/codeport/internal/testcache"
 	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 )
@@ -91,17 +92,6 @@ var guest struct {
 	err   error
 }
 
-// testCompilationCache is codeport/wazero under the user's cache directory
-// (the adapter's default), or a cache in memory when there is none.
-func testCompilationCache() wazero.CompilationCache {
-	if dir, err := os.UserCacheDir(); err == nil {
-		if c, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "codeport", "wazero")); err == nil {
-			return c
-		}
-	}
-	return wazero.NewCompilationCache()
-}
-
 func guestEngine(t testing.TB) *wasmshell.Engine {
 	t.Helper()
 	guest.once.Do(func() {
@@ -119,7 +109,7 @@ func guestEngine(t testing.TB) *wasmshell.Engine {
 		if guest.mod, guest.err = os.ReadFile(wasm); guest.err != nil {
 			return
 		}
-		guest.cache = testCompilationCache()
+		guest.cache = testcache.Cache()
 		guest.eng, guest.err = wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: 256 << 20, Module: guest.mod, Cache: guest.cache})
 	})
 	if guest.err != nil {

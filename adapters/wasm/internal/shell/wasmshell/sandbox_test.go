@@ -42,12 +42,7 @@ func engine(t *testing.T, key engineKey) *wasmshell.Engine {
 		return e
 	}
 	if engines.cache == nil {
-		engines.cache = wazero.NewCompilationCache()
-		if dir := testcache.Dir(); dir != "" {
-			if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-				engines.cache = c
-			}
-		}
+		engines.cache = testcache.Cache()
 	}
 	e, err := wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: key.memory, Grace: key.grace, Cache: engines.cache})
 	if err != nil {
