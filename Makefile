@@ -61,8 +61,8 @@ FUZZSCALE     ?= 6
 # for 55 to 100 s minimising long paths, more than the rest of the stage.
 FUZZMINIMIZE  ?= 60s
 SHELL_PKG     := ./adapters/wasm/internal/shell
-FUZZ_TARGETS  := ./contract:FuzzDecodeRequest:100000 ./contract/server:FuzzHandler:2500 \
-                 ./contract/server:FuzzUpload:300 ./internal/workspace:FuzzResolve:25000 \
+FUZZ_TARGETS  := ./contract/wirefuzz:FuzzDecodeRequest:100000 ./contract/wirefuzz:FuzzHandler:2500 \
+                 ./contract/wirefuzz:FuzzUpload:300 ./internal/workspace:FuzzResolve:25000 \
                  ./adapters/wasm/internal/wasmpatch:FuzzPatch:80000 \
                  $(SHELL_PKG):FuzzRegexTranslate:10000 $(SHELL_PKG):FuzzSortKey:50000 \
                  $(SHELL_PKG):FuzzBc:40000 $(SHELL_PKG):FuzzAwkRewrite:50000 $(SHELL_PKG):FuzzDiff:50000 \

@@ -1,4 +1,4 @@
-package server_test
+package wirefuzz_test
 
 import (
 	"bytes"
@@ -23,10 +23,9 @@ import (
 	"github.com/codeport/codeport/port/porttest"
 )
 
-// The fuzz targets here run the whole handler in memory (no network) over
-// porttest, whose sessions, workspace and editor are real and whose code
-// execution echoes: `make test` runs each for a few seconds, `make fuzz`
-// for longer.
+// FuzzHandler and FuzzUpload run the whole handler in memory (no network)
+// over porttest: `make test` runs each for a few seconds, `make fuzz` for
+// longer.
 
 // sidToken in a fuzzed target stands for the id of a live session, so
 // that the fuzzer reaches the session routes' handlers rather than only
