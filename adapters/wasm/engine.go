@@ -25,6 +25,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+	"github.com/codeport/codeport/adapters/wasm/internal/guestroot"
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
@@ -47,6 +48,10 @@ type engine struct {
 	image       *image
 	cache       wazero.CompilationCache
 	memoryBytes int64
+	// root is the guest's "/" around its mounts (instantiate): a path
+	// outside them is missing, not a capability error, and /dev/null
+	// works.
+	root *guestroot.FS
 
 	// build identifies the runtime for session snapshots (buildID).
 	buildOnce sync.Once
@@ -192,7 +197,8 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 		attrs = append(attrs, "shell_seconds", shellDur.Seconds())
 	}
 	logger.Info("wasm modules ready", attrs...)
-	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shells: shells}
+	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shells: shells,
+		root: guestroot.New(guestMounts()...)}
 	t = time.Now()
 	var notShared error
 	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
@@ -299,6 +305,14 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 	return takeImage(it.mod, e.rt.Module)
 }
 
+// guestMounts are the guest paths instantiate mounts, in its order, and
+// the root made around them ("/", mounted last): the image and session
+// snapshots record the descriptors and paths of these preopened
+// directories (buildID hashes them).
+func guestMounts() []string {
+	return []string{workspace.GuestRoot, "/tmp", cpython.StdlibDir, "/"}
+}
+
 // mounts are the file systems an instance sees as /workspace and /tmp.
 type mounts struct {
 	work, tmp experimentalsys.FS
@@ -314,7 +328,8 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
 		WithSysFSMount(m.work, workspace.GuestRoot).(sysfs.FSConfig).
 		WithSysFSMount(m.tmp, "/tmp").
-		WithFSMount(e.rt.Lib, cpython.StdlibDir)
+		WithFSMount(e.rt.Lib, cpython.StdlibDir).(sysfs.FSConfig).
+		WithSysFSMount(e.root, "/")
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(). // a reactor: the host calls its exports

@@ -101,12 +101,14 @@ const (
 
 // buildID identifies the runtime a memory belongs to: the module, its
 // library (the zips on sys.path, whose directories the memory caches by
-// offset) and the driver, hashed once.
+// offset), the preopened directories (whose descriptors libc keeps in the
+// memory) and the driver, hashed once.
 func (e *engine) buildID() string {
 	e.buildOnce.Do(func() {
 		h := sha256.New()
 		fmt.Fprintf(h, "profile %s\nmodule %d\n", e.rt.Profile, len(e.rt.Module))
 		h.Write(e.rt.Module)
+		fmt.Fprintf(h, "mounts %q\n", guestMounts())
 		fmt.Fprintf(h, "driver %d\n", len(driverSource))
 		h.Write([]byte(driverSource))
 		err := fs.WalkDir(e.rt.Lib, ".", func(p string, d fs.DirEntry, err error) error {
