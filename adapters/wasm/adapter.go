@@ -550,8 +550,8 @@ var missingModules = []struct {
 	modules []string
 	why     string
 }{
-	{[]string{"ctypes", "curses", "fcntl", "grp", "mmap", "pty", "pwd", "readline", "resource", "syslog", "termios", "tty"},
-		"WebAssembly has no foreign functions and WASI no terminals, users, signals or memory mapping"},
+	{[]string{"ctypes", "curses", "fcntl", "grp", "mmap", "pty", "readline", "resource", "syslog", "termios", "tty"},
+		"WebAssembly has no foreign functions and WASI no terminals, groups, signals or memory mapping"},
 	{[]string{"ssl"}, "no OpenSSL; there is no network either"},
 	{[]string{"ensurepip", "venv"}, "left out of the build: packages cannot be installed"},
 	{[]string{"idlelib", "tkinter", "turtle", "turtledemo"}, "left out of the build: there is no display"},

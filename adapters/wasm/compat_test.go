@@ -1,6 +1,8 @@
 package wasm
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/codeport/codeport/port"
@@ -27,6 +29,66 @@ func TestPathsBehaveAsOnLinux(t *testing.T) {
 		{"missing parent", "try:\n    open('/nonexistent/x.txt', 'w')\nexcept FileNotFoundError:\n    print('missing')", "missing\n"},
 		{"mkdir in root", "import os\ntry:\n    os.mkdir('/data')\nexcept PermissionError:\n    print('refused')", "refused\n"},
 		{"zoneinfo fallback", "import os\nprint(os.path.exists('/usr/share/zoneinfo/UTC'))", "False\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
+		})
+	}
+}
+
+// TestUtimeAndTouchSetTheTime: os.utime(path) and Path.touch() of an
+// existing file set its times to now (they set the epoch: the runtime's
+// libc passes zeros for "now"), and explicit times still arrive intact.
+func TestUtimeAndTouchSetTheTime(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	for _, c := range []struct{ name, code, want string }{
+		{"utime", "import os, time\nopen('u.txt', 'w').close()\nos.utime('u.txt', (1, 1))\nbefore = time.time()\nos.utime('u.txt')\nst = os.stat('u.txt')\nprint(abs(st.st_mtime - before) < 60, abs(st.st_atime - before) < 60)", "True True\n"},
+		{"touch", "import os, time\nfrom pathlib import Path\nos.utime('u.txt', (1, 1))\nPath('u.txt').touch()\nprint(abs(os.stat('u.txt').st_mtime - time.time()) < 60)", "True\n"},
+		{"by descriptor", "import os, time\nos.utime('u.txt', (1, 1))\nfd = os.open('u.txt', os.O_RDONLY)\nos.utime(fd)\nos.close(fd)\nprint(abs(os.stat('u.txt').st_mtime - time.time()) < 60, os.utime in os.supports_fd)", "True True\n"},
+		{"explicit", "import os\nos.utime('u.txt', (1000, 2000))\nprint(os.stat('u.txt').st_mtime)\nos.utime('u.txt', ns=(5, 3_000_000_000))\nprint(os.stat('u.txt').st_mtime_ns)", "2000.0\n3000000000\n"},
+		{"both refused", "import os\ntry:\n    os.utime('u.txt', (1, 2), ns=(1, 2))\nexcept ValueError:\n    print('refused')", "refused\n"},
+		{"missing", "import os\ntry:\n    os.utime('nothing.txt')\nexcept FileNotFoundError:\n    print('missing')", "missing\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
+		})
+	}
+}
+
+// TestTheSandboxUser: a program that asks who runs it gets the sandbox's
+// user, in Python and in a python run by the bash tool, whose environment
+// has no USER.
+func TestTheSandboxUser(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	const code = "import getpass, os, pwd\nprint(getpass.getuser(), os.getuid(), os.getgid(), pwd.getpwuid(os.getuid()).pw_dir, os.path.expanduser('~sandbox'), pwd.getpwnam('root').pw_uid)"
+	const want = "sandbox 1000 1000 /workspace /workspace 0\n"
+	expect(t, run(t, a, id, code), want, 0, port.OutcomeCompleted)
+	expect(t, run(t, a, id, "import pwd\ntry:\n    pwd.getpwnam('nobody')\nexcept KeyError:\n    print('unknown')"), "unknown\n", 0, port.OutcomeCompleted)
+	if _, err := a.PutFile(context.Background(), id, "who.py", strings.NewReader(code)); err != nil {
+		t.Fatal(err)
+	}
+	res := bash(t, a, id, "python who.py", 0)
+	if res.Stdout != want || res.ReturnCode != 0 {
+		t.Fatalf("python who.py: %+v", res)
+	}
+}
+
+// TestAbsentCapabilitiesFailAsOSError: network, pipes to child processes
+// and threads fail with errors that name the sandbox, of the types a
+// program catches (URLError and OSError, RuntimeError for a thread as
+// CPython raises when it can start no more), not AttributeError.
+func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	for _, c := range []struct{ name, code, want string }{
+		{"urlopen", "import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('http://example.com', timeout=5)\nexcept urllib.error.URLError as e:\n    print('sandbox' in str(e.reason))", "True\n"},
+		{"resolve", "import socket\ntry:\n    socket.getaddrinfo('example.com', 80)\nexcept socket.gaierror as e:\n    print('no network' in str(e))\ntry:\n    socket.gethostbyname('localhost')\nexcept OSError as e:\n    print('no network' in str(e))", "True\nTrue\n"},
+		{"connect", "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 80), timeout=2)\nexcept OSError as e:\n    print('refused')", "refused\n"},
+		{"pool", "import multiprocessing\ntry:\n    multiprocessing.Pool(2)\nexcept OSError as e:\n    print('sandbox' in str(e))", "True\n"},
+		{"thread", "import threading\ntry:\n    threading.Thread(target=print).start()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
+		{"executor", "from concurrent.futures import ThreadPoolExecutor\ntry:\n    ThreadPoolExecutor(2).submit(print, 1).result()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)

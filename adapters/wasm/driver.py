@@ -87,6 +87,126 @@ def _install_asyncio():
     se.BaseSelectorEventLoop._write_to_self = lambda self: None
 
 
+def _install_utime():
+    # os.utime(path) without times, and so Path.touch() of an existing
+    # file, set both times to the epoch: this build's libc passes zeros to
+    # the host rather than asking for "now". Given explicitly, the times
+    # arrive intact, so "now" is given explicitly.
+    utime = os.utime
+
+    def now_utime(path, times=None, *, ns=None, dir_fd=None, follow_symlinks=True):
+        if ns is not None:
+            return utime(path, times, ns=ns, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        if times is None:
+            now = time.time_ns()
+            return utime(path, ns=(now, now), dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        return utime(path, times, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    now_utime.__doc__ = utime.__doc__
+    now_utime.__name__ = now_utime.__qualname__ = "utime"
+    now_utime.__module__ = utime.__module__
+    for support in (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks):
+        if utime in support:
+            support.discard(utime)
+            support.add(now_utime)
+    os.utime = now_utime
+
+
+def _install_user():
+    # WASI has no users; programs still ask who runs them (getpass.getuser,
+    # os.getuid, os.path.expanduser("~name")). They get the sandbox's user:
+    # uid and gid 1000, named "sandbox", at home in the workspace, through
+    # os and a pwd module as on Linux, which also knows root (uid 0): WASI
+    # reports every file's owner as 0, so Path.owner() says "root".
+    import types as _types
+
+    uid, name, home = 1000, "sandbox", "/workspace"
+    fields = ("pw_name", "pw_passwd", "pw_uid", "pw_gid", "pw_gecos", "pw_dir", "pw_shell")
+
+    class struct_passwd(tuple):
+        "pwd.struct_passwd: an entry of the sandbox's password database."
+
+        n_fields = n_sequence_fields = len(fields)
+        __slots__ = ()
+
+        def __new__(cls, seq):
+            return tuple.__new__(cls, seq)
+
+        def __repr__(self):
+            return "pwd.struct_passwd(%s)" % ", ".join("%s=%r" % f for f in zip(fields, self))
+
+    for i, field in enumerate(fields):
+        setattr(struct_passwd, field, property(lambda self, i=i: self[i]))
+    struct_passwd.__module__ = "pwd"
+    entries = [
+        struct_passwd(("root", "x", 0, 0, "root", "/root", "/bin/bash")),
+        struct_passwd((name, "x", uid, uid, name, home, "/bin/bash")),
+    ]
+
+    def getpwuid(n):
+        for e in entries:
+            if e.pw_uid == n:
+                return e
+        raise KeyError("getpwuid(): uid not found: %r" % (n,))
+
+    def getpwnam(n):
+        if not isinstance(n, str):
+            raise TypeError("getpwnam() argument must be str, not %s" % type(n).__name__)
+        for e in entries:
+            if e.pw_name == n:
+                return e
+        raise KeyError("getpwnam(): name not found: %r" % (n,))
+
+    pwd = _types.ModuleType("pwd", "The sandbox's password database: root and its user.")
+    pwd.struct_passwd, pwd.getpwuid, pwd.getpwnam = struct_passwd, getpwuid, getpwnam
+    pwd.getpwall = lambda: list(entries)
+    sys.modules.setdefault("pwd", pwd)
+
+    def ids():
+        return uid
+
+    for attr in ("getuid", "geteuid", "getgid", "getegid"):
+        if not hasattr(os, attr):
+            setattr(os, attr, ids)
+
+
+def _install_absent_capabilities():
+    # What the sandbox lacks fails as an OSError that says so, the type a
+    # program catches (urllib wraps it in URLError), rather than as an
+    # AttributeError for a function this build of CPython leaves out.
+    import _socket
+    import errno
+
+    def no_network(*args, **kwargs):
+        raise _socket.gaierror(_socket.EAI_FAIL, "no network: this sandbox cannot resolve or reach any host")
+
+    for name in ("getaddrinfo", "getnameinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr"):
+        if not hasattr(_socket, name):
+            setattr(_socket, name, no_network)
+
+    def no_pipe():
+        raise OSError(errno.ENOSYS, "no pipes or child processes: this sandbox runs one process")
+
+    if not hasattr(os, "pipe"):
+        os.pipe = no_pipe
+    import _thread
+
+    def no_thread(*args, **kwargs):
+        raise RuntimeError("can't start new thread: this sandbox runs one thread")
+
+    _thread.start_new_thread = _thread.start_new = no_thread
+    if hasattr(_thread, "start_joinable_thread"):
+        _thread.start_joinable_thread = no_thread
+    # Modules that copied the originals at their import, if it came first.
+    sock = sys.modules.get("socket")
+    for name in ("getnameinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr"):
+        if sock is not None and not hasattr(sock, name):
+            setattr(sock, name, no_network)
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._start_joinable_thread = threading._start_new_thread = no_thread
+
+
 def _open_fds(limit=4096):
     # The descriptors open in this instance. WASI hands out the lowest free
     # number, so a program's descriptors are below limit unless it holds
@@ -103,7 +223,12 @@ def _open_fds(limit=4096):
 
 def _make_handler():
     _install_sleep()
+    # Before asyncio's import, which imports socket and threading: they
+    # copy these functions from _socket and _thread.
+    _install_absent_capabilities()
     _install_asyncio()
+    _install_utime()
+    _install_user()
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
