@@ -28,6 +28,7 @@ func TestPathsBehaveAsOnLinux(t *testing.T) {
 		{"root is not writable", "try:\n    open('/x.txt', 'w')\nexcept PermissionError:\n    print('refused')", "refused\n"},
 		{"missing parent", "try:\n    open('/nonexistent/x.txt', 'w')\nexcept FileNotFoundError:\n    print('missing')", "missing\n"},
 		{"mkdir in root", "import os\ntry:\n    os.mkdir('/data')\nexcept PermissionError:\n    print('refused')", "refused\n"},
+		{"links explained", "import os\nopen('l.txt', 'w').close()\nfor f in (os.link, os.symlink):\n    try:\n        f('l.txt', 'm.txt')\n    except PermissionError as e:\n        print('not supported' in str(e), e.filename, e.filename2)\nprint(os.symlink in os.supports_dir_fd, os.path.exists('m.txt'))", "True l.txt m.txt\nTrue l.txt m.txt\nTrue False\n"},
 		{"zoneinfo fallback", "import os\nprint(os.path.exists('/usr/share/zoneinfo/UTC'))", "False\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -170,6 +170,39 @@ def _install_user():
             setattr(os, attr, ids)
 
 
+def _install_links():
+    # The workspace holds no links, hard or symbolic: one could lead
+    # outside it on the host. The host refuses them with EPERM, which says
+    # only "Operation not permitted"; the error says why.
+    import errno
+    import functools
+
+    def explain(f):
+        @functools.wraps(f)
+        def link(src, dst, *args, **kwargs):
+            try:
+                return f(src, dst, *args, **kwargs)
+            except PermissionError as e:
+                if e.errno != errno.EPERM:
+                    raise
+                raise PermissionError(
+                    errno.EPERM, "links are not supported in this sandbox's workspace", e.filename, None, e.filename2
+                ) from None
+
+        return link
+
+    for name in ("link", "symlink"):
+        f = getattr(os, name, None)
+        if f is None:
+            continue
+        wrapped = explain(f)
+        for support in (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks):
+            if f in support:
+                support.discard(f)
+                support.add(wrapped)
+        setattr(os, name, wrapped)
+
+
 def _install_absent_capabilities():
     # What the sandbox lacks fails as an OSError that says so, the type a
     # program catches (urllib wraps it in URLError), rather than as an
@@ -229,6 +262,7 @@ def _make_handler():
     _install_asyncio()
     _install_utime()
     _install_user()
+    _install_links()
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
@@ -672,4 +706,5 @@ def _make_handler():
 
 
 handle = _make_handler()
-del _make_handler, _install_sleep, _install_asyncio, _open_fds
+del _make_handler, _install_sleep, _install_asyncio, _install_absent_capabilities, _install_utime
+del _install_user, _install_links, _open_fds
