@@ -1,12 +1,16 @@
 package guestroot
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	pathpkg "path"
 	"slices"
 	"strings"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	wsys "github.com/tetratelabs/wazero/sys"
 )
 
@@ -134,9 +138,11 @@ func (r *FS) stat(n *node) wsys.Stat_t {
 	return st
 }
 
-// OpenFile implements experimentalsys.FS.
+// OpenFile implements experimentalsys.FS. Open files are wazero's over
+// the tree as an fs.FS (which reads directories and rewinds them), with
+// this root's inodes and, for the null device, its writes.
 func (r *FS) OpenFile(path string, flag experimentalsys.Oflag, _ fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	_, n, errno := r.lookup(path)
+	name, n, errno := r.lookup(path)
 	if errno != 0 {
 		if errno == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0 {
 			return nil, r.refuse(path)
@@ -150,10 +156,15 @@ func (r *FS) OpenFile(path string, flag experimentalsys.Oflag, _ fs.FileMode) (e
 		return nil, experimentalsys.EISDIR
 	case !n.dir && flag&experimentalsys.O_DIRECTORY != 0:
 		return nil, experimentalsys.ENOTDIR
-	case n.dir:
-		return &dirFile{r: r, n: n}, 0
 	}
-	return &nullFile{st: r.stat(n), append: flag&experimentalsys.O_APPEND != 0}, 0
+	f, errno := (&sysfs.AdaptFS{FS: tree{r}}).OpenFile(name, experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		return nil, errno
+	}
+	if n.dir {
+		return &dirFile{File: f, r: r, n: n, st: r.stat(n)}, 0
+	}
+	return &nullFile{File: f, st: r.stat(n), append: flag&experimentalsys.O_APPEND != 0}, 0
 }
 
 // Stat implements experimentalsys.FS.
@@ -224,62 +235,41 @@ func (r *FS) change(path string) experimentalsys.Errno {
 	return experimentalsys.EACCES
 }
 
-// dirFile is an open directory of the root.
+// dirFile is an open directory of the root, with its inodes.
 type dirFile struct {
-	experimentalsys.UnimplementedFile
-	r    *FS
-	n    *node
-	next int // the next entry Readdir returns
-}
-
-func (d *dirFile) Ino() (wsys.Inode, experimentalsys.Errno) { return d.n.ino, 0 }
-func (d *dirFile) Dev() (uint64, experimentalsys.Errno)     { return dev, 0 }
-func (d *dirFile) IsDir() (bool, experimentalsys.Errno)     { return true, 0 }
-func (d *dirFile) Stat() (wsys.Stat_t, experimentalsys.Errno) {
-	return d.r.stat(d.n), 0
-}
-
-func (d *dirFile) Read([]byte) (int, experimentalsys.Errno)         { return 0, experimentalsys.EISDIR }
-func (d *dirFile) Pread([]byte, int64) (int, experimentalsys.Errno) { return 0, experimentalsys.EISDIR }
-func (d *dirFile) Write([]byte) (int, experimentalsys.Errno)        { return 0, experimentalsys.EBADF }
-func (d *dirFile) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
-	return 0, experimentalsys.EBADF
-}
-func (d *dirFile) Utimens(int64, int64) experimentalsys.Errno { return experimentalsys.EACCES }
-
-// Seek implements experimentalsys.File: only a rewind, which Readdir
-// needs to start again.
-func (d *dirFile) Seek(offset int64, whence int) (int64, experimentalsys.Errno) {
-	if offset != 0 || whence != 0 {
-		return 0, experimentalsys.EINVAL
-	}
-	d.next = 0
-	return 0, 0
+	experimentalsys.File
+	r  *FS
+	n  *node
+	st wsys.Stat_t
 }
 
 // Readdir implements experimentalsys.File.
 func (d *dirFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
-	left := d.n.entries[d.next:]
-	if n > 0 && n < len(left) {
-		left = left[:n]
-	}
-	out := make([]experimentalsys.Dirent, 0, len(left))
-	for _, base := range left {
-		c := d.r.nodes[pathpkg.Join(d.n.name, base)]
-		typ := fs.ModeDevice | fs.ModeCharDevice
-		if c.dir {
-			typ = fs.ModeDir
+	ents, errno := d.File.Readdir(n)
+	for i := range ents {
+		if c, ok := d.r.nodes[pathpkg.Join(d.n.name, ents[i].Name)]; ok {
+			ents[i].Ino = c.ino
 		}
-		out = append(out, experimentalsys.Dirent{Ino: c.ino, Name: base, Type: typ})
 	}
-	d.next += len(out)
-	return out, 0
+	return ents, errno
+}
+
+func (d *dirFile) Ino() (wsys.Inode, experimentalsys.Errno)   { return d.st.Ino, 0 }
+func (d *dirFile) Dev() (uint64, experimentalsys.Errno)       { return dev, 0 }
+func (d *dirFile) Stat() (wsys.Stat_t, experimentalsys.Errno) { return d.st, 0 }
+func (d *dirFile) Utimens(int64, int64) experimentalsys.Errno { return experimentalsys.EACCES }
+func (d *dirFile) Write([]byte) (int, experimentalsys.Errno)  { return 0, experimentalsys.EBADF }
+func (d *dirFile) Truncate(int64) experimentalsys.Errno       { return experimentalsys.EISDIR }
+func (d *dirFile) SetAppend(bool) experimentalsys.Errno       { return experimentalsys.EISDIR }
+func (d *dirFile) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
+	return 0, experimentalsys.EBADF
 }
 
 // nullFile is an open null device: reads find the end, writes are
-// discarded whole.
+// discarded whole. Its offset is always 0 (the tree's file, which it
+// wraps, seeks).
 type nullFile struct {
-	experimentalsys.UnimplementedFile
+	experimentalsys.File
 	st     wsys.Stat_t
 	append bool
 }
@@ -298,8 +288,77 @@ func (f *nullFile) Write(b []byte) (int, experimentalsys.Errno) { return len(b),
 func (f *nullFile) Pwrite(b []byte, _ int64) (int, experimentalsys.Errno) {
 	return len(b), 0
 }
-func (f *nullFile) Seek(int64, int) (int64, experimentalsys.Errno) { return 0, 0 }
-func (f *nullFile) Truncate(int64) experimentalsys.Errno           { return 0 }
-func (f *nullFile) Sync() experimentalsys.Errno                    { return 0 }
-func (f *nullFile) Datasync() experimentalsys.Errno                { return 0 }
-func (f *nullFile) Utimens(int64, int64) experimentalsys.Errno     { return 0 }
+func (f *nullFile) Truncate(int64) experimentalsys.Errno       { return 0 }
+func (f *nullFile) Sync() experimentalsys.Errno                { return 0 }
+func (f *nullFile) Datasync() experimentalsys.Errno            { return 0 }
+func (f *nullFile) Utimens(int64, int64) experimentalsys.Errno { return 0 }
+
+// tree is the root's names as an fs.FS, for wazero's AdaptFS.
+type tree struct{ r *FS }
+
+func (t tree) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	n, ok := t.r.nodes[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &treeFile{r: t.r, n: n}, nil
+}
+
+// treeFile is an open name of tree: a directory, or the null device,
+// which is empty.
+type treeFile struct {
+	r    *FS
+	n    *node
+	next int // the next entry ReadDir returns
+}
+
+func (f *treeFile) Stat() (fs.FileInfo, error) { return treeInfo{f.n}, nil }
+func (f *treeFile) Close() error               { return nil }
+
+func (f *treeFile) Read([]byte) (int, error) {
+	if f.n.dir {
+		return 0, &fs.PathError{Op: "read", Path: f.n.name, Err: errors.New("is a directory")}
+	}
+	return 0, io.EOF
+}
+
+// Seek implements io.Seeker: the null device's offset is always 0.
+func (f *treeFile) Seek(int64, int) (int64, error) { return 0, nil }
+
+// ReadDir implements fs.ReadDirFile.
+func (f *treeFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	if !f.n.dir {
+		return nil, &fs.PathError{Op: "readdir", Path: f.n.name, Err: errors.New("not a directory")}
+	}
+	left := f.n.entries[f.next:]
+	if n > 0 {
+		if len(left) == 0 {
+			return nil, io.EOF
+		}
+		left = left[:min(n, len(left))]
+	}
+	out := make([]fs.DirEntry, 0, len(left))
+	for _, base := range left {
+		out = append(out, fs.FileInfoToDirEntry(treeInfo{f.r.nodes[pathpkg.Join(f.n.name, base)]}))
+	}
+	f.next += len(left)
+	return out, nil
+}
+
+// treeInfo is a name's fs.FileInfo.
+type treeInfo struct{ n *node }
+
+func (i treeInfo) Name() string       { return pathpkg.Base(i.n.name) }
+func (i treeInfo) Size() int64        { return 0 }
+func (i treeInfo) ModTime() time.Time { return time.Time{} }
+func (i treeInfo) IsDir() bool        { return i.n.dir }
+func (i treeInfo) Sys() any           { return nil }
+func (i treeInfo) Mode() fs.FileMode {
+	if i.n.dir {
+		return fs.ModeDir | 0o755
+	}
+	return fs.ModeDevice | fs.ModeCharDevice | 0o666
+}
