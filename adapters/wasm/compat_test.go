@@ -76,10 +76,11 @@ func TestTheSandboxUser(t *testing.T) {
 	}
 }
 
-// TestAbsentCapabilitiesFailAsOSError: network, pipes to child processes
-// and threads fail with errors that name the sandbox, of the types a
-// program catches (URLError and OSError, RuntimeError for a thread as
-// CPython raises when it can start no more), not AttributeError.
+// TestAbsentCapabilitiesFailAsOSError: network, child processes and
+// threads fail with errors that name the sandbox, of the types a program
+// catches (URLError and OSError, RuntimeError for a thread as CPython
+// raises when it can start no more), not AttributeError; os still lacks
+// what this build lacks (pipe, fork), which programs test for.
 func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
@@ -88,6 +89,9 @@ func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 		{"resolve", "import socket\ntry:\n    socket.getaddrinfo('example.com', 80)\nexcept socket.gaierror as e:\n    print('no network' in str(e))\ntry:\n    socket.gethostbyname('localhost')\nexcept OSError as e:\n    print('no network' in str(e))", "True\nTrue\n"},
 		{"connect", "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 80), timeout=2)\nexcept OSError as e:\n    print('refused')", "refused\n"},
 		{"pool", "import multiprocessing\ntry:\n    multiprocessing.Pool(2)\nexcept OSError as e:\n    print('sandbox' in str(e))", "True\n"},
+		{"process", "import multiprocessing, os\ntry:\n    multiprocessing.Process(target=print).start()\nexcept OSError as e:\n    print('sandbox' in str(e), hasattr(os, 'pipe'), hasattr(os, 'fork'))", "True False False\n"},
+		{"queue and lock", "import multiprocessing\nfor f in (multiprocessing.Queue, multiprocessing.Lock, multiprocessing.Manager):\n    try:\n        f()\n    except OSError as e:\n        print('sandbox' in str(e))", "True\nTrue\nTrue\n"},
+		{"libc_ver", "import platform\nprint(platform.libc_ver())", "('', '')\n"},
 		{"thread", "import threading\ntry:\n    threading.Thread(target=print).start()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
 		{"executor", "from concurrent.futures import ThreadPoolExecutor\ntry:\n    ThreadPoolExecutor(2).submit(print, 1).result()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
 	} {

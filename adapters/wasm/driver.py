@@ -217,11 +217,6 @@ def _install_absent_capabilities():
         if not hasattr(_socket, name):
             setattr(_socket, name, no_network)
 
-    def no_pipe():
-        raise OSError(errno.ENOSYS, "no pipes or child processes: this sandbox runs one process")
-
-    if not hasattr(os, "pipe"):
-        os.pipe = no_pipe
     import _thread
 
     def no_thread(*args, **kwargs):
@@ -238,6 +233,98 @@ def _install_absent_capabilities():
     threading = sys.modules.get("threading")
     if threading is not None:
         threading._start_joinable_thread = threading._start_new_thread = no_thread
+
+
+def _install_after_import():
+    # Fixes for modules a program imports later, if at all: importing them
+    # here would put them in every session's memory. A finder at the front
+    # of sys.meta_path finds them as the import system would and wraps
+    # their loader, so that the fix runs as their import completes.
+    import errno
+    import functools
+
+    def no_processes(*args, **kwargs):
+        raise OSError(errno.ENOSYS, "no child processes, nor pipes between them: this sandbox runs one process")
+
+    def fix_connection(m):
+        m.Pipe = no_processes  # under every Queue, SimpleQueue and Pool
+
+    def fix_process(m):
+        m.BaseProcess.start = no_processes
+
+    def fix_context(m):
+        # Locks, queues, managers and shared values need _multiprocessing,
+        # which this build lacks: the error says why rather than which
+        # module is missing.
+        def explain(f):
+            @functools.wraps(f)
+            def method(*args, **kwargs):
+                try:
+                    return f(*args, **kwargs)
+                except ModuleNotFoundError as e:
+                    if e.name != "_multiprocessing":
+                        raise
+                    no_processes()
+
+            return method
+
+        for name in ("Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event", "Barrier",
+                     "Queue", "JoinableQueue", "SimpleQueue", "Manager", "Pool", "RawValue", "RawArray",
+                     "Value", "Array"):
+            f = getattr(m.BaseContext, name, None)
+            if f is not None:
+                setattr(m.BaseContext, name, explain(f))
+
+    def fix_platform(m):
+        # libc_ver() reads sys.executable for a libc's name; this build has
+        # no executable file and no such name to find.
+        libc_ver = m.libc_ver
+
+        @functools.wraps(libc_ver)
+        def sandbox_libc_ver(executable=None, lib="", version="", chunksize=16384):
+            if not executable and not os.path.exists(sys.executable):
+                return lib, version
+            return libc_ver(executable, lib, version, chunksize)
+
+        m.libc_ver = sandbox_libc_ver
+
+    fixes = {"multiprocessing.connection": fix_connection, "multiprocessing.process": fix_process,
+             "multiprocessing.context": fix_context, "platform": fix_platform}
+
+    class Loader:
+        def __init__(self, loader, fix):
+            self._loader, self._fix = loader, fix
+
+        def __getattr__(self, name):
+            return getattr(self._loader, name)
+
+        def create_module(self, spec):
+            return self._loader.create_module(spec)
+
+        def exec_module(self, module):
+            self._loader.exec_module(module)
+            self._fix(module)
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            fix = fixes.get(name)
+            if fix is None:
+                return None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    if spec.loader is not None:
+                        spec.loader = Loader(spec.loader, fix)
+                    return spec
+            return None
+
+    for name, fix in fixes.items():
+        if name in sys.modules:
+            fix(sys.modules[name])
+    sys.meta_path.insert(0, Finder())
 
 
 def _open_fds(limit=4096):
@@ -263,6 +350,7 @@ def _make_handler():
     _install_utime()
     _install_user()
     _install_links()
+    _install_after_import()
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
@@ -707,4 +795,4 @@ def _make_handler():
 
 handle = _make_handler()
 del _make_handler, _install_sleep, _install_asyncio, _install_absent_capabilities, _install_utime
-del _install_user, _install_links, _open_fds
+del _install_user, _install_links, _install_after_import, _open_fds
