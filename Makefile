@@ -4,7 +4,7 @@ GO          ?= go
 LISTEN      ?= 127.0.0.1:8080
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test fuzz check sdkcheck schemacheck bench soak clean runtime-rebuild shell-rebuild
+.PHONY: all build run test fuzz compat check sdkcheck schemacheck bench soak clean runtime-rebuild shell-rebuild
 
 all: build
 
@@ -32,7 +32,8 @@ check:
 ## shell's, nor the wasm adapter's guest-bound tests: see
 ## scripts/test-shards.sh), each test binary built once and
 ## run as several processes at once (scripts/test-shards.sh); each fuzz
-## target for its budget starts once all but the wasm adapter's are done
+## target for its budget, then a slice of CPython's own test suite (make
+## compat), start once all but the wasm adapter's are done
 TEST_TIMEOUT ?= 15m
 # scripts/test-shards.sh runs the shell's package (SHELL_PKG) without
 # -race: the bash tool's shell runs only as a wasip1 guest, which is one
@@ -45,7 +46,8 @@ test: check
 	env -u CODEPORT_CONFIG -u CODEPORT_COMPILE_CACHE_DIR bin/codeport compile
 	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testcache
 	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) \
-	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz FUZZSCALE=1 FUZZMINIMIZE=100x
+	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz compat FUZZSCALE=1 FUZZMINIMIZE=100x \
+	  COMPAT_MODULES=$(COMPAT_QUICK)
 
 ## fuzz: each fuzz target for FUZZSCALE times its budget (their seed corpora
 ## run with every go test). A budget is a count of executions, about 10 s
@@ -74,6 +76,22 @@ fuzz:
 	  echo "fuzz $$name in $$pkg for $$n executions"; \
 	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $${n}x -fuzzminimizetime $(FUZZMINIMIZE) $$pkg; \
 	done
+
+## compat: CPython's own test suite (Lib/test of the runtime's pinned
+## source, which compat/source.sh fetches with the runtime's build script)
+## in sessions of the in-process runtime, a module a session, against
+## compat/expectations.txt: every difference that remains, with why. It
+## fails on a difference not listed there (COMPAT_MODULES: a comma-separated
+## list of modules; default, the 54 of compat.Modules, about 2 minutes on
+## 2 cores)
+COMPAT_MODULES ?=
+# make test's slice: the modules where a sandbox differs most from a
+# machine (files, paths, time, sqlite, memory, missing test extensions),
+# about 20 s of CPU
+COMPAT_QUICK  := test_os,test_shutil,test_tempfile,test_glob,test_time,test_sqlite3,test_io,test_random,test_bytes,test_traceback
+compat:
+	@lib=$$(compat/source.sh) && \
+	  $(GO) run ./compat/cmd/compat -lib "$$lib" -expect compat/expectations.txt $(if $(COMPAT_MODULES),-modules $(COMPAT_MODULES))
 
 ## sdkcheck: only the cross-check against the official openai and anthropic
 ## Python SDKs (part of test too); the first run builds a cached venv with pip

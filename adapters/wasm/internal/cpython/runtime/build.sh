@@ -14,6 +14,11 @@
 #        build.sh --check   build into a temporary directory and fail,
 #                           printing both hashes, if a result differs from
 #                           the committed SHA256SUMS (make runtime-rebuild)
+#        build.sh --fetch-source PACKAGE
+#                           only fetch the pinned orig tarball of a source
+#                           package (python3.13, zlib, ...) into the
+#                           download cache, checked, and print its path
+#                           (make compat takes CPython's Lib/test from it)
 #        build.sh --profile scientific [--check]
 #                           the same, and then a second runtime with numpy
 #                           and pandas linked in, written to (or, with
@@ -181,8 +186,10 @@ GUEST_SITE_ZIP=/usr/local/lib/site-scientific.zip
 
 CHECK=0
 PROFILE=default
+FETCH_SOURCE=""
 usage() {
   echo "usage: $0 [--check] [--profile default|scientific]" >&2
+  echo "       $0 --fetch-source PACKAGE" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -194,6 +201,11 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     --profile=*) PROFILE=${1#--profile=} ;;
+    --fetch-source)
+      [ $# -ge 2 ] || usage
+      FETCH_SOURCE=$2
+      shift
+      ;;
     -h | --help)
       sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//'
       exit 0
@@ -1362,6 +1374,22 @@ mkdir -p "$B"
 # One build at a time in a build directory.
 exec 9>"$B/.lock"
 flock -n 9 || die "another build.sh is running in $B"
+
+if [ -n "$FETCH_SOURCE" ]; then
+  mkdir -p "$LOGS" "$DL"
+  STEP_LOG=$LOGS/fetch-source.log
+  : >"$STEP_LOG"
+  for s in "${SOURCES[@]}"; do
+    IFS='|' read -r pkg file want <<<"$s"
+    if [ "$pkg" = "$FETCH_SOURCE" ]; then
+      fetch_orig "$pkg" "$file" "$want" >&2
+      echo "$DL/$file"
+      exit 0
+    fi
+  done
+  die "no pinned source package $FETCH_SOURCE"
+fi
+
 fresh "$LOGS" "$WORK_OUT"
 
 if [ "$B" != /var/tmp/codeport-cpython-build ]; then
