@@ -8,6 +8,19 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
+// pyCase is a cell and what it must print, completing.
+type pyCase struct{ name, code, want string }
+
+// runCases runs each case in the session, as a subtest.
+func runCases(t *testing.T, a *testAdapter, id string, cases []pyCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
+		})
+	}
+}
+
 // TestPathsBehaveAsOnLinux: a path outside the sandbox's mounts is
 // missing, as on a machine whose user owns only its home and /tmp; it is
 // not a capability error (PermissionError "Capabilities insufficient",
@@ -17,7 +30,7 @@ import (
 func TestPathsBehaveAsOnLinux(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
-	for _, c := range []struct{ name, code, want string }{
+	runCases(t, a, id, []pyCase{
 		{"missing path", "from pathlib import Path\nprint(Path('/nonexistent/x').exists(), Path('/nonexistent/x').is_file(), Path('/etc/passwd').exists())", "False False False\n"},
 		{"missing file", "try:\n    open('/etc/passwd')\nexcept FileNotFoundError as e:\n    print(e.errno == __import__('errno').ENOENT)", "True\n"},
 		{"root", "import os\nprint(os.path.exists('/'), os.path.isdir('/'), sorted(os.listdir('/')))", "True True ['dev', 'tmp', 'usr', 'workspace']\n"},
@@ -30,11 +43,7 @@ func TestPathsBehaveAsOnLinux(t *testing.T) {
 		{"mkdir in root", "import os\ntry:\n    os.mkdir('/data')\nexcept PermissionError:\n    print('refused')", "refused\n"},
 		{"links explained", "import os\nopen('l.txt', 'w').close()\nfor f in (os.link, os.symlink):\n    try:\n        f('l.txt', 'm.txt')\n    except PermissionError as e:\n        print('not supported' in str(e), e.filename, e.filename2)\nprint(os.symlink in os.supports_dir_fd, os.path.exists('m.txt'))", "True l.txt m.txt\nTrue l.txt m.txt\nTrue False\n"},
 		{"zoneinfo fallback", "import os\nprint(os.path.exists('/usr/share/zoneinfo/UTC'))", "False\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
-		})
-	}
+	})
 }
 
 // TestUtimeAndTouchSetTheTime: os.utime(path) and Path.touch() of an
@@ -43,18 +52,14 @@ func TestPathsBehaveAsOnLinux(t *testing.T) {
 func TestUtimeAndTouchSetTheTime(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
-	for _, c := range []struct{ name, code, want string }{
+	runCases(t, a, id, []pyCase{
 		{"utime", "import os, time\nopen('u.txt', 'w').close()\nos.utime('u.txt', (1, 1))\nbefore = time.time()\nos.utime('u.txt')\nst = os.stat('u.txt')\nprint(abs(st.st_mtime - before) < 60, abs(st.st_atime - before) < 60)", "True True\n"},
 		{"touch", "import os, time\nfrom pathlib import Path\nos.utime('u.txt', (1, 1))\nPath('u.txt').touch()\nprint(abs(os.stat('u.txt').st_mtime - time.time()) < 60)", "True\n"},
 		{"by descriptor", "import os, time\nos.utime('u.txt', (1, 1))\nfd = os.open('u.txt', os.O_RDONLY)\nos.utime(fd)\nos.close(fd)\nprint(abs(os.stat('u.txt').st_mtime - time.time()) < 60, os.utime in os.supports_fd)", "True True\n"},
 		{"explicit", "import os\nos.utime('u.txt', (1000, 2000))\nprint(os.stat('u.txt').st_mtime)\nos.utime('u.txt', ns=(5, 3_000_000_000))\nprint(os.stat('u.txt').st_mtime_ns)", "2000.0\n3000000000\n"},
 		{"both refused", "import os\ntry:\n    os.utime('u.txt', (1, 2), ns=(1, 2))\nexcept ValueError:\n    print('refused')", "refused\n"},
 		{"missing", "import os\ntry:\n    os.utime('nothing.txt')\nexcept FileNotFoundError:\n    print('missing')", "missing\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
-		})
-	}
+	})
 }
 
 // TestTheSandboxUser: a program that asks who runs it gets the sandbox's
@@ -84,7 +89,7 @@ func TestTheSandboxUser(t *testing.T) {
 func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
-	for _, c := range []struct{ name, code, want string }{
+	runCases(t, a, id, []pyCase{
 		{"urlopen", "import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('http://example.com', timeout=5)\nexcept urllib.error.URLError as e:\n    print('sandbox' in str(e.reason))", "True\n"},
 		{"resolve", "import socket\ntry:\n    socket.getaddrinfo('example.com', 80)\nexcept socket.gaierror as e:\n    print('no network' in str(e))\ntry:\n    socket.gethostbyname('localhost')\nexcept OSError as e:\n    print('no network' in str(e))", "True\nTrue\n"},
 		{"connect", "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 80), timeout=2)\nexcept OSError as e:\n    print('refused')", "refused\n"},
@@ -94,11 +99,7 @@ func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 		{"libc_ver", "import platform\nprint(platform.libc_ver())", "('', '')\n"},
 		{"thread", "import threading\ntry:\n    threading.Thread(target=print).start()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
 		{"executor", "from concurrent.futures import ThreadPoolExecutor\ntry:\n    ThreadPoolExecutor(2).submit(print, 1).result()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			expect(t, run(t, a, id, c.code), c.want, 0, port.OutcomeCompleted)
-		})
-	}
+	})
 }
 
 // TestZoneInfoReadsTheSameFiles: zoneinfo reads a zone's file through
