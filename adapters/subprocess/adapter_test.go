@@ -515,3 +515,76 @@ func TestWorkerStreamsOutput(t *testing.T) {
 		t.Fatalf("streamed %q, result %q (stderr %q)", out.String(), res.Stdout, res.Stderr)
 	}
 }
+
+// A worker's go-plugin server puts its socket in a directory the parent
+// makes for it and removes when the worker ends: a worker killed (its
+// memory exceeded, its deadline ignored) left its socket in the temporary
+// directory for good. Both places are checked: beside the workers'
+// directories when that path is short enough for a socket's address,
+// under the temporary directory otherwise.
+func TestKilledWorkerLeavesNoSocket(t *testing.T) {
+	short, err := os.MkdirTemp("", "cps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(short) })
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 60))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, sessions string
+		inSessions     bool
+	}{{"beside the workers", short, true}, {"in the temporary directory", long, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			a := wasmtest.NewSubprocess(t, workerBin, func(cfg subprocess.Config) subprocess.Config {
+				return cfg.WithWorkers(1, 2).WithSessionsDir(c.sessions)
+			})
+			pids := subprocess.WorkerPIDs(a)
+			if len(pids) != 1 {
+				t.Fatalf("workers %v", pids)
+			}
+			dir := workerSocketDir(t, pids[0])
+			if got := strings.HasPrefix(dir, c.sessions+string(filepath.Separator)); got != c.inSessions {
+				t.Fatalf("socket directory %s: under %s %v, want %v", dir, c.sessions, got, c.inSessions)
+			}
+			if socks, _ := filepath.Glob(filepath.Join(dir, "plugin*")); len(socks) != 1 {
+				t.Fatalf("%s holds %v, want the worker's socket", dir, socks)
+			}
+			if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			testwait.For(t, "the killed worker's socket directory removed", func() bool {
+				_, err := os.Stat(dir)
+				return errors.Is(err, os.ErrNotExist)
+			})
+			testwait.For(t, "a worker in place of the killed one", func() bool {
+				now := subprocess.WorkerPIDs(a)
+				return len(now) == 1 && now[0] != pids[0] && a.Ready()
+			})
+			next := workerSocketDir(t, subprocess.WorkerPIDs(a)[0])
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(next); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("after Close, the last worker's socket directory: %v", err)
+			}
+		})
+	}
+}
+
+// workerSocketDir is where worker pid was told to put its socket.
+func workerSocketDir(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kv := range strings.SplitSeq(string(b), "\x00") {
+		if dir, ok := strings.CutPrefix(kv, "PLUGIN_UNIX_SOCKET_DIR="); ok && dir != "" {
+			return dir
+		}
+	}
+	t.Fatalf("worker %d was given no socket directory", pid)
+	return ""
+}

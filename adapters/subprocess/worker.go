@@ -45,6 +45,7 @@ type worker struct {
 	rpc      *rpcClient
 	pid      int
 	dir      string // its sessions directory, removed when it ends
+	sockDir  string // where its go-plugin server puts its socket, removed when it ends
 	cgroup   string // its cgroup directory, "" when none
 	warm     bool
 	oomNoted atomic.Bool // its stderr reported an out-of-memory death
@@ -124,10 +125,14 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.sockDir, err = a.socketDir(id); err != nil {
+		return nil, fmt.Errorf("start worker: socket directory: %w", err)
+	}
 	cmd := exec.Command(a.cfg.command[0], a.cfg.command[1:]...)
-	// Nothing inherited: the worker sees its spec and go-plugin's
-	// handshake variables, and no other environment.
-	cmd.Env = append([]string{specEnv + "=" + string(spec)}, a.cfg.traceEnv...)
+	// Nothing inherited: the worker sees its spec, where to put its
+	// socket, and go-plugin's handshake variables, and no other
+	// environment.
+	cmd.Env = append([]string{specEnv + "=" + string(spec), plugin.EnvUnixSocketDir + "=" + w.sockDir}, a.cfg.traceEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// If the gateway dies, its workers die with it: no orphans.
 		Pdeathsig: syscall.SIGKILL,
@@ -189,6 +194,27 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	return w, nil
 }
 
+// maxSocketDir is the longest directory a worker's socket goes in: its
+// go-plugin server names the socket "plugin" and up to ten digits there,
+// and a Unix socket's address holds 107 bytes on Linux.
+const maxSocketDir = 107 - len("/plugin") - 10
+
+// socketDir makes the directory worker id's go-plugin server puts its
+// socket in. The server removes the socket when it exits, but a worker
+// killed (its memory exceeded, its deadline ignored, the gateway's kill)
+// left it in the temporary directory for good, one file each. Beside the
+// worker's sessions directory, it goes with them (cleanupWorker, and the
+// sweep of a dead gateway's directories); where that path is too long for
+// a socket, it is a directory of its own under the temporary directory,
+// which cleanupWorker removes.
+func (a *adapter) socketDir(id int) (string, error) {
+	dir := filepath.Join(a.sessionsDir, "socket-"+strconv.Itoa(id))
+	if len(dir) <= maxSocketDir {
+		return dir, os.Mkdir(dir, 0o700)
+	}
+	return os.MkdirTemp("", "codeport-socket-")
+}
+
 // kill stops the worker with SIGKILL and waits until it is reaped.
 func (w *worker) kill() {
 	if w.cmd.Process != nil && !w.client.Exited() {
@@ -239,6 +265,9 @@ func (w *worker) exitCause() (cause string, rc int) {
 // sessions directory (a killed worker removes nothing) and its cgroup.
 func (a *adapter) cleanupWorker(w *worker) {
 	_ = os.RemoveAll(w.dir)
+	if w.sockDir != "" {
+		_ = os.RemoveAll(w.sockDir)
+	}
 	if w.cgroup != "" {
 		if w.cgroupOOM() {
 			w.oomNoted.Store(true)
