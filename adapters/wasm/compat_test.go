@@ -92,6 +92,7 @@ func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 	runCases(t, a, id, []pyCase{
 		{"urlopen", "import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen('http://example.com', timeout=5)\nexcept urllib.error.URLError as e:\n    print('sandbox' in str(e.reason))", "True\n"},
 		{"resolve", "import socket\ntry:\n    socket.getaddrinfo('example.com', 80)\nexcept socket.gaierror as e:\n    print('no network' in str(e))\ntry:\n    socket.gethostbyname('localhost')\nexcept OSError as e:\n    print('no network' in str(e))", "True\nTrue\n"},
+		{"socket", "import socket, errno\nfor f in (socket.socket, socket.socketpair):\n    try:\n        f()\n    except OSError as e:\n        print(e.errno == errno.ENOTSUP, 'no network' in str(e))", "True True\nTrue True\n"},
 		{"connect", "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 80), timeout=2)\nexcept OSError as e:\n    print('refused')", "refused\n"},
 		{"pool", "import multiprocessing\ntry:\n    multiprocessing.Pool(2)\nexcept OSError as e:\n    print('sandbox' in str(e))", "True\n"},
 		{"process", "import multiprocessing, os\ntry:\n    multiprocessing.Process(target=print).start()\nexcept OSError as e:\n    print('sandbox' in str(e), hasattr(os, 'pipe'), hasattr(os, 'fork'))", "True False False\n"},

@@ -314,9 +314,25 @@ def _install_after_import():
 
         m.load_tzdata = fast_load_tzdata
 
+    def fix_socket(m):
+        # Making a socket fails with ENOTSUP, "Not supported": it says so,
+        # and why.
+        init = m.socket.__init__
+
+        @functools.wraps(init)
+        def socket_init(self, *args, **kwargs):
+            try:
+                init(self, *args, **kwargs)
+            except OSError as e:
+                if e.errno != errno.ENOTSUP:
+                    raise
+                raise OSError(errno.ENOTSUP, "no network: this sandbox has no sockets") from None
+
+        m.socket.__init__ = socket_init
+
     fixes = {"multiprocessing.connection": fix_connection, "multiprocessing.process": fix_process,
              "multiprocessing.context": fix_context, "platform": fix_platform,
-             "zoneinfo._common": fix_zoneinfo}
+             "zoneinfo._common": fix_zoneinfo, "socket": fix_socket}
 
     class Loader:
         def __init__(self, loader, fix):
