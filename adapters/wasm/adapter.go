@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -261,11 +262,22 @@ func (a *adapter) newEditor(sb *sandbox) *editor.Editor {
 	})
 }
 
+// workspaceFigures tells a session's interpreter what shutil.disk_usage
+// reports: the workspace's byte limit and what a directory costs against
+// it, as the session's quota (newSandboxDirs) charges them, in decimal.
+func (a *adapter) workspaceFigures() string {
+	dirBytes := int64(0)
+	if a.cfg.WorkspaceEntries > 0 {
+		dirBytes = workspace.DirBytes
+	}
+	return strconv.FormatInt(max(a.cfg.WorkspaceLimit, 0), 10) + " " + strconv.FormatInt(dirBytes, 10)
+}
+
 // startInterpreter makes an interpreter over a session's mounts, restored
 // from the image.
 func (a *adapter) startInterpreter(ctx context.Context, m mounts) (*interpreter, error) {
 	t := time.Now()
-	it, err := a.eng.start(ctx, m)
+	it, err := a.eng.start(ctx, m, a.workspaceFigures())
 	if err != nil {
 		return nil, err
 	}

@@ -128,3 +128,32 @@ for key in ('Europe/Nowhere', 'Europe', 'Europe/Paris/', 'a\udc80b'):
 `
 	expect(t, run(t, a, id, code), "2:00:00\nEurope/Nowhere ZoneInfoNotFoundError True\nEurope IsADirectoryError True\nEurope/Paris/ ZoneInfoNotFoundError True\na\\udc80b ZoneInfoNotFoundError True\n", 0, port.OutcomeCompleted)
 }
+
+// TestDiskUsageIsTheWorkspaceQuota: shutil.disk_usage (which needs
+// statvfs, which WASI lacks) reports the workspace's limit and its use as
+// the quota counts it, exactly: a file of the free bytes fits, one byte
+// more does not (after a restore: TestRestoredDiskUsageIsTheRestoringLimit).
+func TestDiskUsageIsTheWorkspaceQuota(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return c.WithWorkspaceLimit(1 << 20) })
+	id := newSession(t, a)
+	const code = `import os, shutil
+os.makedirs('d/e', exist_ok=True)
+with open('/tmp/t.bin', 'wb') as f:
+    f.write(b'x' * 1000)
+with open('d/e/f.bin', 'wb') as f:
+    f.write(b'y' * 100000)
+u = shutil.disk_usage('/workspace')
+print(u.total, u == shutil.disk_usage('/tmp'), u.used)
+with open('fits.bin', 'wb') as f:
+    f.write(b'z' * u.free)
+os.remove('fits.bin')
+try:
+    with open('over.bin', 'wb') as f:
+        f.write(b'z' * (u.free + 1))
+    print('wrote one byte more than free')
+except OSError:
+    print('one byte more refused')
+`
+	expect(t, run(t, a, id, code), "1048576 True 109192\none byte more refused\n", 0, port.OutcomeCompleted)
+	expect(t, run(t, a, id, "import shutil\ntry:\n    shutil.disk_usage('/nowhere')\nexcept FileNotFoundError:\n    print('missing')"), "missing\n", 0, port.OutcomeCompleted)
+}

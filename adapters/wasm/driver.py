@@ -14,6 +14,9 @@
 #             run in the same interpreter and namespace.
 #   "W" (87): a JSON list of modules to import before the snapshot is taken.
 #   "S" (83): a session starts from the snapshot: its own random state.
+#             Its payload, "LIMIT DIR_BYTES" in decimal, is the workspace's
+#             byte limit and what a directory costs against it (0: none),
+#             which shutil.disk_usage reports; "R" carries the same.
 #   "Z" (90): the host is about to save the session (a session snapshot):
 #             note the descriptors the program holds open.
 #   "R" (82): the session was restored from a session snapshot, possibly in
@@ -370,6 +373,47 @@ def _install_after_import():
     sys.meta_path.insert(0, Finder())
 
 
+def _install_disk_usage(workspace):
+    # shutil.disk_usage needs os.statvfs, which WASI lacks. What a program
+    # asks it is how much more it can write: the workspace's limit, which
+    # /workspace and /tmp share, and their use counted as the host's quota
+    # counts it (each file's bytes, and each directory's when the host
+    # says what one costs). workspace holds the host's figures, which
+    # arrive with each session's start and restore ("S", "R").
+    import collections
+    import errno
+    import shutil
+
+    usage = getattr(shutil, "_ntuple_diskusage", None) or collections.namedtuple("usage", "total used free")
+    usage.__module__ = "shutil"
+
+    def disk_usage(path):
+        """Return disk usage statistics about the given path.
+
+        Returned value is a named tuple with attributes 'total', 'used' and
+        'free', which are the amount of total, used and free space, in
+        bytes: in this sandbox, the workspace's limit, which /workspace
+        and /tmp share, and its use."""
+        os.stat(path)
+        limit, dir_bytes = workspace
+        if limit <= 0:
+            raise OSError(errno.ENOTSUP, "this sandbox's workspace has no size limit to report", path)
+        used = 0
+        for top in ("/workspace", "/tmp"):
+            for dirpath, dirnames, filenames in os.walk(top):
+                used += dir_bytes * len(dirnames)
+                for name in filenames:
+                    try:
+                        used += os.lstat(os.path.join(dirpath, name)).st_size
+                    except OSError:
+                        pass
+        return usage(limit, used, max(limit - used, 0))
+
+    shutil.disk_usage = disk_usage
+    if "disk_usage" not in shutil.__all__:
+        shutil.__all__.append("disk_usage")
+
+
 def _open_fds(limit=4096):
     # The descriptors open in this instance. WASI hands out the lowest free
     # number, so a program's descriptors are below limit unless it holds
@@ -394,6 +438,8 @@ def _make_handler():
     _install_user()
     _install_links()
     _install_after_import()
+    workspace = [0, 0]  # the workspace's limit and a directory's cost, in bytes
+    _install_disk_usage(workspace)
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
@@ -804,11 +850,18 @@ def _make_handler():
             if collecting:
                 gc.enable()
 
+    def set_workspace(payload):
+        # "LIMIT DIR_BYTES", decimal: the figures disk_usage reports.
+        parts = payload.split()
+        if len(parts) == 2 and all(p.isdigit() for p in parts):
+            workspace[0], workspace[1] = int(parts[0]), int(parts[1])
+
     def handle(kind, payload):
         nonlocal streams
         if kind == 90:  # "Z"
             return host_step(snapshot_prepare)
         if kind == 82:  # "R"
+            set_workspace(payload)
             return host_step(restored)
         text = payload.decode("utf-8", "replace")
         if kind == 80:  # "P"
@@ -816,6 +869,7 @@ def _make_handler():
         elif kind == 87:  # "W"
             r = warm(text)
         elif kind == 83:  # "S"
+            set_workspace(payload)
             r = session_start()
         else:
             r = run_cell(text, kind == 68)  # "D"
@@ -838,4 +892,4 @@ def _make_handler():
 
 handle = _make_handler()
 del _make_handler, _install_sleep, _install_asyncio, _install_absent_capabilities, _install_utime
-del _install_user, _install_links, _install_after_import, _open_fds
+del _install_user, _install_links, _install_after_import, _install_disk_usage, _open_fds

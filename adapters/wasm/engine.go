@@ -385,13 +385,14 @@ func (e *engine) fromImage(ctx context.Context, m mounts) (*interpreter, error) 
 }
 
 // start makes a session's interpreter: an instance restored from the
-// image, given its own random state.
-func (e *engine) start(ctx context.Context, m mounts) (*interpreter, error) {
+// image, given its own random state and the workspace's figures
+// (workspaceFigures).
+func (e *engine) start(ctx context.Context, m mounts, figures string) (*interpreter, error) {
 	it, err := e.fromImage(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	r := it.run(ctx, requestSession, "", time.Minute, 4096, 1<<62)
+	r := it.run(ctx, requestSession, figures, time.Minute, 4096, 1<<62)
 	if r.dead || r.outcome != port.OutcomeCompleted {
 		it.kill()
 		return nil, fmt.Errorf("%w: starting a session's interpreter: %s: %s", port.ErrRuntimeFailure, r.outcome, strings.TrimSpace(r.stderr))

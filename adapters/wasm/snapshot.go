@@ -531,7 +531,7 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool)
 		// Not under ctx's cancellation: a caller that goes away must not
 		// leave a restore half done (see hostStepTimeout).
 		step := restoredStepTimeout(limit)
-		res := sb.interp.run(context.WithoutCancel(ctx), requestRestored, "", step, 4096, limit)
+		res := sb.interp.run(context.WithoutCancel(ctx), requestRestored, a.workspaceFigures(), step, 4096, limit)
 		if res.dead || res.outcome != port.OutcomeCompleted {
 			why := fmt.Sprintf("the program's own code ran in the host's step after a restore and did not let it finish within %s (%s)", step, res.outcome)
 			if !salvage {

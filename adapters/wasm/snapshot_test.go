@@ -205,3 +205,25 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.ReportMetric(float64(size)/(1<<20), "snapshot-MiB")
 	b.ReportMetric(float64(objectsMB), "objects-MB")
 }
+
+// A restored session's shutil.disk_usage reports the restoring adapter's
+// workspace limit, not the one the snapshot was taken under.
+func TestRestoredDiskUsageIsTheRestoringLimit(t *testing.T) {
+	ctx := context.Background()
+	a := snapshotPort(t, func(c wasm.Config) wasm.Config { return c.WithWorkspaceLimit(1 << 20) })
+	b := snapshotPort(t, func(c wasm.Config) wasm.Config { return c.WithWorkspaceLimit(3 << 20) })
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, a, s.ID, "import shutil\nprint(shutil.disk_usage('.').total)", "1048576\n")
+	var buf bytes.Buffer
+	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, b, r.ID, "print(shutil.disk_usage('.').total)", "3145728\n")
+}
