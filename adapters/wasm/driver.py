@@ -117,13 +117,13 @@ def _install_utime():
 
 def _install_user():
     # WASI has no users; programs still ask who runs them (getpass.getuser,
-    # os.getuid, os.path.expanduser("~name")). They get the sandbox's user:
-    # uid and gid 1000, named "sandbox", at home in the workspace, through
-    # os and a pwd module as on Linux, which also knows root (uid 0): WASI
-    # reports every file's owner as 0, so Path.owner() says "root".
+    # os.getuid, Path.owner, os.path.expanduser("~name")). They get the
+    # sandbox's one user, "sandbox", at home in the workspace, through os
+    # and a pwd module as on Linux. Its uid and gid are 0, as WASI reports
+    # every file's owner: a program that checks that it owns a directory
+    # (pytest's tmp_path, tempfile's callers) finds that it does.
     import types as _types
 
-    uid, name, home = 1000, "sandbox", "/workspace"
     fields = ("pw_name", "pw_passwd", "pw_uid", "pw_gid", "pw_gecos", "pw_dir", "pw_shell")
 
     class struct_passwd(tuple):
@@ -141,36 +141,70 @@ def _install_user():
     for i, field in enumerate(fields):
         setattr(struct_passwd, field, property(lambda self, i=i: self[i]))
     struct_passwd.__module__ = "pwd"
-    entries = [
-        struct_passwd(("root", "x", 0, 0, "root", "/root", "/bin/bash")),
-        struct_passwd((name, "x", uid, uid, name, home, "/bin/bash")),
-    ]
+    user = struct_passwd(("sandbox", "x", 0, 0, "sandbox", "/workspace", "/bin/bash"))
 
     def getpwuid(n):
-        for e in entries:
-            if e.pw_uid == n:
-                return e
-        raise KeyError("getpwuid(): uid not found: %r" % (n,))
+        if n != user.pw_uid:
+            raise KeyError("getpwuid(): uid not found: %r" % (n,))
+        return user
 
     def getpwnam(n):
         if not isinstance(n, str):
             raise TypeError("getpwnam() argument must be str, not %s" % type(n).__name__)
-        for e in entries:
-            if e.pw_name == n:
-                return e
-        raise KeyError("getpwnam(): name not found: %r" % (n,))
+        if n != user.pw_name:
+            raise KeyError("getpwnam(): name not found: %r" % (n,))
+        return user
 
-    pwd = _types.ModuleType("pwd", "The sandbox's password database: root and its user.")
+    pwd = _types.ModuleType("pwd", "The sandbox's password database: its one user.")
     pwd.struct_passwd, pwd.getpwuid, pwd.getpwnam = struct_passwd, getpwuid, getpwnam
-    pwd.getpwall = lambda: list(entries)
+    pwd.getpwall = lambda: [user]
     sys.modules.setdefault("pwd", pwd)
 
     def ids():
-        return uid
+        return user.pw_uid
 
     for attr in ("getuid", "geteuid", "getgid", "getegid"):
         if not hasattr(os, attr):
             setattr(os, attr, ids)
+
+    # Files have one owner here, uid 0, which a chown cannot change: WASI
+    # keeps none. As root's would, it succeeds (the arguments checked as
+    # os.chown checks them), so that what root does after one goes on:
+    # tarfile, extracting as root, sets a directory's times only after
+    # its owner.
+    import operator
+
+    def chown(path, uid, gid, *, dir_fd=None, follow_symlinks=True):
+        """Change the owner and group id of path: in this sandbox, nothing changes (every file is uid 0's)."""
+        operator.index(uid), operator.index(gid)
+        os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    def lchown(path, uid, gid):
+        """Change the owner and group id of path, not following links: nothing changes."""
+        chown(path, uid, gid, follow_symlinks=False)
+
+    def fchown(fd, uid, gid):
+        """Change the owner and group id of the file given by fd: nothing changes."""
+        operator.index(uid), operator.index(gid)
+        os.fstat(fd)
+
+    for f in (chown, lchown, fchown):
+        if not hasattr(os, f.__name__):
+            setattr(os, f.__name__, f)
+
+    # WASI has no permission bits for a umask to clear; programs still set
+    # one and put the old one back (pytest's cache). It is kept, and
+    # changes nothing.
+    mask = [0o022]
+
+    def umask(new):
+        """Set the current numeric umask and return the previous umask."""
+        new = new.__index__()
+        old, mask[0] = mask[0], new & 0o777
+        return old
+
+    if not hasattr(os, "umask"):
+        os.umask = umask
 
 
 def _install_links():
@@ -409,9 +443,9 @@ def _install_disk_usage(workspace):
                         pass
         return usage(limit, used, max(limit - used, 0))
 
+    # Not in shutil.__all__: it is there where os.statvfs is, and this
+    # build has none (CPython's test_shutil checks the list).
     shutil.disk_usage = disk_usage
-    if "disk_usage" not in shutil.__all__:
-        shutil.__all__.append("disk_usage")
 
 
 def _open_fds(limit=4096):
