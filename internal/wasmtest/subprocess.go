@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
@@ -66,14 +67,27 @@ func copyExecutable(src, dst string) error {
 	return out.Close()
 }
 
+// KillGrace is the kill grace of NewSubprocess's adapters: far above what
+// load adds to a stopped call's answer, and below the test binary's
+// timeout.
+const KillGrace = 100 * time.Second
+
 // NewSubprocess starts a subprocess adapter whose workers are bin (from
 // BuildWorker) over the embedded runtime, with tweak applied to its
 // configuration and opts to its port; it waits until its minimum of
 // workers is up and closes it when t ends.
+//
+// Its kill grace (how long past a call's deadline a worker that has not
+// answered is killed, 2 s by default) is KillGrace: a worker starved of
+// CPU beside a loaded machine's other work took longer than 2 s to answer
+// a call it had stopped, and was killed, its session lost, in the
+// conformance suite's deep-tree check. A test of the grace itself sets
+// its own in tweak.
 func NewSubprocess(t testing.TB, bin string, tweak func(subprocess.Config) subprocess.Config, opts ...port.Option) *port.Port {
 	t.Helper()
 	wc := wasm.NewConfig().WithCompilationCacheDir(testcache.Dir())
-	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir())
+	cfg := subprocess.NewConfig().WithWorkerCommand(bin, "worker").WithWasm(wc).WithSessionsDir(t.TempDir()).
+		WithKillGrace(KillGrace)
 	if tweak != nil {
 		cfg = tweak(cfg)
 	}
