@@ -108,11 +108,19 @@ def _install_utime():
     now_utime.__doc__ = utime.__doc__
     now_utime.__name__ = now_utime.__qualname__ = "utime"
     now_utime.__module__ = utime.__module__
+    _replace_os("utime", now_utime)
+
+
+def _replace_os(name, new):
+    # os.NAME becomes new, also where os.supports_fd, supports_dir_fd and
+    # supports_follow_symlinks held the old one: code (shutil, pathlib)
+    # tests a function's membership there before passing those arguments.
+    old = getattr(os, name)
     for support in (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks):
-        if utime in support:
-            support.discard(utime)
-            support.add(now_utime)
-    os.utime = now_utime
+        if old in support:
+            support.discard(old)
+            support.add(new)
+    setattr(os, name, new)
 
 
 def _install_user():
@@ -229,15 +237,8 @@ def _install_links():
         return link
 
     for name in ("link", "symlink"):
-        f = getattr(os, name, None)
-        if f is None:
-            continue
-        wrapped = explain(f)
-        for support in (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks):
-            if f in support:
-                support.discard(f)
-                support.add(wrapped)
-        setattr(os, name, wrapped)
+        if hasattr(os, name):
+            _replace_os(name, explain(getattr(os, name)))
 
 
 def _install_absent_capabilities():
@@ -926,4 +927,4 @@ def _make_handler():
 
 handle = _make_handler()
 del _make_handler, _install_sleep, _install_asyncio, _install_absent_capabilities, _install_utime
-del _install_user, _install_links, _install_after_import, _install_disk_usage, _open_fds
+del _install_user, _install_links, _replace_os, _install_after_import, _install_disk_usage, _open_fds
