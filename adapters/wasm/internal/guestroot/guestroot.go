@@ -31,6 +31,8 @@ type FS struct {
 	// nodes are the names of the tree, "." for the root itself, each
 	// with its inode and, for a directory, its entries in order.
 	nodes map[string]*node
+	// files opens them as wazero's files over the tree as an fs.FS.
+	files experimentalsys.FS
 }
 
 type node struct {
@@ -68,6 +70,7 @@ func New(mountPoints ...string) *FS {
 	for i, name := range names {
 		r.nodes[name].ino = wsys.Inode(i + 1)
 	}
+	r.files = &sysfs.AdaptFS{FS: tree{r}}
 	return r
 }
 
@@ -157,7 +160,7 @@ func (r *FS) OpenFile(path string, flag experimentalsys.Oflag, _ fs.FileMode) (e
 	case !n.dir && flag&experimentalsys.O_DIRECTORY != 0:
 		return nil, experimentalsys.ENOTDIR
 	}
-	f, errno := (&sysfs.AdaptFS{FS: tree{r}}).OpenFile(name, experimentalsys.O_RDONLY, 0)
+	f, errno := r.files.OpenFile(name, experimentalsys.O_RDONLY, 0)
 	if errno != 0 {
 		return nil, errno
 	}
