@@ -573,6 +573,7 @@ var missingModules = []struct {
 // TestLimitationsAreReal checks them.
 var limitations = []string{
 	"Threads and subprocesses cannot be started (threading, subprocess and multiprocessing import, but starting one raises an error)",
+	"File descriptors cannot be duplicated (os.dup raises OSError; os has no dup2): pytest runs with its defaults but captures output at the sys level (capsys works, capfd does not)",
 }
 
 // describeModules returns the unavailable modules, sorted, and the

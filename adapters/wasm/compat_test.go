@@ -2,9 +2,12 @@ package wasm
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/codeport/codeport/internal/pyvenv"
 	"github.com/codeport/codeport/port"
 )
 
@@ -163,4 +166,88 @@ except OSError:
 `
 	expect(t, run(t, a, id, code), "1048576 True 109192\none byte more refused\n", 0, port.OutcomeCompleted)
 	expect(t, run(t, a, id, "import shutil\ntry:\n    shutil.disk_usage('/nowhere')\nexcept FileNotFoundError:\n    print('missing')"), "missing\n", 0, port.OutcomeCompleted)
+}
+
+// TestPytestRunsWithItsDefaults: pytest, from its wheels uploaded to the
+// workspace, runs a test file with its default options, from Python and
+// as python -m pytest in the bash tool. Its default capture and its
+// faulthandler plugin duplicate descriptors, which WASI cannot: here they
+// capture at the sys level and run without the plugin, and a test that
+// asks for descriptor capture (capfd) errs saying why.
+func TestPytestRunsWithItsDefaults(t *testing.T) {
+	wheels := pyvenv.Wheels(t, "pytest", "pytest==8.3.5", "pluggy==1.5.0", "iniconfig==2.1.0", "packaging==25.0")
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	ctx := context.Background()
+	found, err := filepath.Glob(filepath.Join(wheels, "*.whl"))
+	if err != nil || len(found) != 4 {
+		t.Fatalf("wheels in %s: %v %v", wheels, found, err)
+	}
+	for _, w := range found {
+		f, err := os.Open(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = a.PutFile(ctx, id, "wheels/"+filepath.Base(w), f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const tests = `def test_tmp_path(tmp_path):
+    (tmp_path / 'a.txt').write_text('hi')
+    assert (tmp_path / 'a.txt').read_text() == 'hi'
+
+def test_capsys(capsys):
+    print('to capsys')
+    assert capsys.readouterr().out == 'to capsys\n'
+
+def test_fails():
+    print('shown because the test fails')
+    assert 1 + 1 == 3
+
+def test_capfd(capfd):
+    pass
+`
+	if _, err := a.PutFile(ctx, id, "test_sample.py", strings.NewReader(tests)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(how, out string) {
+		t.Helper()
+		for _, want := range []string{"test_sample.py ..FE", "shown because the test fails", "needs os.dup", "1 failed, 2 passed, 1 error"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the output lacks %q:\n%s", how, want, out)
+				return
+			}
+		}
+	}
+	res := run(t, a, id, "import glob, sys\nsys.path[:0] = sorted(glob.glob('/workspace/wheels/*.whl'))\nimport pytest\ncode = pytest.main(['test_sample.py'])\nprint('exit', int(code))")
+	if res.Outcome != port.OutcomeCompleted || !strings.HasSuffix(res.Stdout, "exit 1\n") {
+		t.Fatalf("pytest.main: %+v", res)
+	}
+	check("pytest.main", res.Stdout)
+	sh := bash(t, a, id, "PYTHONPATH=$(ls wheels/*.whl | tr '\\n' ':') python -m pytest test_sample.py", 0)
+	if sh.ReturnCode != 1 {
+		t.Errorf("python -m pytest: exit status %d, want 1 (a test failed): %+v", sh.ReturnCode, sh)
+	}
+	check("python -m pytest", sh.Stdout+sh.Stderr)
+}
+
+// TestBashPythonReadsPYTHONPATH: python in the bash tool puts PYTHONPATH's
+// entries (relative ones from the shell's directory) before the standard
+// library for that command, as python does at start, unless -E or -I; the
+// session's own path is as it was after.
+func TestBashPythonReadsPYTHONPATH(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	for _, c := range []struct{ cmd, want string }{
+		{"mkdir -p lib/pkg && echo 'x = 42' > lib/pkg/m.py && PYTHONPATH=/nowhere:lib python -c 'import sys, pkg.m; print(sys.path[1:3], pkg.m.x)'", "['/nowhere', '/workspace/lib'] 42\n"},
+		{"cd lib && PYTHONPATH=. python -m pkg.m && echo ran", "ran\n"},
+		{"PYTHONPATH=lib python -E -c 'import sys; print(\"/workspace/lib\" in sys.path)'", "False\n"},
+	} {
+		if res := bash(t, a, id, c.cmd, 0); res.Stdout != c.want || res.ReturnCode != 0 {
+			t.Errorf("%s: %+v, want stdout %q", c.cmd, res, c.want)
+		}
+	}
+	expect(t, run(t, a, id, "import sys\nprint([p for p in sys.path if 'lib' in p or 'nowhere' in p])"), "['/usr/local/lib/python313.zip']\n", 0, port.OutcomeCompleted)
 }

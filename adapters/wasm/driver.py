@@ -368,9 +368,69 @@ def _install_after_import():
 
         m.socket.__init__ = socket_init
 
+    # pytest's default capture (--capture=fd) and its faulthandler plugin
+    # duplicate descriptors (os.dup, os.dup2), which WASI cannot: a plain
+    # `pytest` failed before running a test. By default it captures at the
+    # sys level here, as --capture=sys does (what a test prints is caught,
+    # what C code writes to the descriptors is not), and runs without its
+    # faulthandler plugin; asking for descriptor capture (capfd, an
+    # explicit --capture=fd) fails saying why.
+    no_dup = "descriptors cannot be duplicated in this sandbox (WASI has no dup)"
+
+    def fix_pytest_capture(m):
+        get_multicapture = m._get_multicapture
+
+        @functools.wraps(get_multicapture)
+        def sandbox_get_multicapture(method):
+            return get_multicapture("sys" if method == "fd" else method)
+
+        m._get_multicapture = sandbox_get_multicapture
+        init = m.FDCaptureBase.__init__
+
+        @functools.wraps(init)
+        def fd_capture_init(self, targetfd):
+            try:
+                init(self, targetfd)
+            except OSError as e:
+                if e.errno != errno.ENOTSUP:
+                    raise
+                raise OSError(errno.ENOTSUP, "pytest's descriptor capture (capfd, capfdbinary) needs "
+                              "os.dup: " + no_dup + "; capsys captures what Python writes") from None
+
+        m.FDCaptureBase.__init__ = fd_capture_init
+        start = m.CaptureFixture._start
+
+        @functools.wraps(start)
+        def fixture_start(self):
+            # A fixture that cannot start is not left installed, to fail
+            # again at teardown.
+            try:
+                start(self)
+            except OSError as e:
+                if e.errno == errno.ENOTSUP:
+                    capman = self.request.config.pluginmanager.getplugin("capturemanager")
+                    if getattr(capman, "_capture_fixture", None) is self:
+                        capman.unset_fixture()
+                raise
+
+        m.CaptureFixture._start = fixture_start
+
+    def fix_pytest_faulthandler(m):
+        configure = m.pytest_configure
+
+        def pytest_configure(config):
+            try:
+                configure(config)
+            except OSError as e:
+                if e.errno != errno.ENOTSUP:
+                    raise
+
+        m.pytest_configure = pytest_configure
+
     fixes = {"multiprocessing.connection": fix_connection, "multiprocessing.process": fix_process,
              "multiprocessing.context": fix_context, "platform": fix_platform,
-             "zoneinfo._common": fix_zoneinfo, "socket": fix_socket}
+             "zoneinfo._common": fix_zoneinfo, "socket": fix_socket,
+             "_pytest.capture": fix_pytest_capture, "_pytest.faulthandler": fix_pytest_faulthandler}
 
     class Loader:
         def __init__(self, loader, fix):
@@ -736,10 +796,22 @@ def _make_handler():
             os.environ.clear()
             os.environ.update(kv.split("=", 1) for kv in req["env"] if "=" in kv)
 
+        added = []
+
         def invoke():
             opts = list(argv)
+            ignore_env = False
             while opts and opts[0] in ("-u", "-B", "-I", "-E", "-s", "-S", "-q"):
+                ignore_env = ignore_env or opts[0] in ("-I", "-E")
                 opts.pop(0)
+            # PYTHONPATH, as python reads it at start (unless -E or -I): its
+            # entries, made absolute, before the standard library, for this
+            # command.
+            if not ignore_env:
+                for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+                    if p:
+                        added.append(os.path.abspath(p))
+                sys.path[1:1] = added
             if opts and opts[0] in ("-V", "--version"):
                 print("Python %d.%d.%d" % sys.version_info[:3])
                 return
@@ -772,6 +844,11 @@ def _make_handler():
             return outcome(invoke)
         finally:
             sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
+            for p in added:
+                try:
+                    sys.path.remove(p)
+                except ValueError:
+                    pass
             for fd, s in ((1, streams[0]), (2, streams[1])):
                 if s.closed:
                     # A command that closed the real stream (json.tool

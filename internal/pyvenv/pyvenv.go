@@ -1,6 +1,7 @@
 // Package pyvenv gives tests a Python virtual environment with pinned
 // packages from PyPI, installed by pip by package name, built once and
-// cached under the user cache directory.
+// cached under the user cache directory; or the wheel files of pinned
+// packages, for tests that hand them to the code under test.
 //
 // Tests that check codeport against Python software (the official SDKs in
 // contract/sdkcheck, schemathesis in contract/schemacheck) need that
@@ -138,6 +139,73 @@ func Python(t testing.TB, name string, packages ...string) string {
 	return venvPython(dir)
 }
 
+// Wheels returns a directory holding the wheel files of packages, each
+// pinned as "name==version", downloaded once by pip (binary wheels only,
+// dependencies not resolved: list every package needed) and cached like
+// the environments. A test puts them where the code under test imports
+// them from, as a user would upload a wheel. When they cannot be fetched,
+// Wheels calls Unavailable.
+func Wheels(t testing.TB, name string, packages ...string) string {
+	t.Helper()
+	key, err := pinKey(name, packages)
+	if err != nil {
+		t.Fatalf("pyvenv: %v", err)
+	}
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		Unavailable(t, "the wheels %q cannot be fetched: %s", name, fmt.Sprintf(format, args...))
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	parent := filepath.Join(cache, "codeport")
+	dir := filepath.Join(parent, name+"-wheels-"+key)
+	marker := ".codeport-" + name + "-complete"
+	if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+		return dir
+	}
+	python3, err := exec.LookPath("python3")
+	if err != nil {
+		unavailable("python3 is not on PATH")
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		unavailable("cannot create the cache directory: %v", err)
+	}
+	tmp, err := os.MkdirTemp(parent, name+"-wheels-fetching-")
+	if err != nil {
+		unavailable("cannot create a download directory: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	// pip from a throwaway environment: the system's python3 may have none.
+	venv := filepath.Join(tmp, "venv")
+	if msg, err := run(ctx, python3, "-m", "venv", venv); err != nil {
+		unavailable("python3 -m venv failed (on Debian and Ubuntu, install python3-venv): %v\n%s", err, msg)
+	}
+	wheels := filepath.Join(tmp, "wheels")
+	args := append([]string{"-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
+		"--only-binary=:all:", "--no-deps", "-d", wheels}, packages...)
+	if msg, err := run(ctx, venvPython(venv), args...); err != nil {
+		unavailable("pip download %s failed: %v\n%s", strings.Join(packages, " "), err, msg)
+	}
+	if err := os.WriteFile(filepath.Join(wheels, marker), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	if err := os.Rename(wheels, dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, marker)); statErr != nil {
+			t.Fatalf("cannot move the wheels into place: %v", err)
+		}
+	}
+	return dir
+}
+
 // usable reports whether dir is a finished environment whose python still
 // runs (a system Python upgraded in place breaks the environments made
 // from it).
@@ -172,6 +240,13 @@ func run(ctx context.Context, name string, args ...string) (string, error) {
 // naming sdkcheck used before this package existed, so that the
 // environments it built are still found.
 func dirName(name string, packages []string) (string, error) {
+	key, err := pinKey(name, packages)
+	return name + "-venv-py%s-" + key, err
+}
+
+// pinKey is the part of a cached directory's name that names its packages
+// and their versions, in order; name is checked too.
+func pinKey(name string, packages []string) (string, error) {
 	if name == "" || strings.ContainsAny(name, `/\ %`) {
 		return "", fmt.Errorf("bad environment name %q", name)
 	}
@@ -186,5 +261,5 @@ func dirName(name string, packages []string) (string, error) {
 		}
 		key = append(key, strings.NewReplacer("[", "_", "]", "", ",", "_").Replace(m[1]+m[2])+m[3])
 	}
-	return name + "-venv-py%s-" + strings.Join(key, "-"), nil
+	return strings.Join(key, "-"), nil
 }
