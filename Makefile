@@ -82,7 +82,7 @@ fuzz:
 ## in sessions of the in-process runtime, a module a session, against
 ## compat/expectations.txt: every difference that remains, with why. It
 ## fails on a difference not listed there (COMPAT_MODULES: a comma-separated
-## list of modules; default, the 54 of compat.Modules, about 2 minutes on
+## list of modules; default, the 56 of compat.Modules, about 2 minutes on
 ## 2 cores)
 COMPAT_MODULES ?=
 # make test's slice: the modules where a sandbox differs most from a

@@ -23,7 +23,9 @@ import (
 var runnerSource string
 
 // Modules are the modules of CPython's Lib/test that make compat runs by
-// default: the standard library a model's everyday code uses.
+// default: the standard library a model's everyday code uses, and the
+// tokenizer's tests (test_fstring, test_tokenize), which the runtime's
+// build patches.
 func Modules() []string {
 	return strings.Fields(`test_base64 test_bisect test_bz2 test_calendar test_cmath test_collections
 		test_copy test_csv test_dataclasses test_datetime test_decimal test_dict test_difflib test_enum
@@ -32,7 +34,7 @@ func Modules() []string {
 		test_math test_os test_pathlib test_pickle test_pprint test_random test_re test_set test_shutil
 		test_sqlite3 test_statistics test_str test_string test_struct test_tarfile test_tempfile
 		test_textwrap test_typing test_unicodedata test_zipfile test_zlib test_zoneinfo test_time
-		test_traceback test_bytes`)
+		test_traceback test_bytes test_fstring test_tokenize`)
 }
 
 // Result is what one module did in its session.

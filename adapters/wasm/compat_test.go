@@ -168,6 +168,141 @@ except OSError:
 	expect(t, run(t, a, id, "import shutil\ntry:\n    shutil.disk_usage('/nowhere')\nexcept FileNotFoundError:\n    print('missing')"), "missing\n", 0, port.OutcomeCompleted)
 }
 
+// TestSQLiteLocksAsNative: the connections of one session lock one
+// another as a native process's do: a reader proceeds beside another
+// connection's open write transaction and sees the committed state, a
+// second writer waits (here: timeout 0, so "database is locked" at once),
+// and two databases never share a lock. The runtime's sqlite used to lock
+// with dot-files, one level for everything, so the read failed too; it
+// now has FTS4 and FTS3 as native builds do.
+func TestSQLiteLocksAsNative(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	runCases(t, a, id, []pyCase{
+		{"reader beside a writer", `import sqlite3, os
+a = sqlite3.connect('s.db', isolation_level=None)
+a.execute('create table t(x)')
+a.execute('insert into t values (1)')
+b = sqlite3.connect('s.db', timeout=0)
+a.execute('begin')
+a.execute('insert into t values (2)')
+print(b.execute('select count(*) from t').fetchone()[0])
+try:
+    b.execute('insert into t values (3)')
+except sqlite3.OperationalError as e:
+    print('second writer:', e)
+b.rollback()
+a.execute('commit')
+print(b.execute('select count(*) from t').fetchone()[0])
+c = sqlite3.connect('other.db', isolation_level=None)
+c.execute('create table u(y)')
+c.execute('begin')
+c.execute('insert into u values (1)')
+a.execute('begin')
+a.execute('insert into t values (4)')
+a.execute('commit')
+c.execute('commit')
+print(sorted(n for n in os.listdir('.') if n.startswith(('s.db', 'other.db'))))
+`, "1\nsecond writer: database is locked\n2\n['other.db', 's.db']\n"},
+		{"fts4 and fts3", `import sqlite3
+d = sqlite3.connect(':memory:')
+d.execute('create virtual table f using fts4(body)')
+d.execute("insert into f values ('the quick brown fox'), ('lazy dog'), ('a cat')")
+print(d.execute("select body from f where f match 'quick OR (lazy AND dog)' order by rowid").fetchall())
+d.execute('create virtual table g using fts3(body)')
+d.execute('create virtual table h using fts5(body)')
+print(d.execute("select count(*) from f where f match 'cat'").fetchone()[0])
+`, "[('the quick brown fox',), ('lazy dog',)]\n1\n"},
+	})
+}
+
+// TestStdlibSourceInTracebacks: the standard library's sources are in the
+// runtime's zip beside its bytecode, so a traceback through stdlib frames
+// shows their lines (to the program and in an uncaught error's stderr)
+// and inspect.getsource finds stdlib functions, as natively; the bytecode
+// is still what runs.
+func TestStdlibSourceInTracebacks(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	runCases(t, a, id, []pyCase{
+		{"frames have lines", `import json, traceback
+try:
+    json.loads('[1, 2')
+except ValueError as e:
+    frames = traceback.extract_tb(e.__traceback__)
+stdlib = [f for f in frames if 'python313.zip' in f.filename]
+print(len(stdlib) >= 2, all(f.line for f in stdlib), stdlib[0].line)
+`, "True True return _default_decoder.decode(s)\n"},
+		{"getsource", "import inspect, json, textwrap\nprint(inspect.getsource(json.loads).splitlines()[0], inspect.getsourcefile(textwrap.dedent).endswith('python313.zip/textwrap.py'))", "def loads(s, *, cls=None, object_hook=None, parse_float=None, True\n"},
+		{"bytecode runs", "import json\nprint(json.__spec__.origin.endswith('python313.zip/json/__init__.pyc'))", "True\n"},
+	})
+	res := run(t, a, id, "import json\njson.loads('{')")
+	if res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, "return _default_decoder.decode(s)") {
+		t.Fatalf("an uncaught error's traceback lacks the stdlib line: %+v", res)
+	}
+}
+
+// TestFStringsCompileAsNative: f-strings mean what they mean natively after
+// the runtime's tokenizer stopped copying the rest of a string's source at
+// every replacement field (it made compiling many fields quadratic: see
+// BenchmarkFStringCompile): debug expressions (=) with conversions, format
+// specs, spaces, comments and newlines, nested fields, errors, a source in
+// another encoding; from a string, an imported module and a script the
+// bash tool's python reads from a file (whose tokenizer is unchanged).
+// The expected lines are what native CPython 3.13 prints.
+func TestFStringsCompileAsNative(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	const code = `x, w, y = 3.14159, 10, 'ab'
+print(f'{x=}', f'{x = }', f'{x=!r:>12}', f'{x=:.2f}', f'{y!r}', f'{x:{w}.{2}f}')
+print(f'{ x  =  }', f'''{
+x # comment
+=}''')
+print(f"{'a' if x else 'b'=}", f'{[i for i in range(3)]=}', f'{(lambda: 1)()=}')
+print(f'{x!s:{w}}|', f'{f"{x=}"=}', f'{x=!s:{w}}|', f'{y=}{x=}')
+s = "f'" + '{x} ' * 20000 + "'"
+print(len(eval(s)))
+src = ''.join(f"v{i} = f'{{x}}{{y=}}{{w:>{i % 5 + 1}}}'\n" for i in range(2000))
+ns = {'x': 1, 'y': 2, 'w': 3}
+exec(src, ns)
+print(ns['v1999'], ns['v7'])
+for bad in ("f'{'", "f'{x=!z}'", "f'{}'", "f'{x!}'", "f'{x=:{'"):
+    try:
+        compile(bad, 'b', 'eval')
+    except SyntaxError as e:
+        print(e.msg)
+import tokenize, io
+print([t.string for t in tokenize.generate_tokens(io.StringIO("f'{x=}'\n").readline)][:5])
+print(eval(b"# -*- coding: latin-1 -*-\nf'{x=}\xe9'".decode('latin-1')))
+exec(compile(b"# -*- coding: latin-1 -*-\nprint(f'{x=}\xe9', f'''{\nx\n=}''')\n", 'e', 'exec'))
+`
+	const want = "x=3.14159 x = 3.14159 x=     3.14159 x=3.14 'ab'       3.14\n" +
+		" x  =  3.14159 \nx \n=3.14159\n" +
+		"'a' if x else 'b'='a' [i for i in range(3)]=[0, 1, 2] (lambda: 1)()=1\n" +
+		"3.14159   | f\"{x=}\"='x=3.14159' x=3.14159   | y='ab'x=3.14159\n" +
+		"160000\n" +
+		"1y=2    3 1y=2  3\n" +
+		"f-string: expecting '}'\n" +
+		"f-string: invalid conversion character 'z': expected 's', 'r', or 'a'\n" +
+		"f-string: valid expression required before '}'\n" +
+		"f-string: missing conversion character\n" +
+		"f-string: expecting '}'\n" +
+		"[\"f'\", '{', 'x', '=', '}']\n" +
+		"x=3.14159\u00e9\n" +
+		"x=3.14159\u00e9 \nx\n=3.14159\n"
+	expect(t, run(t, a, id, code), want, 0, port.OutcomeCompleted)
+	for _, f := range []struct{ name, body string }{{"fmod.py", code}, {"fscript.py", "import fmod\n" + code}} {
+		if _, err := a.PutFile(context.Background(), id, f.name, strings.NewReader(f.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect(t, run(t, a, id, "import fmod"), want, 0, port.OutcomeCompleted)
+	res := bash(t, a, id, "python fscript.py", 0)
+	if res.Stdout != want+want || res.ReturnCode != 0 {
+		t.Fatalf("python fscript.py: %+v", res)
+	}
+}
+
 // TestPytestRunsWithItsDefaults: pytest, from its wheels uploaded to the
 // workspace, runs a test file with its default options, from Python and
 // as python -m pytest in the bash tool. Its default capture and its

@@ -6,8 +6,8 @@
 #   python.wasm    CPython 3.13 as a WASI *reactor* module: no _start; the
 #                  host calls _initialize and then entry.c's codeport_*
 #                  exports (after wasmpatch has rewritten it, see below)
-#   python313.zip  the standard library, bytecode only, which entry.c puts
-#                  on sys.path as /usr/local/lib/python313.zip
+#   python313.zip  the standard library, bytecode with its sources, which
+#                  entry.c puts on sys.path as /usr/local/lib/python313.zip
 #   SHA256SUMS     sha256sum(1) lines for both
 #
 # Usage: build.sh           build, then replace the three files above
@@ -30,7 +30,7 @@
 #                             dotted names
 #     site-scientific.zip     their Python code and pandas' pure-Python
 #                             dependencies (dateutil, pytz, six), bytecode
-#                             only, which that entry.c puts on sys.path after
+#                             with sources, which that entry.c puts on sys.path after
 #                             the stdlib zip, as
 #                             /usr/local/lib/site-scientific.zip
 #     SHA256SUMS   sha256sum(1) lines for both
@@ -56,8 +56,10 @@
 #     --require-hashes; the tools that build them (meson, meson-python,
 #     Cython, ninja, ...), wheels installed by pip with --require-hashes
 #     into a venv in the build directory; Debian's libc++/libc++abi for
-#     wasm32. Upstream code is patched by patches/*.patch (small documented
-#     diffs).
+#     wasm32.
+#   * Upstream code is patched by patches/*.patch (small documented diffs):
+#     CPython's f-string tokenizer, sqlite's locking for WASI; with
+#     --profile scientific, numpy, pandas and pytz.
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),
@@ -469,12 +471,22 @@ CROSS=$B/cpython-wasi
 STAGE=$B/stage
 WORK_OUT=$B/out
 
+# The sources, with patches/cpython-* and patches/sqlite-* applied (the
+# native Python, which only compiles, gets CPython's too: its bytecode is
+# the same either way).
 unpack_sources() {
   unpack "$(orig python3.13_)" "$SRC/cpython"
   unpack "$(orig zlib_)" "$SRC/zlib"
   unpack "$(orig bzip2_)" "$SRC/bzip2"
   unpack "$(orig xz-utils_)" "$SRC/xz"
   unpack "$(orig sqlite3_)" "$SRC/sqlite"
+  local p
+  for p in "$HERE"/patches/cpython-"$PY_VERSION"-*.patch; do
+    run_logged patch -d "$SRC/cpython" -p1 --no-backup-if-mismatch -i "$p"
+  done
+  for p in "$HERE"/patches/sqlite-3.46.1-*.patch; do
+    run_logged patch -d "$SRC/sqlite" -p1 --no-backup-if-mismatch -i "$p"
+  done
 }
 
 # Cross-building CPython needs a Python of the very same version on the
@@ -574,11 +586,14 @@ build_sqlite() {
   # No threads, no dlopen, no shared memory or mmap in WASI: hence
   # THREADSAFE=0, OMIT_LOAD_EXTENSION, OMIT_WAL and MAX_MMAP_SIZE=0.
   # getpid() is wasi-libc's emulation (CPython links it anyway).
-  # The ENABLE_* options match what Debian's and python.org's sqlite offer.
+  # Locking: the "unix" VFS with locks granted in process (the patch).
+  # The ENABLE_* options match what Debian's and python.org's sqlite offer
+  # (FTS3's parenthesised queries as python.org's builds have them).
   run_logged $XCC $XCFLAGS -c "$DEPS/sqlite-gen/sqlite3.c" -o sqlite3.o \
     -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_OMIT_WAL \
     -DSQLITE_MAX_MMAP_SIZE=0 -D_WASI_EMULATED_GETPID \
-    -DSQLITE_ENABLE_MATH_FUNCTIONS -DSQLITE_ENABLE_FTS5 -DSQLITE_ENABLE_RTREE
+    -DSQLITE_ENABLE_MATH_FUNCTIONS -DSQLITE_ENABLE_FTS4 -DSQLITE_ENABLE_FTS3_PARENTHESIS \
+    -DSQLITE_ENABLE_FTS5 -DSQLITE_ENABLE_RTREE
   run_logged "$XAR" rcs libsqlite3.a sqlite3.o
   cp libsqlite3.a "$PREFIX/lib/"
   cp "$DEPS/sqlite-gen/sqlite3.h" "$PREFIX/include/"
@@ -760,8 +775,11 @@ patch_module() {
 }
 
 # The standard library as a zip of .pyc files, in the legacy layout (x.pyc
-# where x.py was), which zipimport loads without the sources. The bytecode
-# records the path it will have in the guest, for tracebacks.
+# where x.py was), with each x.py beside its x.pyc. zipimport loads the
+# bytecode (unchecked-hash: it never reads the source to validate it); the
+# sources are there for the zip importer's get_source, through which
+# linecache shows stdlib lines in tracebacks and inspect.getsource finds
+# them. The bytecode records the path it will have in the guest.
 build_stdlib_zip() {
   fresh "$STAGE"
   # Lib/, less what cannot work in a WASI sandbox or is development-only;
@@ -781,13 +799,14 @@ build_stdlib_zip() {
   mv "$STAGE/tzwheel/tzdata" "$STAGE/tzdata"
   rm -rf "$STAGE/tzwheel"
 
-  # unchecked-hash: pyc files that do not depend on source mtimes (there is
-  # no source to compare with). The hash seed is fixed (see the top).
+  # unchecked-hash: pyc files that do not depend on source mtimes (nothing
+  # in the guest compares them with their sources). The hash seed is fixed
+  # (see the top).
   run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
     -d "$GUEST_STDLIB_ZIP" "$STAGE"
   local py missing=0
   while IFS= read -r -d '' py; do
-    if [ -f "${py}c" ]; then rm "$py"; else echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; fi
+    [ -f "${py}c" ] || { echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; }
   done < <(find "$STAGE" -name '*.py' -print0)
   [ "$missing" = 0 ] || die "some modules did not compile (see $STEP_LOG)"
 
@@ -1307,7 +1326,8 @@ patch_scientific() {
 
 # numpy's Python code as build_stdlib_zip makes the stdlib's: what meson
 # installs with the python-runtime tag (no tests), less headers, Cython
-# declarations, type stubs, examples and PyInstaller hooks; bytecode only.
+# declarations, type stubs, examples and PyInstaller hooks; bytecode with
+# the sources beside it.
 build_site_zip() {
   local dest=$SCI/install sp p
   fresh "$dest" "$SCI_STAGE"
@@ -1330,9 +1350,9 @@ build_site_zip() {
     -type f -name '*.py' -print |
     LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
   cp "$PANDAS_SRC/LICENSE" "$SCI_STAGE/pandas/LICENSE"
-  # The wheels, as pip would install them (RECORD left out: it lists the
-  # .py files that become .pyc below); pytz patched to read its zone files
-  # from the zip.
+  # The wheels, as pip would install them (RECORD left out: it would not
+  # list the .pyc files added below, nor pytz's patched hash); pytz patched
+  # to read its zone files from the zip.
   local t w
   for t in "${SCI_WHEELS[@]}"; do
     t=${t%% *}
@@ -1349,7 +1369,7 @@ z.extractall(sys.argv[2], [n for n in z.namelist() if not n.endswith(".dist-info
     -d "$GUEST_SITE_ZIP" "$SCI_STAGE"
   local py missing=0
   while IFS= read -r -d '' py; do
-    if [ -f "${py}c" ]; then rm "$py"; else echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; fi
+    [ -f "${py}c" ] || { echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; }
   done < <(find "$SCI_STAGE" -name '*.py' -print0)
   [ "$missing" = 0 ] || die "some modules did not compile (see $STEP_LOG)"
   find "$SCI_STAGE" -type f -exec chmod 0644 {} +

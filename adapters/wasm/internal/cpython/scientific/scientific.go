@@ -66,7 +66,7 @@ const PandasVersion = "2.2.3"
 func limitations() []string {
 	return []string{
 		"numpy has no floating-point error flags here (WebAssembly has none): np.seterr(all='raise') and np.errstate never raise or warn; division by zero, overflow and invalid operations silently give inf, nan or 0",
-		"numpy's default integer is 32-bit (np.int_ and np.intp are int32 on wasm32): pass dtype=np.int64 for large integers; np.longdouble is IEEE binary128 in software",
+		"numpy's default integer is 32-bit (np.int_ and np.intp are int32 on wasm32): elementwise arithmetic on default integers wraps at 2**31, so pass dtype=np.int64 for large integers; sums and products of integer arrays accumulate in int64 as on 64-bit platforms; np.longdouble is IEEE binary128 in software",
 		"numpy runs without BLAS or SIMD (linear algebra uses its bundled lapack_lite): a 200x200 matrix product takes tens of milliseconds",
 		"pandas has none of its optional engines (no pyarrow, openpyxl, lxml, SQLAlchemy or scipy): read_parquet, read_excel and read_html raise ImportError; CSV, JSON, pickle and in-memory work need none of them; memory_map=True is refused (no mmap)",
 		"matplotlib is not installed (its C++ code needs exception handling this runtime lacks): import matplotlib raises ModuleNotFoundError; to draw a chart, write an SVG file yourself",
