@@ -66,21 +66,22 @@ func TestUtimeAndTouchSetTheTime(t *testing.T) {
 }
 
 // TestTheSandboxUser: a program that asks who runs it gets the sandbox's
-// user, in Python and in a python run by the bash tool, whose environment
-// has no USER; it owns the files it makes (WASI reports every owner as
+// user, "user", in Python and in a python run by the bash tool, whose
+// environment has no USER, as the shell's whoami does; it owns the files
+// it makes (WASI reports every owner as
 // uid 0, the user's); a umask can be set and read back, and a chown
 // succeeds as root's does (tarfile goes on after one) but changes nothing.
 func TestTheSandboxUser(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
-	const code = "import getpass, os, pwd, pathlib\nopen('mine.txt', 'w').close()\nprint(getpass.getuser(), os.getuid(), os.getgid(), pwd.getpwuid(os.getuid()).pw_dir, os.path.expanduser('~sandbox'), pathlib.Path('mine.txt').owner(), os.stat('mine.txt').st_uid == os.getuid())"
-	const want = "sandbox 0 0 /workspace /workspace sandbox True\n"
+	const code = "import getpass, os, pwd, pathlib\nopen('mine.txt', 'w').close()\nprint(getpass.getuser(), os.getuid(), os.getgid(), pwd.getpwuid(os.getuid()).pw_dir, os.path.expanduser('~user'), pathlib.Path('mine.txt').owner(), os.stat('mine.txt').st_uid == os.getuid())"
+	const want = "user 0 0 /workspace /workspace user True\n"
 	expect(t, run(t, a, id, code), want, 0, port.OutcomeCompleted)
 	expect(t, run(t, a, id, "import pwd\ntry:\n    pwd.getpwnam('nobody')\nexcept KeyError:\n    print('unknown')"), "unknown\n", 0, port.OutcomeCompleted)
 	expect(t, run(t, a, id, "import os\nold = os.umask(0o077)\nprint(oct(old), oct(os.umask(old)))"), "0o22 0o77\n", 0, port.OutcomeCompleted)
 	// A chown succeeds as root's would and changes nothing: every file is
 	// uid 0's. Its arguments are checked as os.chown checks them.
-	expect(t, run(t, a, id, "import os, shutil\nos.chown('mine.txt', 1000, 1000)\nshutil.chown('mine.txt', user='sandbox')\nprint(os.stat('mine.txt').st_uid)\nfor args in (('mine.txt', 1.5, 0), ('gone.txt', 0, 0)):\n    try:\n        os.chown(*args)\n    except (TypeError, FileNotFoundError) as e:\n        print(type(e).__name__)"),
+	expect(t, run(t, a, id, "import os, shutil\nos.chown('mine.txt', 1000, 1000)\nshutil.chown('mine.txt', user='user')\nprint(os.stat('mine.txt').st_uid)\nfor args in (('mine.txt', 1.5, 0), ('gone.txt', 0, 0)):\n    try:\n        os.chown(*args)\n    except (TypeError, FileNotFoundError) as e:\n        print(type(e).__name__)"),
 		"0\nTypeError\nFileNotFoundError\n", 0, port.OutcomeCompleted)
 	if _, err := a.PutFile(context.Background(), id, "who.py", strings.NewReader(code)); err != nil {
 		t.Fatal(err)
@@ -88,6 +89,10 @@ func TestTheSandboxUser(t *testing.T) {
 	res := bash(t, a, id, "python who.py", 0)
 	if res.Stdout != want || res.ReturnCode != 0 {
 		t.Fatalf("python who.py: %+v", res)
+	}
+	// The shell names the same user.
+	if res := bash(t, a, id, "whoami; ls -l mine.txt | cut -d' ' -f3", 0); res.Stdout != "user\nuser\n" {
+		t.Fatalf("whoami and ls -l: %+v", res)
 	}
 }
 

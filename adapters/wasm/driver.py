@@ -126,10 +126,11 @@ def _replace_os(name, new):
 def _install_user():
     # WASI has no users; programs still ask who runs them (getpass.getuser,
     # os.getuid, Path.owner, os.path.expanduser("~name")). They get the
-    # sandbox's one user, "sandbox", at home in the workspace, through os
-    # and a pwd module as on Linux. Its uid and gid are 0, as WASI reports
-    # every file's owner: a program that checks that it owns a directory
-    # (pytest's tmp_path, tempfile's callers) finds that it does.
+    # sandbox's one user, "user" (whom the bash tool's whoami and ls -l
+    # name too), at home in the workspace, through os and a pwd module as
+    # on Linux. Its uid and gid are 0, as WASI reports every file's owner:
+    # a program that checks that it owns a directory (pytest's tmp_path,
+    # tempfile's callers) finds that it does.
     import types as _types
 
     fields = ("pw_name", "pw_passwd", "pw_uid", "pw_gid", "pw_gecos", "pw_dir", "pw_shell")
@@ -149,7 +150,7 @@ def _install_user():
     for i, field in enumerate(fields):
         setattr(struct_passwd, field, property(lambda self, i=i: self[i]))
     struct_passwd.__module__ = "pwd"
-    user = struct_passwd(("sandbox", "x", 0, 0, "sandbox", "/workspace", "/bin/bash"))
+    user = struct_passwd(("user", "x", 0, 0, "user", "/workspace", "/bin/bash"))
 
     def getpwuid(n):
         if n != user.pw_uid:
