@@ -1,7 +1,11 @@
 package wasm
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -390,4 +394,75 @@ func TestBashPythonReadsPYTHONPATH(t *testing.T) {
 		}
 	}
 	expect(t, run(t, a, id, "import sys\nprint([p for p in sys.path if 'lib' in p or 'nowhere' in p])"), "['/usr/local/lib/python313.zip']\n", 0, port.OutcomeCompleted)
+}
+
+// TestArchivesHaveReadableModes: tarfile and zipfile (and so
+// shutil.make_archive) give the files and directories they archive the
+// permission bits a new file has natively under the umask, not the none
+// WASI reports: with mode 000 an extracted file was unreadable and a
+// directory impassable. Read back on the host, by Go's readers.
+func TestArchivesHaveReadableModes(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	expect(t, run(t, a, id, `import os, tarfile, zipfile, shutil
+os.makedirs('out/sub', exist_ok=True)
+open('out/a.txt', 'w').write('a')
+open('out/sub/b.txt', 'w').write('b')
+with tarfile.open('o.tar', 'w') as t:
+    t.add('out')
+shutil.make_archive('m', 'zip', 'out')
+old = os.umask(0o077)
+with zipfile.ZipFile('private.zip', 'w') as z:
+    z.write('out/a.txt')
+    z.write('out/sub')
+os.umask(old)
+print('ok')`), "ok\n", 0, port.OutcomeCompleted)
+	read := func(name string) []byte {
+		t.Helper()
+		rc, _, err := a.GetFile(context.Background(), id, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	got := map[string]string{}
+	tr := tar.NewReader(bytes.NewReader(read("o.tar")))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got["tar "+h.Name] = os.FileMode(h.Mode).String()
+	}
+	for _, name := range []string{"m.zip", "private.zip"} {
+		b := read(name)
+		zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range zr.File {
+			got[name+" "+f.Name] = f.Mode().String()
+		}
+	}
+	want := map[string]string{
+		"tar out/": "-rwxr-xr-x", "tar out/a.txt": "-rw-r--r--", "tar out/sub/": "-rwxr-xr-x", "tar out/sub/b.txt": "-rw-r--r--",
+		"m.zip sub/": "drwxr-xr-x", "m.zip a.txt": "-rw-r--r--", "m.zip sub/b.txt": "-rw-r--r--",
+		"private.zip out/a.txt": "-rw-------", "private.zip out/sub/": "drwx------",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: mode %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("members %v, want %v", got, want)
+	}
 }

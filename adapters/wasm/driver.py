@@ -428,10 +428,47 @@ def _install_after_import():
 
         m.pytest_configure = pytest_configure
 
+    # WASI's file status carries no permission bits (st_mode is the type
+    # alone), so tarfile and zipfile archived every file and directory
+    # with mode 000: unreadable, and directories impassable, once the
+    # archive is extracted on a machine. A member without bits gets what a
+    # new file or directory natively has under the process's umask (0644
+    # and 0755 under the usual 022).
+    def default_bits(is_dir):
+        mask = os.umask(0)
+        os.umask(mask)
+        return (0o777 if is_dir else 0o666) & ~mask
+
+    def fix_tarfile(m):
+        gettarinfo = m.TarFile.gettarinfo
+
+        @functools.wraps(gettarinfo)
+        def sandbox_gettarinfo(self, name=None, arcname=None, fileobj=None):
+            info = gettarinfo(self, name, arcname, fileobj)
+            if info is not None and not info.mode & 0o7777 and info.type in (m.REGTYPE, m.AREGTYPE, m.DIRTYPE):
+                info.mode = default_bits(info.type == m.DIRTYPE)
+            return info
+
+        m.TarFile.gettarinfo = sandbox_gettarinfo
+
+    def fix_zipfile(m):
+        from_file = m.ZipInfo.from_file.__func__
+
+        @functools.wraps(from_file)
+        def sandbox_from_file(cls, filename, arcname=None, *, strict_timestamps=True):
+            info = from_file(cls, filename, arcname, strict_timestamps=strict_timestamps)
+            mode = info.external_attr >> 16
+            if mode and not mode & 0o7777:
+                info.external_attr |= default_bits(info.is_dir()) << 16
+            return info
+
+        m.ZipInfo.from_file = classmethod(sandbox_from_file)
+
     fixes = {"multiprocessing.connection": fix_connection, "multiprocessing.process": fix_process,
              "multiprocessing.context": fix_context, "platform": fix_platform,
              "zoneinfo._common": fix_zoneinfo, "socket": fix_socket,
-             "_pytest.capture": fix_pytest_capture, "_pytest.faulthandler": fix_pytest_faulthandler}
+             "_pytest.capture": fix_pytest_capture, "_pytest.faulthandler": fix_pytest_faulthandler,
+             "tarfile": fix_tarfile, "zipfile": fix_zipfile}
 
     class Loader:
         def __init__(self, loader, fix):
