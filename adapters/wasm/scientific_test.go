@@ -169,6 +169,30 @@ print(np.arange(5, dtype=np.uint16).sum().dtype, np.add.reduce(a, dtype=np.int32
 	expect(t, run(t, a, id, "print(repr(np.arange(100000).sum()))"), "np.int64(4999950000)\n", 0, port.OutcomeCompleted)
 }
 
+// numpy.testing and pandas.testing import: numpy.testing needs a module
+// of numpy's tests (numpy._core.tests._natype) that the site zip left
+// out with the tests, and pandas.testing imports numpy.testing. Native
+// numpy 2.2.6 prints the same.
+func TestScientificTestingHelpers(t *testing.T) {
+	a := scientificAdapter(t, nil)
+	id := newSession(t, a)
+	const code = `import numpy as np, numpy.testing as npt
+npt.assert_allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
+npt.assert_array_equal(np.arange(3), [0, 1, 2])
+try:
+    npt.assert_allclose([1.0], [1.1])
+except AssertionError as e:
+    print('Not equal to tolerance' in str(e))
+import pandas as pd, pandas.testing as pdt
+pdt.assert_frame_equal(pd.DataFrame({'a': [1]}), pd.DataFrame({'a': [1]}))
+try:
+    pdt.assert_series_equal(pd.Series([1]), pd.Series([2]))
+except AssertionError as e:
+    print(type(e).__name__)
+`
+	expect(t, run(t, a, id, code), "True\nAssertionError\n", 0, port.OutcomeCompleted)
+}
+
 // The default profile has no packages: numpy is not importable there.
 func TestDefaultProfileHasNoNumpy(t *testing.T) {
 	a := newTestAdapter(t, nil)

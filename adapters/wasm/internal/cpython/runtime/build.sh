@@ -1338,6 +1338,14 @@ build_site_zip() {
   (cd "$sp" && find . \( -name __pycache__ -o -name _examples -o -name _pyinstaller -o -name include \
     -o -name tests \) -prune -o -type f \( -name '*.py' -o -name 'LICENSE*' \) -print |
     LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  # numpy.testing (and so pandas.testing) imports pd_NA from
+  # numpy._core.tests._natype, which meson installs only with the tests:
+  # that module from the sdist, in a package of its own (an empty
+  # __init__.py: zipimport finds no namespace package in a zip without
+  # directory entries).
+  mkdir -p "$SCI_STAGE/numpy/_core/tests"
+  cp "$NUMPY_SRC/numpy/_core/tests/_natype.py" "$SCI_STAGE/numpy/_core/tests/_natype.py"
+  : >"$SCI_STAGE/numpy/_core/tests/__init__.py"
   # pandas: everything meson installs (its pure-Python packages are
   # install_subdir()s, which carry no install tag), less tests and pytest
   # configuration; its licence from the sdist.
@@ -1382,6 +1390,7 @@ names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 lack = [n for n in sys.argv[2:] if n not in names]
 sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/site-scientific.zip" \
     numpy/__init__.pyc numpy/_core/__init__.pyc numpy/version.pyc numpy/__config__.pyc numpy/random/__init__.pyc \
+    numpy/testing/__init__.pyc numpy/_core/tests/_natype.pyc \
     pandas/__init__.pyc pandas/_version_meson.pyc pandas/io/parsers/readers.pyc pandas/LICENSE \
     dateutil/__init__.pyc dateutil/zoneinfo/dateutil-zoneinfo.tar.gz pytz/__init__.pyc pytz/zoneinfo/UTC six.pyc
 }
