@@ -89,11 +89,7 @@ func Python(t testing.TB, name string, packages ...string) string {
 	}
 	pyVersion := strings.TrimSpace(string(out))
 
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	parent := filepath.Join(cache, "codeport")
+	parent := cacheParent()
 	dir := filepath.Join(parent, fmt.Sprintf(base, pyVersion))
 	marker := ".codeport-" + name + "-complete"
 	if usable(dir, marker) {
@@ -155,11 +151,7 @@ func Wheels(t testing.TB, name string, packages ...string) string {
 		t.Helper()
 		Unavailable(t, "the wheels %q cannot be fetched: %s", name, fmt.Sprintf(format, args...))
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	parent := filepath.Join(cache, "codeport")
+	parent := cacheParent()
 	dir := filepath.Join(parent, name+"-wheels-"+key)
 	marker := ".codeport-" + name + "-complete"
 	if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
@@ -204,6 +196,16 @@ func Wheels(t testing.TB, name string, packages ...string) string {
 		}
 	}
 	return dir
+}
+
+// cacheParent is the directory the environments and wheels are cached in:
+// codeport's in the user's cache directory (or the temporary directory).
+func cacheParent() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	return filepath.Join(cache, "codeport")
 }
 
 // usable reports whether dir is a finished environment whose python still
