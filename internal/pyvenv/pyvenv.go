@@ -89,48 +89,27 @@ func Python(t testing.TB, name string, packages ...string) string {
 	}
 	pyVersion := strings.TrimSpace(string(out))
 
-	parent := cacheParent()
-	dir := filepath.Join(parent, fmt.Sprintf(base, pyVersion))
+	dir := filepath.Join(cacheParent(), fmt.Sprintf(base, pyVersion))
 	marker := ".codeport-" + name + "-complete"
-	if usable(dir, marker) {
+	done := func(dir string) bool { return usable(dir, marker) }
+	if done(dir) {
 		return venvPython(dir)
 	}
-
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		unavailable("cannot create the cache directory: %v", err)
-	}
-	tmp, err := os.MkdirTemp(parent, name+"-venv-building-")
-	if err != nil {
-		unavailable("cannot create a build directory: %v", err)
-	}
-	defer os.RemoveAll(tmp) // a no-op once it is renamed into place
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
-	if msg, err := run(ctx, python3, "-m", "venv", tmp); err != nil {
-		unavailable("python3 -m venv failed (on Debian and Ubuntu, install python3-venv): %v\n%s", err, msg)
-	}
-	py := venvPython(tmp)
-	if msg, err := run(ctx, py, "-m", "pip", "--version"); err != nil {
-		unavailable("pip is not available in the virtual environment: %v\n%s", err, msg)
-	}
-	args := append([]string{"-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet"}, packages...)
-	if msg, err := run(ctx, py, args...); err != nil {
-		unavailable("pip install %s failed: %v\n%s", strings.Join(packages, " "), err, msg)
-	}
-	// The marker goes in last, so that an interrupted build is never used.
-	if err := os.WriteFile(filepath.Join(tmp, marker), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A leftover without the marker is a broken build: replace it.
-	if _, err := os.Stat(dir); err == nil && !usable(dir, marker) {
-		_ = os.RemoveAll(dir)
-	}
-	// Another test process may have finished the same environment first;
-	// then its copy is as good as this one.
-	if err := os.Rename(tmp, dir); err != nil && !usable(dir, marker) {
-		t.Fatalf("cannot move the virtual environment into place: %v", err)
-	}
+	cached(t, dir, marker, done, unavailable, func(ctx context.Context, tmp string) string {
+		if msg, err := run(ctx, python3, "-m", "venv", tmp); err != nil {
+			unavailable("python3 -m venv failed (on Debian and Ubuntu, install python3-venv): %v\n%s", err, msg)
+		}
+		py := venvPython(tmp)
+		if msg, err := run(ctx, py, "-m", "pip", "--version"); err != nil {
+			unavailable("pip is not available in the virtual environment: %v\n%s", err, msg)
+		}
+		args := append([]string{"-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet"}, packages...)
+		if msg, err := run(ctx, py, args...); err != nil {
+			unavailable("pip install %s failed: %v\n%s", strings.Join(packages, " "), err, msg)
+		}
+		return tmp
+	})
 	t.Logf("built the Python environment %s in %s", dir, time.Since(start).Round(100*time.Millisecond))
 	return venvPython(dir)
 }
@@ -151,51 +130,65 @@ func Wheels(t testing.TB, name string, packages ...string) string {
 		t.Helper()
 		Unavailable(t, "the wheels %q cannot be fetched: %s", name, fmt.Sprintf(format, args...))
 	}
-	parent := cacheParent()
-	dir := filepath.Join(parent, name+"-wheels-"+key)
+	dir := filepath.Join(cacheParent(), name+"-wheels-"+key)
 	marker := ".codeport-" + name + "-complete"
-	if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+	done := func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, marker))
+		return err == nil
+	}
+	if done(dir) {
 		return dir
 	}
 	python3, err := exec.LookPath("python3")
 	if err != nil {
 		unavailable("python3 is not on PATH")
 	}
+	cached(t, dir, marker, done, unavailable, func(ctx context.Context, tmp string) string {
+		// pip from a throwaway environment: the system's python3 may have none.
+		venv := filepath.Join(tmp, "venv")
+		if msg, err := run(ctx, python3, "-m", "venv", venv); err != nil {
+			unavailable("python3 -m venv failed (on Debian and Ubuntu, install python3-venv): %v\n%s", err, msg)
+		}
+		wheels := filepath.Join(tmp, "wheels")
+		args := append([]string{"-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
+			"--only-binary=:all:", "--no-deps", "-d", wheels}, packages...)
+		if msg, err := run(ctx, venvPython(venv), args...); err != nil {
+			unavailable("pip download %s failed: %v\n%s", strings.Join(packages, " "), err, msg)
+		}
+		return wheels
+	})
+	return dir
+}
+
+// cached makes dir: build fills a fresh directory beside it (under
+// buildTimeout) and returns the directory, there, to move into place,
+// which gets the marker last, so that an interrupted build is never found;
+// done tells a finished dir. A leftover without the marker is replaced;
+// another test process that finished the same dir first has made one as
+// good.
+func cached(t testing.TB, dir, marker string, done func(string) bool, unavailable func(string, ...any), build func(ctx context.Context, tmp string) string) {
+	t.Helper()
+	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		unavailable("cannot create the cache directory: %v", err)
 	}
-	tmp, err := os.MkdirTemp(parent, name+"-wheels-fetching-")
+	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+"-building-")
 	if err != nil {
-		unavailable("cannot create a download directory: %v", err)
+		unavailable("cannot create a build directory: %v", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp) // a no-op for what was renamed into place
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	// pip from a throwaway environment: the system's python3 may have none.
-	venv := filepath.Join(tmp, "venv")
-	if msg, err := run(ctx, python3, "-m", "venv", venv); err != nil {
-		unavailable("python3 -m venv failed (on Debian and Ubuntu, install python3-venv): %v\n%s", err, msg)
-	}
-	wheels := filepath.Join(tmp, "wheels")
-	args := append([]string{"-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
-		"--only-binary=:all:", "--no-deps", "-d", wheels}, packages...)
-	if msg, err := run(ctx, venvPython(venv), args...); err != nil {
-		unavailable("pip download %s failed: %v\n%s", strings.Join(packages, " "), err, msg)
-	}
-	if err := os.WriteFile(filepath.Join(wheels, marker), nil, 0o644); err != nil {
+	result := build(ctx, tmp)
+	if err := os.WriteFile(filepath.Join(result, marker), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(dir); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
-			_ = os.RemoveAll(dir)
-		}
+	if _, err := os.Stat(dir); err == nil && !done(dir) {
+		_ = os.RemoveAll(dir)
 	}
-	if err := os.Rename(wheels, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(dir, marker)); statErr != nil {
-			t.Fatalf("cannot move the wheels into place: %v", err)
-		}
+	if err := os.Rename(result, dir); err != nil && !done(dir) {
+		t.Fatalf("cannot move %s into place: %v", dir, err)
 	}
-	return dir
 }
 
 // cacheParent is the directory the environments and wheels are cached in:
