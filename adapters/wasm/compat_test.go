@@ -379,8 +379,9 @@ def test_capfd(capfd):
 
 // TestBashPythonReadsPYTHONPATH: python in the bash tool puts PYTHONPATH's
 // entries (relative ones from the shell's directory) before the standard
-// library for that command, as python does at start, unless -E or -I; the
-// session's own path is as it was after.
+// library for that command, as python does at start, unless -E or -I.
+// Each command has an interpreter of its own: the session's code_execution
+// interpreter neither has those entries nor the modules they gave.
 func TestBashPythonReadsPYTHONPATH(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
@@ -393,7 +394,7 @@ func TestBashPythonReadsPYTHONPATH(t *testing.T) {
 			t.Errorf("%s: %+v, want stdout %q", c.cmd, res, c.want)
 		}
 	}
-	expect(t, run(t, a, id, "import sys\nprint([p for p in sys.path if 'lib' in p or 'nowhere' in p])"), "['/usr/local/lib/python313.zip']\n", 0, port.OutcomeCompleted)
+	expect(t, run(t, a, id, "import sys\nprint([p for p in sys.path if 'lib' in p or 'nowhere' in p], 'pkg.m' in sys.modules)"), "['/usr/local/lib/python313.zip'] False\n", 0, port.OutcomeCompleted)
 }
 
 // TestArchivesHaveReadableModes: tarfile and zipfile (and so

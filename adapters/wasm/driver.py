@@ -376,8 +376,6 @@ def _install_after_import():
     # what C code writes to the descriptors is not), and runs without its
     # faulthandler plugin; asking for descriptor capture (capfd, an
     # explicit --capture=fd) fails saying why.
-    no_dup = "descriptors cannot be duplicated in this sandbox (WASI has no dup)"
-
     def fix_pytest_capture(m):
         get_multicapture = m._get_multicapture
 
@@ -395,8 +393,9 @@ def _install_after_import():
             except OSError as e:
                 if e.errno != errno.ENOTSUP:
                     raise
-                raise OSError(errno.ENOTSUP, "pytest's descriptor capture (capfd, capfdbinary) needs "
-                              "os.dup: " + no_dup + "; capsys captures what Python writes") from None
+                raise OSError(errno.ENOTSUP, "pytest's descriptor capture (capfd, capfdbinary) needs os.dup: "
+                              "descriptors cannot be duplicated in this sandbox (WASI has no dup); "
+                              "capsys captures what Python writes") from None
 
         m.FDCaptureBase.__init__ = fd_capture_init
         start = m.CaptureFixture._start
@@ -834,8 +833,6 @@ def _make_handler():
             os.environ.clear()
             os.environ.update(kv.split("=", 1) for kv in req["env"] if "=" in kv)
 
-        added = []
-
         def invoke():
             opts = list(argv)
             ignore_env = False
@@ -843,13 +840,11 @@ def _make_handler():
                 ignore_env = ignore_env or opts[0] in ("-I", "-E")
                 opts.pop(0)
             # PYTHONPATH, as python reads it at start (unless -E or -I): its
-            # entries, made absolute, before the standard library, for this
-            # command.
+            # entries, made absolute, before the standard library. This
+            # interpreter is the command's alone (the host discards it
+            # after), so nothing needs taking out again.
             if not ignore_env:
-                for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-                    if p:
-                        added.append(os.path.abspath(p))
-                sys.path[1:1] = added
+                sys.path[1:1] = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
             if opts and opts[0] in ("-V", "--version"):
                 print("Python %d.%d.%d" % sys.version_info[:3])
                 return
@@ -882,11 +877,6 @@ def _make_handler():
             return outcome(invoke)
         finally:
             sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
-            for p in added:
-                try:
-                    sys.path.remove(p)
-                except ValueError:
-                    pass
             for fd, s in ((1, streams[0]), (2, streams[1])):
                 if s.closed:
                     # A command that closed the real stream (json.tool
