@@ -30,8 +30,8 @@
 #                             dotted names
 #     site-scientific.zip     their Python code and pandas' pure-Python
 #                             dependencies (dateutil, pytz, six), bytecode
-#                             with sources, which that entry.c puts on sys.path after
-#                             the stdlib zip, as
+#                             with sources, which that entry.c puts on
+#                             sys.path after the stdlib zip, as
 #                             /usr/local/lib/site-scientific.zip
 #     SHA256SUMS   sha256sum(1) lines for both
 #   The default profile's files are the same bytes with either profile. See
