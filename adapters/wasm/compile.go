@@ -116,7 +116,7 @@ func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledM
 		}
 	}
 	if err := step(CompiledModule{Name: moduleShell, Bytes: wasmshell.ModuleSize()}, func() error {
-		e, err := compileShell(ctx, cache, cfg.MemoryLimit)
+		e, err := compileShell(ctx, cache, cfg.MemoryLimit, nil) // compiled only, never run
 		if err != nil {
 			return err
 		}

@@ -78,7 +78,7 @@ func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 	if e.shells == nil && e.shellsErr == nil {
 		// Not cancelled with the call that asks first: a later call would
 		// get its error.
-		e.shells, e.shellsErr = compileShell(context.WithoutCancel(ctx), e.cache, e.memoryBytes)
+		e.shells, e.shellsErr = compileShell(context.WithoutCancel(ctx), e.cache, e.memoryBytes, newZones(e.rt.Lib).data)
 	}
 	if e.shellsErr != nil {
 		return nil, fmt.Errorf("%w: the shell: %v", port.ErrRuntimeFailure, e.shellsErr)
@@ -86,9 +86,10 @@ func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 	return e.shells, nil
 }
 
-// compileShell compiles the bash tool's guest, or loads it from cache.
-func compileShell(ctx context.Context, cache wazero.CompilationCache, memoryBytes int64) (*wasmshell.Engine, error) {
-	return wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache})
+// compileShell compiles the bash tool's guest, or loads it from cache;
+// zone gives its date the time zones (nil: fixed offsets only).
+func compileShell(ctx context.Context, cache wazero.CompilationCache, memoryBytes int64, zone func(string) ([]byte, bool)) (*wasmshell.Engine, error) {
+	return wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache, Zone: zone})
 }
 
 // openCache is the compilation cache in dir, or an in-memory one when dir
@@ -163,7 +164,7 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			shells, shellErr = compileShell(ctx, cache, memoryBytes)
+			shells, shellErr = compileShell(ctx, cache, memoryBytes, newZones(py.Lib).data)
 			shellDur = time.Since(t)
 			prog.done(moduleShell)
 		}()

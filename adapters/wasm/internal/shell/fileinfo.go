@@ -213,10 +213,10 @@ func cmdStat(c *call) int {
 			continue
 		}
 		if format != "" {
-			w.WriteString(statFormat(format, f, fi, escapes))
+			w.WriteString(statFormat(format, f, fi, escapes, c.dateLocation()))
 			continue
 		}
-		w.WriteString(statFormat(statDefault, f, fi, false))
+		w.WriteString(statFormat(statDefault, f, fi, false, c.dateLocation()))
 	}
 	return c.flush(w, status)
 }
@@ -227,8 +227,9 @@ const statDefault = "  File: %Q\n  Size: %-10s\tBlocks: %-10b IO Block: %-6o %F\
 	"Access: (%04a/%10.10A)  Uid: (%5u/%8U)   Gid: (%5g/%8G)\n" +
 	"Access: %x\nModify: %y\nChange: %z\n Birth: %w\n"
 
-// statFormat expands stat's directives for the file name (as given) fi.
-func statFormat(format, name string, fi fs.FileInfo, escapes bool) string {
+// statFormat expands stat's directives for the file name (as given) fi,
+// with times in loc.
+func statFormat(format, name string, fi fs.FileInfo, escapes bool, loc *time.Location) string {
 	si := sysOf(fi)
 	var b strings.Builder
 	for i := 0; i < len(format); i++ {
@@ -320,15 +321,15 @@ func statFormat(format, name string, fi fs.FileInfo, escapes bool) string {
 		case 'm':
 			str(guestRoot)
 		case 'y':
-			str(statTime(fi.ModTime()))
+			str(statTime(fi.ModTime().In(loc)))
 		case 'Y':
 			num(fi.ModTime().Unix())
 		case 'x':
-			str(statTime(si.atime))
+			str(statTime(si.atime.In(loc)))
 		case 'X':
 			num(si.atime.Unix())
 		case 'z':
-			str(statTime(si.ctime))
+			str(statTime(si.ctime.In(loc)))
 		case 'Z':
 			num(si.ctime.Unix())
 		case 'w':

@@ -338,8 +338,9 @@ func (l *lister) print(entries []lsEntry) {
 		sw, lw = max(sw, len(sizes[i])), max(lw, len(links[i]))
 	}
 	now := time.Now()
+	loc := l.c.dateLocation()
 	for i, e := range entries {
-		mt := e.info.ModTime()
+		mt := e.info.ModTime().In(loc)
 		stamp := mt.Format("Jan _2 15:04")
 		if mt.Before(now.AddDate(0, -6, 0)) || mt.After(now.Add(time.Hour)) {
 			stamp = mt.Format("Jan _2  2006")
@@ -790,7 +791,7 @@ func cmdMv(c *call) int {
 }
 
 func cmdTouch(c *call) int {
-	o, files, ok := c.getopt(c.args, "camh", "dtr", map[string]byte{"no-create": 'c', "date": 'd'})
+	o, files, ok := c.getopt(c.args, "camh", "dtr", map[string]byte{"no-create": 'c', "date": 'd', "reference": 'r'})
 	if !ok {
 		return 1
 	}
@@ -798,8 +799,50 @@ func cmdTouch(c *call) int {
 		c.errorf("missing file operand")
 		return 1
 	}
+	// The time to set: now, or what -d (a date as date -d reads it), -t
+	// ([[CC]YY]MMDDhhmm[.ss]) or -r (another file's) gives.
+	stamp, explicit := time.Now(), false
+	sources := 0
+	for _, f := range []byte("dtr") {
+		if len(o.vals[f]) > 0 {
+			sources++
+		}
+	}
+	if sources > 1 {
+		c.errorf("cannot specify times from more than one source")
+		return 1
+	}
+	switch {
+	case len(o.vals['d']) > 0:
+		v := o.last('d', "")
+		t, ok := parseDate(v, stamp, c.dateLocation())
+		if !ok {
+			c.errorf("invalid date format '%s'", v)
+			return 1
+		}
+		stamp, explicit = t, true
+	case len(o.vals['t']) > 0:
+		v := o.last('t', "")
+		t, ok := touchStamp(v, stamp, c.dateLocation())
+		if !ok {
+			c.errorf("invalid date format '%s'", v)
+			return 1
+		}
+		stamp, explicit = t, true
+	case len(o.vals['r']) > 0:
+		v := o.last('r', "")
+		rt, err := c.target(v)
+		var info fs.FileInfo
+		if err == nil {
+			info, err = c.sh.fs.stat(c.ctx, rt.rel)
+		}
+		if err != nil {
+			c.errorf("failed to get attributes of '%s': %s", v, errText(err))
+			return 1
+		}
+		stamp, explicit = info.ModTime(), true
+	}
 	status := 0
-	now := time.Now()
 	for _, f := range files {
 		if c.stopped() {
 			break
@@ -812,11 +855,14 @@ func cmdTouch(c *call) int {
 			_, err = c.sh.fs.stat(c.ctx, t.rel)
 			switch {
 			case err == nil:
-				err = c.sh.fs.touch(c.ctx, t.rel, now)
+				err = c.sh.fs.touch(c.ctx, t.rel, stamp)
 			case errors.Is(err, fs.ErrNotExist) && o.has('c'):
 				err = nil
 			case errors.Is(err, fs.ErrNotExist):
 				err = c.createEmpty(t)
+				if err == nil && explicit {
+					err = c.sh.fs.touch(c.ctx, t.rel, stamp)
+				}
 			}
 		}
 		if err != nil {
@@ -825,6 +871,53 @@ func cmdTouch(c *call) int {
 		}
 	}
 	return status
+}
+
+// touchStamp reads touch -t's [[CC]YY]MMDDhhmm[.ss] in loc; a two-digit
+// year is 1969-2068, and without a year it is now's.
+func touchStamp(v string, now time.Time, loc *time.Location) (time.Time, bool) {
+	main, secs, hasSecs := strings.Cut(v, ".")
+	num := func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && len(s) > 0 && s[0] != '+' && s[0] != '-'
+	}
+	sec := 0
+	if hasSecs {
+		n, ok := num(secs)
+		if !ok || len(secs) != 2 || n > 60 {
+			return time.Time{}, false
+		}
+		sec = n
+	}
+	if _, ok := num(main); !ok {
+		return time.Time{}, false
+	}
+	year := now.In(loc).Year()
+	switch len(main) {
+	case 8:
+	case 10:
+		yy, _ := num(main[:2])
+		year = 1900 + yy
+		if yy < 69 {
+			year = 2000 + yy
+		}
+		main = main[2:]
+	case 12:
+		year, _ = num(main[:4])
+		main = main[4:]
+	default:
+		return time.Time{}, false
+	}
+	month, _ := num(main[0:2])
+	day, _ := num(main[2:4])
+	hour, _ := num(main[4:6])
+	minute, _ := num(main[6:8])
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc)
+	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 ||
+		t.Month() != time.Month(month) || t.Day() != day {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // createEmpty creates the empty file t; its directory must exist.
@@ -1342,7 +1435,7 @@ func (p *findParser) primary() (func(*findNode) bool, bool) {
 		return func(n *findNode) bool {
 			si := sysOf(n.info)
 			fmt.Fprintf(f.w, "%9d %6d %s %3d %-8s %-8s %8d %s %s\n", si.ino, diskBytes(n.info)/1024, modeString(n.info.Mode()),
-				si.nlink, sandboxUser, sandboxUser, n.info.Size(), n.info.ModTime().Format("Jan _2 15:04"), n.shown)
+				si.nlink, sandboxUser, sandboxUser, n.info.Size(), n.info.ModTime().In(f.c.dateLocation()).Format("Jan _2 15:04"), n.shown)
 			return true
 		}, true
 	case "-true":
@@ -2046,6 +2139,7 @@ func (f *finder) printf(format string, n *findNode) string {
 			case 'c':
 				t = si.ctime
 			}
+			t = t.In(f.c.dateLocation())
 			str(fmt.Sprintf("%s.%09d0 %d", t.Format("Mon Jan _2 15:04:05"), t.Nanosecond(), t.Year()))
 		case 'A', 'C', 'T':
 			t := n.info.ModTime()
@@ -2055,6 +2149,7 @@ func (f *finder) printf(format string, n *findNode) string {
 			case 'C':
 				t = si.ctime
 			}
+			t = t.In(f.c.dateLocation())
 			if i+1 >= len(format) {
 				b.WriteString(format[i-len(spec)-1:])
 				continue

@@ -52,6 +52,10 @@ type Options struct {
 	// Quota, when set, reports the session's byte quota (0: none) and
 	// what is used of it, for df.
 	Quota func() (limit, used int64)
+	// Zone, when set, returns the TZif data of an IANA time zone
+	// ("Europe/Paris") for TZ; nil leaves TZ to fixed offsets (see
+	// dateLocation).
+	Zone func(name string) ([]byte, bool)
 }
 
 // Invocation describes where a delegated command (python) runs.

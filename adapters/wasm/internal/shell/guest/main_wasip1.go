@@ -50,6 +50,9 @@ func hostQuotaLimit() int64
 //go:wasmimport codeport_shell quota_used
 func hostQuotaUsed() int64
 
+//go:wasmimport codeport_shell zone
+func hostZone(ptr unsafe.Pointer, size uint32) uint32
+
 // take returns the n bytes the host announced (a request, a python
 // result).
 func take(n uint32) []byte {
@@ -71,7 +74,7 @@ func main() {
 		}
 	}
 	var stop stopper
-	sh := shell.New(shell.Options{MaxFileBytes: maxFile, Python: python, Poll: stop.poll, Chmod: chmod, Mode: mode, Quota: quota})
+	sh := shell.New(shell.Options{MaxFileBytes: maxFile, Python: python, Poll: stop.poll, Chmod: chmod, Mode: mode, Quota: quota, Zone: zone})
 	for {
 		n := hostNextRequest()
 		if n == protocol.NoRequest {
@@ -208,6 +211,19 @@ func mode(guestPath string) (fs.FileMode, bool) {
 		return 0, false
 	}
 	return fs.FileMode(m) & fs.ModePerm, true
+}
+
+// zone asks the host for a time zone's TZif data.
+func zone(name string) ([]byte, bool) {
+	if name == "" || len(name) > protocol.MaxZoneName {
+		return nil, false
+	}
+	b := []byte(name)
+	n := hostZone(unsafe.Pointer(&b[0]), uint32(len(b)))
+	if n == protocol.NoZone {
+		return nil, false
+	}
+	return take(n), true
 }
 
 // quota asks the host for the session's byte quota and its use.

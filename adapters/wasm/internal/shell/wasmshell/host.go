@@ -42,6 +42,7 @@ func instantiateHost(ctx context.Context, rt wazero.Runtime) error {
 	fn("mode", hostMode, []api.ValueType{i32, i32}, []api.ValueType{i32})
 	fn("quota_limit", hostQuotaLimit, nil, []api.ValueType{api.ValueTypeI64})
 	fn("quota_used", hostQuotaUsed, nil, []api.ValueType{api.ValueTypeI64})
+	fn("zone", hostZone, []api.ValueType{i32, i32}, []api.ValueType{i32})
 	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("wasmshell: instantiate the host module: %w", err)
 	}
@@ -134,6 +135,27 @@ func hostPython(ctx context.Context, m api.Module, stack []uint64) {
 	}
 	inst.pending = out
 	stack[0] = uint64(len(out))
+}
+
+// zone(ptr, size) -> size: the TZif data of the time zone named at ptr
+// (size bytes), announced for take, or protocol.NoZone.
+func hostZone(ctx context.Context, m api.Module, stack []uint64) {
+	inst := instanceOf(ctx, m)
+	ptr, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	stack[0] = protocol.NoZone
+	if inst.zone == nil || size > protocol.MaxZoneName {
+		return
+	}
+	name, ok := m.Memory().Read(ptr, size)
+	if !ok {
+		return
+	}
+	data, ok := inst.zone(string(name))
+	if !ok || len(data) >= protocol.NoZone {
+		return
+	}
+	inst.pending = data
+	stack[0] = uint64(len(data))
 }
 
 // mounted finds the mount of the guest path at ptr (size bytes) and the

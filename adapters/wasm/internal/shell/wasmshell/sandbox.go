@@ -50,6 +50,11 @@ type Config struct {
 	// Module replaces the embedded shell.wasm (for tests of a fresh
 	// build of the guest).
 	Module []byte
+	// Zone, when set, returns the TZif data (RFC 8536) of an IANA time
+	// zone ("Europe/Paris"), for date and the other commands that honour
+	// TZ; the guest embeds no time zone database. Give the data Python's
+	// zoneinfo reads, so that both agree.
+	Zone func(name string) ([]byte, bool)
 }
 
 // Engine is the compiled shell, shared by every session of an adapter.
@@ -297,6 +302,7 @@ func (s *Shell) start() (*instance, error) {
 		python:    s.opts.Python,
 		workspace: s.opts.Workspace,
 		quotaFn:   s.opts.Quota,
+		zone:      s.eng.cfg.Zone,
 		tmp:       s.opts.Tmp,
 	}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), instanceKey{}, inst))
@@ -355,6 +361,7 @@ type instance struct {
 
 	workspace, tmp experimentalsys.FS // the mounts, for chmod
 	quotaFn        func() (limit, used int64)
+	zone           func(name string) ([]byte, bool)
 
 	pending []byte // what next_request or python announced, for take
 

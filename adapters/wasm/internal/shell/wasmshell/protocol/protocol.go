@@ -50,6 +50,12 @@ const (
 	StopCancelled      // it was cancelled
 )
 
+// NoZone is zone's answer when there is no time zone of that name.
+const NoZone = 0xFFFFFFFF
+
+// MaxZoneName bounds the name zone looks up.
+const MaxZoneName = 255
+
 // chmod's answers.
 const (
 	ChmodOK = iota
