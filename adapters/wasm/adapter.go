@@ -574,7 +574,6 @@ var missingModules = []struct {
 var limitations = []string{
 	"Threads and subprocesses cannot be started (threading, subprocess and multiprocessing import, but starting one raises an error)",
 	"Python sees no permission bits (WASI's file status has none): os.stat's st_mode carries the file type only and os.chmod changes nothing Python can read back; tarfile and zipfile archive files as 0644 and directories as 0755 (under the usual umask); the bash tool's ls -l and chmod do see and set them",
-	"Local time is UTC: time.tzset is missing and TZ is ignored (zoneinfo, with the full time-zone database, converts between zones)",
 	"File descriptors cannot be duplicated (os.dup raises OSError; os has no dup2): pytest runs with its defaults but captures output at the sys level (capsys works, capfd does not)",
 }
 

@@ -34,6 +34,29 @@ func BenchmarkZoneInfo(b *testing.B) {
 		Code: "print(zoneinfo.ZoneInfo.no_cache('Europe/Paris').key)"}, "Europe/Paris\n")
 }
 
+// BenchmarkLocalTime: a call converting 1,000 instants to local time
+// (time.localtime), in UTC, in a zone of the tzdata (TZif transitions and
+// their rule) and in a POSIX rule, and one switching zones (time.tzset,
+// which reads the zone's file). Natively CPython 3.13 on glibc takes about
+// 0.6 ms for 1,000 conversions and 5 us for a switch.
+func BenchmarkLocalTime(b *testing.B) {
+	for _, bc := range []struct{ name, setup, code, want string }{
+		{"utc", "import os, time; os.environ.pop('TZ', None); time.tzset()", "for i in range(1000): time.localtime(1751371200 + i * 3600)\nprint(time.localtime(0).tm_zone)", "UTC\n"},
+		{"zone", "import os, time; os.environ['TZ'] = 'Europe/Paris'; time.tzset()", "for i in range(1000): time.localtime(1751371200 + i * 3600)\nprint(time.localtime(0).tm_zone)", "CET\n"},
+		{"rule", "import os, time; os.environ['TZ'] = 'EST+05EDT,M3.2.0,M11.1.0'; time.tzset()", "for i in range(1000): time.localtime(1751371200 + i * 3600)\nprint(time.localtime(0).tm_zone)", "EST\n"},
+		{"tzset", "import os, time", "for z in ('Europe/Paris', 'America/New_York') * 10: os.environ['TZ'] = z; time.tzset()\nprint(time.tzname[0])", "EST\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := newTestAdapter(b, noPool)
+			id := newSession(b, a)
+			if res := run(b, a, id, bc.setup); res.Outcome != port.OutcomeCompleted {
+				b.Fatalf("%+v", res)
+			}
+			callLatency(b, a, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: bc.code}, bc.want)
+		})
+	}
+}
+
 // BenchmarkFStringCompile: one eval of an f-string of 65,280 replacement
 // fields, as test_fstring's test_many_expressions makes. Natively CPython
 // 3.13.5 took about 0.9 s, inside the runtime 83 s, before the tokenizer

@@ -467,3 +467,117 @@ print('ok')`), "ok\n", 0, port.OutcomeCompleted)
 		t.Errorf("members %v, want %v", got, want)
 	}
 }
+
+// TestLocalTimeFollowsTZ: time.tzset exists and local time follows TZ as
+// on Linux: a zone name (the tzdata zoneinfo reads), a POSIX rule, a name
+// glibc reads as UTC under that name, and unset or empty as UTC; for
+// time.localtime, mktime, strftime's %Z and %z, time.tzname, timezone,
+// altzone and daylight, and datetime's local conversions. The wanted
+// lines are what CPython 3.13 on glibc prints (runtime/localtime.c
+// replaces wasi-libc's UTC-only time zone).
+func TestLocalTimeFollowsTZ(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	const code = `import os, time, datetime
+print(time.tzname, time.timezone, time.daylight)
+for tz in ["Europe/Paris", "America/New_York", "Australia/Sydney", "Asia/Kolkata", ":Asia/Tokyo",
+           "EST+05EDT,M4.1.0,M10.5.0", "AEST-10AEDT-11,M10.5.0,M3.5.0", "<+0330>-3:30", "Luna/Tycho", "UTC", ""]:
+    os.environ["TZ"] = tz
+    time.tzset()
+    xmas, summer = time.localtime(1040774400), time.localtime(1751371200)
+    print(repr(tz), time.tzname, time.timezone, time.altzone, time.daylight,
+          time.strftime("%Y-%m-%d %H:%M %Z %z", xmas), time.strftime("%H:%M %Z %z", summer),
+          int(time.mktime(xmas)), int(time.mktime(summer)),
+          datetime.datetime.fromtimestamp(1751371200).isoformat(),
+          datetime.datetime(2025, 1, 15, 12).astimezone().isoformat())
+`
+	const want = `('UTC', 'UTC') 0 0
+'Europe/Paris' ('CET', 'CEST') -3600 -7200 1 2002-12-25 01:00 CET +0100 14:00 CEST +0200 1040774400 1751371200 2025-07-01T14:00:00 2025-01-15T12:00:00+01:00
+'America/New_York' ('EST', 'EDT') 18000 14400 1 2002-12-24 19:00 EST -0500 08:00 EDT -0400 1040774400 1751371200 2025-07-01T08:00:00 2025-01-15T12:00:00-05:00
+'Australia/Sydney' ('AEST', 'AEDT') -36000 -39600 1 2002-12-25 11:00 AEDT +1100 22:00 AEST +1000 1040774400 1751371200 2025-07-01T22:00:00 2025-01-15T12:00:00+11:00
+'Asia/Kolkata' ('IST', 'IST') -19800 -19800 0 2002-12-25 05:30 IST +0530 17:30 IST +0530 1040774400 1751371200 2025-07-01T17:30:00 2025-01-15T12:00:00+05:30
+':Asia/Tokyo' ('JST', 'JST') -32400 -32400 0 2002-12-25 09:00 JST +0900 21:00 JST +0900 1040774400 1751371200 2025-07-01T21:00:00 2025-01-15T12:00:00+09:00
+'EST+05EDT,M4.1.0,M10.5.0' ('EST', 'EDT') 18000 14400 1 2002-12-24 19:00 EST -0500 08:00 EDT -0400 1040774400 1751371200 2025-07-01T08:00:00 2025-01-15T12:00:00-05:00
+'AEST-10AEDT-11,M10.5.0,M3.5.0' ('AEST', 'AEDT') -36000 -39600 1 2002-12-25 11:00 AEDT +1100 22:00 AEST +1000 1040774400 1751371200 2025-07-01T22:00:00 2025-01-15T12:00:00+11:00
+'<+0330>-3:30' ('+0330', '+0330') -12600 -12600 0 2002-12-25 03:30 +0330 +0330 15:30 +0330 +0330 1040774400 1751371200 2025-07-01T15:30:00 2025-01-15T12:00:00+03:30
+'Luna/Tycho' ('Luna', 'Luna') 0 0 0 2002-12-25 00:00 Luna +0000 12:00 Luna +0000 1040774400 1751371200 2025-07-01T12:00:00 2025-01-15T12:00:00+00:00
+'UTC' ('UTC', 'UTC') 0 0 0 2002-12-25 00:00 UTC +0000 12:00 UTC +0000 1040774400 1751371200 2025-07-01T12:00:00 2025-01-15T12:00:00+00:00
+'' ('UTC', 'UTC') 0 0 0 2002-12-25 00:00 UTC +0000 12:00 UTC +0000 1040774400 1751371200 2025-07-01T12:00:00 2025-01-15T12:00:00+00:00
+`
+	expect(t, run(t, a, id, code), want, 0, port.OutcomeCompleted)
+
+	// Every zone zoneinfo offers gives, through TZ, the offset, name and
+	// daylight-saving flag zoneinfo computes from the same file, from 1900
+	// to 2100 (TZif transitions, then the file's POSIX rule).
+	const everyZone = `import os, time, datetime, zoneinfo
+keys = sorted(zoneinfo.available_timezones())
+bad = []
+for key in keys:
+    os.environ["TZ"] = key
+    time.tzset()
+    z = zoneinfo.ZoneInfo(key)
+    for t in range(-2208988800, 4102444800, 86400 * 4093 + 3599):
+        tm = time.localtime(t)
+        d = datetime.datetime.fromtimestamp(t, z)
+        if (tm.tm_gmtoff, tm.tm_zone, tm.tm_isdst) != (d.utcoffset().total_seconds(), d.tzname(), int(bool(d.dst()))):
+            bad.append((key, t))
+print(len(keys) > 500, bad[:5])
+`
+	expect(t, run(t, a, id, everyZone), "True []\n", 0, port.OutcomeCompleted)
+
+	// TZ and a file it names are a program's to write: nothing it writes
+	// crashes the interpreter or reads past the data; what is not a zone
+	// is UTC, as glibc gives. A TZif file by absolute path is read.
+	const hostile = `import os, time, importlib.resources
+paris = importlib.resources.files("tzdata.zoneinfo").joinpath("Europe/Paris").read_bytes()
+files = {
+    "truncated": paris[:60],
+    "huge-counts": b"TZif2" + b"\0" * 15 + b"\xff" * 24 + paris[44:],
+    "bad-index": paris[:44] + b"\x7f" * (len(paris) - 44),
+    "copy": paris,
+    "empty": b"",
+}
+for name, data in files.items():
+    with open(name, "wb") as f:
+        f.write(data)
+for tz in ["/workspace/" + n for n in files] + ["A" * 5000, "<", "../../usr/local/lib/python313.zip",
+           "/usr/local/lib/python313.zip", "tzdata/__init__.py", "__init__.py", "Europe/../Europe/Paris",
+           "EST5EDT,M13.1.0,M1.1.0", "\udc80"]:
+    os.environ["TZ"] = tz
+    time.tzset()
+    tm = time.localtime(1751371200)
+    print(ascii(tz[:12]), tm.tm_zone[:12], tm.tm_gmtoff, time.strftime("%Z", tm)[:12])
+`
+	const hostileWant = `'/workspace/t' UTC 0 UTC
+'/workspace/h' UTC 0 UTC
+'/workspace/b' UTC 0 UTC
+'/workspace/c' CEST 7200 CEST
+'/workspace/e' UTC 0 UTC
+'AAAAAAAAAAAA' UTC 0 UTC
+'<' UTC 0 UTC
+'../../usr/lo' UTC 0 UTC
+'/usr/local/l' UTC 0 UTC
+'tzdata/__ini' tzdata 0 tzdata
+'__init__.py' UTC 0 UTC
+'Europe/../Eu' Europe 0 Europe
+'EST5EDT,M13.' EST -18000 EST
+'\udc80' UTC 0 UTC
+`
+	expect(t, run(t, a, id, hostile), hostileWant, 0, port.OutcomeCompleted)
+
+	// The bash tool's python starts with the shell's TZ, and the shell's
+	// date, ls and stat read the same zones (the host gives its guest the
+	// tzdata Python reads).
+	for _, c := range []struct{ cmd, want string }{
+		{"TZ=Asia/Tokyo python -c 'import time; print(time.strftime(\"%H %Z\", time.localtime(0)), time.timezone, time.tzname)'", "09 JST -32400 ('JST', 'JST')\n"},
+		{"export TZ=Europe/Paris; date -d @1751371200 '+%H:%M %Z %z'; python -c 'import time; print(time.strftime(\"%H:%M %Z %z\", time.localtime(1751371200)))'", "14:00 CEST +0200\n14:00 CEST +0200\n"},
+		{"TZ=:America/New_York date -d @1040774400 '+%F %R %Z'; TZ=EST+05EDT,M4.1.0,M10.5.0 date -d @1751371200 +%Z%z", "2002-12-24 19:00 EST\nEDT-0400\n"},
+		{"TZ=Asia/Kolkata touch -d '2003-01-01 05:29:59' e && stat -c %Y e && TZ=Asia/Kolkata stat -c %y e && TZ=UTC0 ls -l e | awk '{print $6, $7, $8}' && TZ=Asia/Kolkata ls -l e | awk '{print $6, $7, $8}'",
+			"1041379199\n2003-01-01 05:29:59.000000000 +0530\nDec 31 2002\nJan 1 2003\n"},
+		{"TZ=Europe/../Europe/Paris date -d @0 +%Z; TZ=Nowhere/Zone date -d @0 +%Z", "UTC\nUTC\n"},
+	} {
+		if res := bash(t, a, id, c.cmd, 0); res.Stdout != c.want || res.ReturnCode != 0 {
+			t.Errorf("%s: %+v, want stdout %q", c.cmd, res, c.want)
+		}
+	}
+}

@@ -832,6 +832,10 @@ def _make_handler():
         if req.get("env"):
             os.environ.clear()
             os.environ.update(kv.split("=", 1) for kv in req["env"] if "=" in kv)
+        # As a process starting: the time module's zone (time.timezone,
+        # tzname) is TZ's.
+        import time
+        time.tzset()
 
         def invoke():
             opts = list(argv)

@@ -5,7 +5,9 @@
 # build artifact in a runtime/ folder, with the script that reproduces it):
 #   python.wasm    CPython 3.13 as a WASI *reactor* module: no _start; the
 #                  host calls _initialize and then entry.c's codeport_*
-#                  exports (after wasmpatch has rewritten it, see below)
+#                  exports (after wasmpatch has rewritten it, see below),
+#                  with localtime.c's time zones (TZ, tzset) in place of
+#                  wasi-libc's UTC-only ones
 #   python313.zip  the standard library, bytecode with its sources, which
 #                  entry.c puts on sys.path as /usr/local/lib/python313.zip
 #   SHA256SUMS     sha256sum(1) lines for both
@@ -50,7 +52,8 @@
 #     packages, fetched by package name through apt from the mirror this
 #     machine already uses. Only orig tarballs are used: Debian revisions
 #     come and go, the upstream tarball of a stable release stays.
-#   * tzdata (for zoneinfo) is the PyPI wheel, fetched by pip.
+#   * tzdata (for zoneinfo, and localtime.c's TZ) is the PyPI wheel,
+#     fetched by pip.
 #   * --profile scientific only: numpy's and pandas' sdists, fetched by pip
 #     by name; pandas' pure-Python dependencies, wheels fetched by pip with
 #     --require-hashes; the tools that build them (meson, meson-python,
@@ -545,6 +548,19 @@ build_zlib() {
   cp zlib.h zconf.h "$PREFIX/include/"
 }
 
+# localtime.c: wasi-libc's time zone (TZ, tzset), as a library that every
+# link of CPython takes (configure's LIBS: its own python.wasm, the
+# reactors, configure's test programs). Its objects define the symbols of
+# wasi-libc's UTC-only time-zone object, which is then never linked.
+build_localtime() {
+  fresh "$DEPS/localtime"
+  cd "$DEPS/localtime"
+  run_logged $XCC $XCFLAGS -Wall -Wextra -I"$PREFIX/include" -DCODEPORT_TZ_ZIP="\"$GUEST_STDLIB_ZIP\"" \
+    -c "$HERE/localtime.c" -o localtime.o
+  rm -f "$PREFIX/lib/libcodeport_localtime.a"
+  run_logged $XAR rcs "$PREFIX/lib/libcodeport_localtime.a" localtime.o
+}
+
 # bzip2's Makefile builds programs and a shared library too; the library is
 # seven files, compiled here as its Makefile would (minus -g).
 build_bzip2() {
@@ -619,6 +635,9 @@ ac_cv_sizeof_pthread_key_t=4
 # waits. Without it CPython sleeps with a relative nanosleep().
 ac_cv_func_clock_nanosleep=no
 ac_cv_lib_rt_clock_nanosleep=no
+# tzset() and TZ: localtime.c, in LIBS (see build_localtime); configure's
+# check runs a program, which it cannot here.
+ac_cv_working_tzset=yes
 EOF
   # Static libraries only in $PREFIX, so -L/-l picks those.
   # --with-pymalloc: configure turns pymalloc off for WASI, but the
@@ -632,6 +651,7 @@ EOF
     BZIP2_CFLAGS="-I$PREFIX/include" BZIP2_LIBS="-L$PREFIX/lib -lbz2" \
     LIBLZMA_CFLAGS="-I$PREFIX/include" LIBLZMA_LIBS="-L$PREFIX/lib -llzma" \
     LIBSQLITE3_CFLAGS="-I$PREFIX/include" LIBSQLITE3_LIBS="-L$PREFIX/lib -lsqlite3" \
+    LIBS="-L$PREFIX/lib -lcodeport_localtime -lz" \
     "$SRC/cpython/configure" --host=wasm32-unknown-wasi --build="$("$SRC/cpython/config.guess")" \
     --with-build-python="$NATIVE_PY" --disable-ipv6 --without-ensurepip --disable-test-modules --with-pymalloc
   # `all` builds libpython, the builtin modules' libraries, the
@@ -1444,6 +1464,8 @@ step cross-toolchain
 setup_cross_toolchain
 step zlib
 build_zlib
+step localtime
+build_localtime
 step bzip2
 build_bzip2
 step xz
