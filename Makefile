@@ -47,7 +47,7 @@ test: check
 	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testcache
 	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) \
 	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz compat FUZZSCALE=1 FUZZMINIMIZE=100x \
-	  COMPAT_MODULES=$(COMPAT_QUICK)
+	  COMPAT_MODULES=$(COMPAT_QUICK) COMPAT_FILES=$(COMPAT_QUICK_FILES)
 
 ## fuzz: each fuzz target for FUZZSCALE times its budget (their seed corpora
 ## run with every go test). A budget is a count of executions, about 10 s
@@ -79,19 +79,27 @@ fuzz:
 
 ## compat: CPython's own test suite (Lib/test of the runtime's pinned
 ## source, which compat/source.sh fetches with the runtime's build script)
-## in sessions of the in-process runtime, a module a session, against
-## compat/expectations.txt: every difference that remains, with why. It
-## fails on a difference not listed there (COMPAT_MODULES: a comma-separated
-## list of modules; default, the 56 of compat.Modules, about 2 minutes on
-## 2 cores)
+## in sessions of the in-process runtime, a module a session, and slices of
+## numpy's and pandas' own suites (test files from their pinned wheels,
+## which compat/wheels.sh fetches with pytest's) in sessions of the
+## scientific profile, a file a session, against compat/expectations.txt:
+## every difference that remains, with why. It fails on a difference not
+## listed there (COMPAT_MODULES: a comma-separated list of modules,
+## COMPAT_FILES of test files; either alone runs only that kind; default,
+## the 56 modules of compat.Modules and the 44 files of compat.Slices,
+## about 4 minutes on 2 cores)
 COMPAT_MODULES ?=
+COMPAT_FILES ?=
 # make test's slice: the modules where a sandbox differs most from a
 # machine (files, paths, time, sqlite, memory, missing test extensions),
-# about 20 s of CPU
+# about 20 s of CPU, and numpy's and pandas' files on saving arrays,
+# floating-point errors and local time
 COMPAT_QUICK  := test_os,test_shutil,test_tempfile,test_glob,test_time,test_sqlite3,test_io,test_random,test_bytes,test_traceback
+COMPAT_QUICK_FILES := numpy/lib/tests/test_format.py,numpy/_core/tests/test_errstate.py,pandas/tests/tools/test_to_datetime.py
 compat:
-	@lib=$$(compat/source.sh) && \
-	  $(GO) run ./compat/cmd/compat -lib "$$lib" -expect compat/expectations.txt $(if $(COMPAT_MODULES),-modules $(COMPAT_MODULES))
+	@lib=$$(compat/source.sh) && wheels=$$(compat/wheels.sh) && \
+	  $(GO) run ./compat/cmd/compat -lib "$$lib" -wheels "$$wheels" -expect compat/expectations.txt \
+	  $(if $(COMPAT_MODULES),-modules $(COMPAT_MODULES)) $(if $(COMPAT_FILES),-files $(COMPAT_FILES))
 
 ## sdkcheck: only the cross-check against the official openai and anthropic
 ## Python SDKs (part of test too); the first run builds a cached venv with pip

@@ -193,7 +193,13 @@ func (s *Suite) RunModule(ctx context.Context, p port.CodeExecutionPort, module 
 	const result = "/workspace/.compat-result.json"
 	code := strings.Replace(runnerSource, "MODULE = None", "MODULE = "+strconv.Quote(module), 1)
 	code = strings.Replace(code, "RESULT = None", "RESULT = "+strconv.Quote(result), 1)
-	res, err := p.Execute(ctx, sess.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout})
+	return execute(ctx, p, sess.ID, module, code, result, timeout)
+}
+
+// execute runs a runner's code in the session and reads the result it
+// wrote to the file result; a run that did not complete has its outcome.
+func execute(ctx context.Context, p port.CodeExecutionPort, id, module, code, result string, timeout time.Duration) (Result, error) {
+	res, err := p.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code, Timeout: timeout})
 	if err != nil {
 		return Result{}, fmt.Errorf("compat: %s: %w", module, err)
 	}
@@ -202,7 +208,7 @@ func (s *Suite) RunModule(ctx context.Context, p port.CodeExecutionPort, module 
 		r.Outcome = res.Outcome
 		return r, nil
 	}
-	rc, _, err := p.GetFile(ctx, sess.ID, path.Base(result))
+	rc, _, err := p.GetFile(ctx, id, path.Base(result))
 	if err != nil {
 		r.Outcome = port.OutcomeProgramError
 		return r, nil
@@ -216,13 +222,7 @@ func (s *Suite) RunModule(ctx context.Context, p port.CodeExecutionPort, module 
 }
 
 func (s *Suite) put(ctx context.Context, p port.CodeExecutionPort, id, rel string) error {
-	f, err := os.Open(filepath.Join(s.dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = p.PutFile(ctx, id, "test/"+rel, f)
-	return err
+	return putFile(ctx, p, id, filepath.Join(s.dir, filepath.FromSlash(rel)), "test/"+rel)
 }
 
 // Expectations are the differences known to remain: a test id, or a
@@ -282,8 +282,13 @@ func Compare(results []Result, exp Expectations) (unexpected, fixed []string) {
 // moduleOf is the test module an id belongs to: "test_os" for
 // "test.test_os.FileTests.test_access", and for "test_os" itself. An
 // error raised while setting up a class has an id such as
-// "setUpClass (test.test_os.FileTests)".
+// "setUpClass (test.test_os.FileTests)". A pytest node id belongs to its
+// file: "numpy/lib/tests/test_io.py" for
+// "numpy/lib/tests/test_io.py::TestSaveTxt::test_array".
 func moduleOf(id string) string {
+	if file, _, ok := strings.Cut(id, "::"); ok || strings.HasSuffix(id, ".py") {
+		return file
+	}
 	if i := strings.IndexByte(id, '('); i >= 0 {
 		id = strings.TrimSuffix(id[i+1:], ")")
 	}

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"archive/zip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,7 +65,10 @@ func TestModuleOf(t *testing.T) {
 		"test.test_pathlib.test_pathlib.PathTest.test_x": "test_pathlib",
 		"setUpClass (test.test_sqlite3.test_dbapi.Foo)":  "test_sqlite3",
 		"test_time": "test_time",
-		"test.test_io.CIOTest.test_optional_abilities [<f>]": "test_io",
+		"test.test_io.CIOTest.test_optional_abilities [<f>]":         "test_io",
+		"numpy/lib/tests/test_format.py::test_huge_header[r]":        "numpy/lib/tests/test_format.py",
+		"pandas/tests/io/parser/test_header.py::TestX::test_y[a::b]": "pandas/tests/io/parser/test_header.py",
+		"numpy/lib/tests/test_io.py":                                 "numpy/lib/tests/test_io.py",
 	} {
 		if got := moduleOf(id); got != want {
 			t.Errorf("moduleOf(%q) = %q, want %q", id, got, want)
@@ -109,5 +113,81 @@ func TestSuiteFiles(t *testing.T) {
 		if got := s.Has(m); got != want {
 			t.Errorf("Has(%q) = %v, want %v", m, got, want)
 		}
+	}
+}
+
+// TestWheelFiles: a session running a test file of a wheel gets the file,
+// its helper modules and data, the test packages' __init__.py and the
+// conftest.py files on its way down (but numpy's top one), and nothing of
+// the other test files; a name that is not a test file of a source wheel
+// is refused.
+func TestWheelFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, files ...string) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw := zip.NewWriter(f)
+		for _, n := range files {
+			if _, err := zw.Create(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("numpy-2.2.6-cp313-cp313-manylinux_2_17_x86_64.whl", "numpy/__init__.py", "numpy/conftest.py",
+		"numpy/lib/__init__.py", "numpy/lib/tests/__init__.py", "numpy/lib/tests/test_format.py",
+		"numpy/lib/tests/test_io.py", "numpy/lib/tests/_helper.py", "numpy/lib/tests/data/a.npy",
+		"numpy/lib/tests/data/sub/b.npy", "numpy/_core/tests/data/c.npy")
+	write("pandas-2.2.3-cp313-cp313-manylinux_2_17_x86_64.whl", "pandas/__init__.py", "pandas/conftest.py",
+		"pandas/tests/__init__.py", "pandas/tests/frame/__init__.py", "pandas/tests/frame/conftest.py",
+		"pandas/tests/frame/common.py", "pandas/tests/frame/test_api.py", "pandas/tests/frame/methods/__init__.py",
+		"pandas/tests/frame/methods/test_rank.py")
+	write("pytest-8.3.5-py3-none-any.whl", "pytest/__init__.py")
+	w, err := OpenWheels(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if want := map[string]string{"numpy": "2.2.6", "pandas": "2.2.3"}; len(w.versions) != 2 || w.versions["numpy"] != want["numpy"] || w.versions["pandas"] != want["pandas"] {
+		t.Errorf("versions %v", w.versions)
+	}
+	if len(w.tools) != 1 || filepath.Base(w.tools[0]) != "pytest-8.3.5-py3-none-any.whl" {
+		t.Errorf("tools %v", w.tools)
+	}
+	for file, want := range map[string][]string{
+		"numpy/lib/tests/test_format.py": {"numpy/lib/tests/__init__.py", "numpy/lib/tests/test_format.py",
+			"numpy/lib/tests/_helper.py", "numpy/lib/tests/data/a.npy", "numpy/lib/tests/data/sub/b.npy"},
+		"pandas/tests/frame/methods/test_rank.py": {"pandas/conftest.py", "pandas/tests/__init__.py",
+			"pandas/tests/frame/__init__.py", "pandas/tests/frame/conftest.py", "pandas/tests/frame/methods/__init__.py",
+			"pandas/tests/frame/methods/test_rank.py"},
+	} {
+		_, got := w.files(file)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("files(%s) = %v, want %v", file, got, want)
+		}
+	}
+	for f, want := range map[string]bool{"numpy/lib/tests/test_format.py": true, "numpy/lib/tests/_helper.py": false,
+		"numpy/lib/tests/../tests/test_io.py": false, "pytest/__init__.py": false, "numpy/lib/tests/test_none.py": false,
+		"scipy/tests/test_x.py": false, "pandas/tests/frame/test_api.py": true} {
+		if got := w.Has(f); got != want {
+			t.Errorf("Has(%q) = %v, want %v", f, got, want)
+		}
+	}
+	write("numpy-2.2.5-cp313-cp313-manylinux_2_17_x86_64.whl", "numpy/__init__.py")
+	if w2, err := OpenWheels(dir); err == nil {
+		w2.Close()
+		t.Error("two numpy wheels accepted")
+	}
+	if _, err := OpenWheels(t.TempDir()); err == nil {
+		t.Error("an empty directory accepted")
 	}
 }

@@ -17,6 +17,20 @@
 //	r, err := suite.RunModule(ctx, p, "test_os", 10*time.Minute)
 //	unexpected, fixed := compat.Compare([]compat.Result{r}, expectations)
 //
-// make compat runs the modules of Modules against the in-process runtime
-// (compat/cmd/compat); make test runs a quick slice of them.
+// Slices of numpy's and pandas' own suites run the same way in sessions of
+// the scientific profile, a test file a session, with pytest: the test
+// files come from numpy's and pandas' wheels of the versions the runtime
+// is built from, and pytest and what the tests import (hypothesis) from
+// wheels uploaded to the session, all pinned by sha256 in
+// compat/wheels.sh. A pytest node id
+// (numpy/lib/tests/test_format.py::test_version_2_0) is a difference's id.
+//
+//	wheels, err := compat.OpenWheels(dir) // the directory wheels.sh prints
+//	if err != nil { ... }
+//	defer wheels.Close()
+//	r, err := wheels.RunFile(ctx, scientificPort, "numpy/lib/tests/test_format.py", 10*time.Minute)
+//
+// make compat runs the modules of Modules against the in-process runtime,
+// and the files of Slices against its scientific profile
+// (compat/cmd/compat); make test runs a quick slice of each.
 package compat
