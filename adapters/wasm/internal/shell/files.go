@@ -812,24 +812,18 @@ func cmdTouch(c *call) int {
 		c.errorf("cannot specify times from more than one source")
 		return 1
 	}
-	switch {
-	case len(o.vals['d']) > 0:
-		v := o.last('d', "")
-		t, ok := parseDate(v, stamp, c.dateLocation())
-		if !ok {
-			c.errorf("invalid date format '%s'", v)
-			return 1
+	dates := map[byte]func(string, time.Time, *time.Location) (time.Time, bool){'d': parseDate, 't': touchStamp}
+	for f, parse := range dates {
+		if v := o.last(f, ""); len(o.vals[f]) > 0 {
+			t, ok := parse(v, stamp, c.dateLocation())
+			if !ok {
+				c.errorf("invalid date format '%s'", v)
+				return 1
+			}
+			stamp, explicit = t, true
 		}
-		stamp, explicit = t, true
-	case len(o.vals['t']) > 0:
-		v := o.last('t', "")
-		t, ok := touchStamp(v, stamp, c.dateLocation())
-		if !ok {
-			c.errorf("invalid date format '%s'", v)
-			return 1
-		}
-		stamp, explicit = t, true
-	case len(o.vals['r']) > 0:
+	}
+	if len(o.vals['r']) > 0 {
 		v := o.last('r', "")
 		rt, err := c.target(v)
 		var info fs.FileInfo
