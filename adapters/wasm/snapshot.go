@@ -342,7 +342,11 @@ func tarTree(tw *tar.Writer, prefix, root string) error {
 		name := prefix + "/" + filepath.ToSlash(rel)
 		switch {
 		case d.IsDir():
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o700, Format: tar.FormatPAX})
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: int64(info.Mode().Perm()), Format: tar.FormatPAX})
 		case d.Type().IsRegular():
 			f, err := os.Open(p)
 			if err != nil {
@@ -353,7 +357,7 @@ func tarTree(tw *tar.Writer, prefix, root string) error {
 			if err != nil {
 				return err
 			}
-			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o600, Size: fi.Size(), ModTime: fi.ModTime(), Format: tar.FormatPAX}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(fi.Mode().Perm()), Size: fi.Size(), ModTime: fi.ModTime(), Format: tar.FormatPAX}
 			if err := tw.WriteHeader(hdr); err != nil {
 				return err
 			}
@@ -704,6 +708,10 @@ func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
 			}
 		default:
 			return fmt.Errorf("%w: it holds an entry that is neither a file nor a directory", port.ErrInvalidSnapshot)
+		}
+		if err == nil {
+			// Its permission bits, within what a guest may set.
+			err = ws.Chmod(rel, fs.FileMode(hdr.Mode)&fs.ModePerm)
 		}
 		if err != nil {
 			if errors.Is(err, port.ErrFileTooLarge) || errors.Is(err, port.ErrPathEscapesWorkspace) || errors.Is(err, port.ErrInvalidRequest) {

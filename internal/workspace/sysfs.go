@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	pathpkg "path"
+	"strings"
 	"sync"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -64,6 +65,38 @@ func newQuotaFS(dir string, q *Quota, c *Changes) *quotaFS {
 	return &quotaFS{FS: sysfs.DirFS(dir), dir: dir, q: q, changes: c}
 }
 
+// InMount finds which of a guest's mounts, its workspace at GuestRoot and
+// its /tmp, holds the guest path p (cleaned first, so ".." cannot leave
+// one), and the path inside it ("." for the mount's root); fsys is nil for
+// a path outside both or not absolute.
+func InMount(p string, work, tmp experimentalsys.FS) (fsys experimentalsys.FS, sub string) {
+	p = pathpkg.Clean(p)
+	if !pathpkg.IsAbs(p) {
+		return nil, ""
+	}
+	for _, m := range []struct {
+		dir string
+		fs  experimentalsys.FS
+	}{{GuestRoot, work}, {"/tmp", tmp}} {
+		if p == m.dir {
+			return m.fs, "."
+		}
+		if rest, ok := strings.CutPrefix(p, m.dir+"/"); ok {
+			return m.fs, rest
+		}
+	}
+	return nil, ""
+}
+
+// The modes a guest's new files and directories get (WASI gives none;
+// wazero asks for 0600 and 0700): what a program's get natively under the
+// usual umask, which the process's umask may narrow. The workspace's and
+// /tmp's roots are 0700, so no other user of the host reaches them.
+const (
+	newFileMode fs.FileMode = 0o644
+	newDirMode  fs.FileMode = 0o755
+)
+
 // quotaFS wraps a DirFS, accounting for file sizes in its quota.
 type quotaFS struct {
 	experimentalsys.FS
@@ -106,6 +139,9 @@ func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 			}
 			creating = true
 		}
+	}
+	if creating {
+		perm = newFileMode
 	}
 	f, errno := s.FS.OpenFile(path, flag, perm)
 	if errno != 0 {
@@ -160,7 +196,7 @@ func (s *quotaFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
 	if errno := s.reserveEntry(path, true); errno != 0 {
 		return errno
 	}
-	if errno := s.FS.Mkdir(path, perm); errno != 0 {
+	if errno := s.FS.Mkdir(path, newDirMode); errno != 0 {
 		s.q.releaseEntries(1, 1)
 		return errno
 	}

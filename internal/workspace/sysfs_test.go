@@ -624,3 +624,29 @@ func TestNewSysFSNilQuota(t *testing.T) {
 		t.Fatalf("size = %v, %v", fi, err)
 	}
 }
+
+// TestInMount: a guest path is found in the mount that holds it, cleaned
+// first, so that ".." never leads out of one; anything else is in none.
+func TestInMount(t *testing.T) {
+	work, tmp := NewSysFS(t.TempDir(), nil), NewSysFS(t.TempDir(), nil)
+	for p, want := range map[string]struct {
+		fs  experimentalsys.FS
+		sub string
+	}{
+		"/workspace":              {work, "."},
+		"/workspace/a/b":          {work, "a/b"},
+		"/workspace/a/../b/":      {work, "b"},
+		"/tmp/x":                  {tmp, "x"},
+		"/workspace/../tmp/x":     {tmp, "x"},
+		"/workspace/../etc":       {nil, ""},
+		"/workspacex/a":           {nil, ""},
+		"workspace/a":             {nil, ""},
+		"/usr/local/lib":          {nil, ""},
+		"/tmp/../../workspace/.a": {work, ".a"},
+	} {
+		fs, sub := InMount(p, work, tmp)
+		if fs != want.fs || sub != want.sub {
+			t.Errorf("InMount(%q) = %v %q, want %v %q", p, fs, sub, want.fs, want.sub)
+		}
+	}
+}

@@ -440,6 +440,36 @@ func (w *Workspace) MkdirAll(p string) error {
 	return w.mkdirAllIn(root, "mkdir", rel, rel)
 }
 
+// AllowedMode is what a guest may set of perm on a file of the host's
+// (the bash tool's chmod, Python's os.chmod, a restored snapshot):
+// nothing group- or world-writable, set-id or sticky, and a directory
+// keeps its owner's rwx, which the gateway needs to list and remove it.
+func AllowedMode(perm fs.FileMode, dir bool) fs.FileMode {
+	perm &= 0o755
+	if dir {
+		perm |= 0o700
+	}
+	return perm
+}
+
+// Chmod sets the permission bits of p, as AllowedMode allows; the root
+// keeps its mode (port.ErrInvalidRequest), a missing p is
+// port.ErrFileNotFound.
+func (w *Workspace) Chmod(p string, perm fs.FileMode) error {
+	root, rel, fi, err := w.openAt(p)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	switch {
+	case rel == ".":
+		return fmt.Errorf("workspace: chmod: the workspace root keeps its mode: %w", port.ErrInvalidRequest)
+	case fi == nil:
+		return fmt.Errorf("workspace: chmod %s: %w", rel, port.ErrFileNotFound)
+	}
+	return root.Chmod(rel, AllowedMode(perm, fi.IsDir()))
+}
+
 // RemoveDir removes the empty directory p and gives its entry back. A
 // missing p is port.ErrFileNotFound, a file port.ErrInvalidRequest with
 // ErrNotDirectory, the root port.ErrInvalidRequest, and a directory that

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"path"
-	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell/protocol"
+	"github.com/codeport/codeport/internal/workspace"
 )
 
 // The functions the guest imports from the protocol.Module module (see
@@ -166,19 +165,7 @@ func (inst *instance) mounted(m api.Module, ptr, size uint32) (fsys experimental
 	if !ok || size > maxPath {
 		return nil, ""
 	}
-	p := path.Clean(string(raw))
-	for _, mnt := range []struct {
-		dir string
-		fs  experimentalsys.FS
-	}{{"/workspace", inst.workspace}, {"/tmp", inst.tmp}} {
-		if p == mnt.dir {
-			return mnt.fs, "."
-		}
-		if rest, ok := strings.CutPrefix(p, mnt.dir+"/"); ok {
-			return mnt.fs, rest
-		}
-	}
-	return nil, ""
+	return workspace.InMount(string(raw), inst.workspace, inst.tmp)
 }
 
 // maxPath bounds a guest path handed to chmod or mode.
@@ -193,7 +180,17 @@ func hostChmod(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = protocol.ChmodNotFound
 		return
 	}
-	switch errno := fsys.Chmod(sub, fs.FileMode(api.DecodeU32(stack[2])&0o777)); errno {
+	// The guest applies the rules already; they hold here whatever it
+	// asks (the same rules as Python's os.chmod).
+	if sub == "." {
+		stack[0] = protocol.ChmodRefused
+		return
+	}
+	st, errno := fsys.Lstat(sub)
+	if errno == 0 {
+		errno = fsys.Chmod(sub, workspace.AllowedMode(fs.FileMode(api.DecodeU32(stack[2])), st.Mode.IsDir()))
+	}
+	switch errno {
 	case 0:
 		stack[0] = protocol.ChmodOK
 	case experimentalsys.ENOENT, experimentalsys.ENOTDIR:
