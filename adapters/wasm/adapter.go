@@ -573,7 +573,7 @@ var missingModules = []struct {
 // TestLimitationsAreReal checks them.
 var limitations = []string{
 	"Threads and subprocesses cannot be started (threading, subprocess and multiprocessing import, but starting one raises an error)",
-	"Python sees no permission bits (WASI's file status has none): os.stat's st_mode carries the file type only and os.chmod changes nothing Python can read back; tarfile and zipfile archive files as 0644 and directories as 0755 (under the usual umask); the bash tool's ls -l and chmod do see and set them",
+	"Permission bits: os.chmod, like the bash tool's chmod, never makes a file group- or world-writable, set-id or sticky (those bits are left off) and leaves a directory its owner's rwx; os.stat, os.lstat and os.DirEntry.stat report the bits, but os.fstat and a stat through dir_fd do not (WASI's file status has none); os.fchmod and os.lchmod are missing",
 	"File descriptors cannot be duplicated (os.dup raises OSError; os has no dup2): pytest runs with its defaults but captures output at the sys level (capsys works, capfd does not)",
 }
 

@@ -778,14 +778,15 @@ try:
 except OSError:
     print("no dup", hasattr(os, "dup2"))
 open("m.txt", "w").close()
-os.chmod("m.txt", 0o755)
-print(oct(os.stat("m.txt").st_mode))
+os.chmod("m.txt", 0o777)
+with open("m.txt") as f:
+    print(oct(os.stat("m.txt").st_mode), oct(os.fstat(f.fileno()).st_mode), hasattr(os, "fchmod"))
 os.environ["TZ"] = "America/New_York"
 time.tzset()
 print(time.localtime(0).tm_zone, time.timezone, datetime.datetime.fromtimestamp(0).hour)
 paris = zoneinfo.ZoneInfo("Europe/Paris")
 print(datetime.datetime(2026, 7, 1, 12, tzinfo=datetime.timezone.utc).astimezone(paris).isoformat())`)
-	expect(t, res, "no threads\nno processes\nno multiprocessing\nno dup False\n0o100000\nEST 18000 19\n2026-07-01T14:00:00+02:00\n", 0, port.OutcomeCompleted)
+	expect(t, res, "no threads\nno processes\nno multiprocessing\nno dup False\n0o100755 0o100000 False\nEST 18000 19\n2026-07-01T14:00:00+02:00\n", 0, port.OutcomeCompleted)
 	caps, _ := a.Describe(context.Background())
 	if caps.RuntimeVersion != RuntimeVersion || !strings.HasPrefix(caps.RuntimeVersion, "3.13.") {
 		t.Fatalf("runtime version %q", caps.RuntimeVersion)

@@ -397,11 +397,87 @@ func TestBashPythonReadsPYTHONPATH(t *testing.T) {
 	expect(t, run(t, a, id, "import sys\nprint([p for p in sys.path if 'lib' in p or 'nowhere' in p], 'pkg.m' in sys.modules)"), "['/usr/local/lib/python313.zip'] False\n", 0, port.OutcomeCompleted)
 }
 
+// TestPermissionBits: os.stat, os.lstat, os.DirEntry.stat and pathlib
+// report a file's permission bits, which os.chmod sets (WASI has neither:
+// the runtime asks the host), and os.open and os.mkdir give a new file the
+// mode asked for under the umask (tempfile's 0600 and 0700), within the
+// bash tool's rules: nothing group- or world-writable, set-id or sticky,
+// a directory keeps its owner's rwx,
+// a mount's root and what is outside the mounts keep theirs (the system's,
+// read-only: r-x and r--). Python and the bash tool see the same bits.
+func TestPermissionBits(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	const code = `import os, stat, shutil, pathlib, errno
+def bits(p):
+    return oct(stat.S_IMODE(os.stat(p).st_mode))
+open("f.txt", "w").close()
+os.chmod("f.txt", 0o600)
+print(bits("f.txt"), oct(stat.S_IMODE(os.lstat("f.txt").st_mode)), oct(stat.S_IMODE(pathlib.Path("f.txt").stat().st_mode)),
+      [oct(stat.S_IMODE(e.stat().st_mode)) for e in os.scandir(".") if e.name == "f.txt"])
+for m in (0o640, 0o777, 0o4755, 0o000):
+    os.chmod("f.txt", m)
+    print(oct(m), bits("f.txt"))
+os.mkdir("d")
+os.chmod("d", 0o500)
+print("dir", bits("d"), stat.S_ISDIR(os.stat("d").st_mode))
+open("d/g.txt", "w").close()
+os.chdir("d")
+os.chmod("g.txt", 0o604)
+os.chmod("../f.txt", 0o640)
+os.chdir("/workspace")
+print(bits("d/g.txt"), bits("f.txt"), bits("/workspace/d/../f.txt"))
+shutil.copymode("d/g.txt", "f.txt")
+print("copymode", bits("f.txt"))
+open("/tmp/t.txt", "w").close()
+os.chmod("/tmp/t.txt", 0o700)
+print("tmp", bits("/tmp/t.txt"))
+for p in ("/workspace", "/tmp", "/usr/local/lib", "/nonexistent/x", "/workspace/missing"):
+    try:
+        os.chmod(p, 0o700)
+        print(p, "changed")
+    except OSError as e:
+        print(p, type(e).__name__, errno.errorcode[e.errno])
+print(bits("/workspace") != "0o0", bits("/usr/local/lib"), bits("/usr/local/lib/python313.zip"), bits("/"))
+import tempfile
+fd, name = tempfile.mkstemp(dir=".")
+os.close(fd)
+old = os.umask(0o077)
+pathlib.Path("t").touch()
+os.mkdir("pd")
+os.umask(old)
+print("created", bits(name), bits(tempfile.mkdtemp(dir=".")), bits("t"), bits("pd"), bits("d/g.txt"))
+`
+	const want = `0o600 0o600 0o600 ['0o600']
+0o640 0o640
+0o777 0o755
+0o4755 0o755
+0o0 0o0
+dir 0o700 True
+0o604 0o640 0o640
+copymode 0o604
+tmp 0o700
+/workspace PermissionError EPERM
+/tmp PermissionError EPERM
+/usr/local/lib PermissionError EPERM
+/nonexistent/x FileNotFoundError ENOENT
+/workspace/missing FileNotFoundError ENOENT
+True 0o555 0o444 0o555
+created 0o600 0o700 0o600 0o700 0o604
+`
+	expect(t, run(t, a, id, code), want, 0, port.OutcomeCompleted)
+	if res := bash(t, a, id, "stat -c '%a %n' f.txt d d/g.txt; chmod 750 d/g.txt", 0); res.Stdout != "604 f.txt\n700 d\n604 d/g.txt\n" || res.ReturnCode != 0 {
+		t.Errorf("bash stat: %+v", res)
+	}
+	expect(t, run(t, a, id, "import os, stat\nprint(oct(stat.S_IMODE(os.stat('d/g.txt').st_mode)))"), "0o750\n", 0, port.OutcomeCompleted)
+}
+
 // TestArchivesHaveReadableModes: tarfile and zipfile (and so
-// shutil.make_archive) give the files and directories they archive the
-// permission bits a new file has natively under the umask, not the none
-// WASI reports: with mode 000 an extracted file was unreadable and a
-// directory impassable. Read back on the host, by Go's readers.
+// shutil.make_archive) give the files and directories they archive their
+// permission bits, which a new file has as natively under the usual umask
+// (0644, 0755), not the none WASI reports: with mode 000 an extracted
+// file was unreadable and a directory impassable. Bits os.chmod set are
+// kept. Read back on the host, by Go's readers.
 func TestArchivesHaveReadableModes(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
@@ -412,11 +488,11 @@ open('out/sub/b.txt', 'w').write('b')
 with tarfile.open('o.tar', 'w') as t:
     t.add('out')
 shutil.make_archive('m', 'zip', 'out')
-old = os.umask(0o077)
+os.chmod('out/a.txt', 0o600)
+os.chmod('out/sub', 0o700)
 with zipfile.ZipFile('private.zip', 'w') as z:
     z.write('out/a.txt')
     z.write('out/sub')
-os.umask(old)
 print('ok')`), "ok\n", 0, port.OutcomeCompleted)
 	read := func(name string) []byte {
 		t.Helper()

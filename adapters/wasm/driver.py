@@ -131,6 +131,7 @@ def _install_user():
     # on Linux. Its uid and gid are 0, as WASI reports every file's owner:
     # a program that checks that it owns a directory (pytest's tmp_path,
     # tempfile's callers) finds that it does.
+    import functools
     import types as _types
 
     fields = ("pw_name", "pw_passwd", "pw_uid", "pw_gid", "pw_gecos", "pw_dir", "pw_shell")
@@ -201,9 +202,11 @@ def _install_user():
         if not hasattr(os, f.__name__):
             setattr(os, f.__name__, f)
 
-    # WASI has no permission bits for a umask to clear; programs still set
-    # one and put the old one back (pytest's cache). It is kept, and
-    # changes nothing.
+    # WASI has no umask and no mode for a new file or directory: the host
+    # makes them 0644 and 0755. The umask is kept here, and os.open and
+    # os.mkdir give what they create the mode they were asked for under
+    # it, as natively (tempfile's 0600 files and 0700 directories), with
+    # os.chmod (the runtime's, through the host).
     mask = [0o022]
 
     def umask(new):
@@ -214,6 +217,31 @@ def _install_user():
 
     if not hasattr(os, "umask"):
         os.umask = umask
+    real_open, real_mkdir, chmod = os.open, os.mkdir, os.chmod
+
+    @functools.wraps(real_open)
+    def sandbox_open(path, flags, mode=0o777, *, dir_fd=None):
+        creating = flags & os.O_CREAT and dir_fd is None and isinstance(path, (str, bytes, os.PathLike))
+        if creating and not flags & os.O_EXCL:
+            creating = not os.path.lexists(path)
+        fd = real_open(path, flags, mode, dir_fd=dir_fd)
+        if creating:
+            try:
+                chmod(path, mode & ~mask[0] & 0o7777)
+            except OSError:
+                pass
+        return fd
+
+    @functools.wraps(real_mkdir)
+    def sandbox_mkdir(path, mode=0o777, *, dir_fd=None):
+        real_mkdir(path, mode, dir_fd=dir_fd)
+        if dir_fd is None:
+            try:
+                chmod(path, mode & ~mask[0] & 0o7777)
+            except OSError:
+                pass
+
+    os.open, os.mkdir = sandbox_open, sandbox_mkdir
 
 
 def _install_links():
@@ -428,11 +456,13 @@ def _install_after_import():
         m.pytest_configure = pytest_configure
 
     # WASI's file status carries no permission bits (st_mode is the type
-    # alone), so tarfile and zipfile archived every file and directory
-    # with mode 000: unreadable, and directories impassable, once the
-    # archive is extracted on a machine. A member without bits gets what a
-    # new file or directory natively has under the process's umask (0644
-    # and 0755 under the usual 022).
+    # alone); os.stat has them from the host (the runtime's filemode.c),
+    # but a status taken through a descriptor (tarfile's gettarinfo with a
+    # fileobj uses os.fstat) has none, and tarfile and zipfile archived
+    # such a file with mode 000: unreadable, and directories impassable,
+    # once the archive is extracted on a machine. A member without bits
+    # gets what a new file or directory natively has under the process's
+    # umask (0644 and 0755 under the usual 022).
     def default_bits(is_dir):
         mask = os.umask(0)
         os.umask(mask)

@@ -127,6 +127,10 @@ func newInterpreterRuntime(ctx context.Context, py cpython.Runtime, cache wazero
 		_ = rt.Close(ctx)
 		return nil, nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
+	if err := instantiateFileModes(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, nil, err
+	}
 	// Compiling the module is the slowest part of a cold start: spread
 	// its functions over every core the process may use.
 	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), py.Module)
@@ -280,6 +284,7 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 		}
 		return fmt.Errorf("%w: %s: %v: %s", port.ErrRuntimeFailure, what, err, strings.TrimSpace(msg))
 	}
+	ctx = withMounts(ctx, it.mounts)
 	for _, name := range []string{cpython.ExportInitData, cpython.ExportInitLibc} {
 		if _, err := it.mod.ExportedFunction(name).Call(ctx); err != nil {
 			return nil, nil, fail(name, err)
@@ -352,6 +357,7 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 		return nil, fmt.Errorf("%w: instantiate interpreter: %v", port.ErrRuntimeFailure, err)
 	}
 	it.mod = mod
+	it.mounts = m
 	it.runFn = mod.ExportedFunction(cpython.ExportRun)
 	it.bufferFn = mod.ExportedFunction(cpython.ExportBuffer)
 	stop, ok := mod.ExportedGlobal(cpython.ExportInterrupt).(api.MutableGlobal)
@@ -405,7 +411,9 @@ func (e *engine) start(ctx context.Context, m mounts, figures string) (*interpre
 // request is one call of its codeport_run export, made by run on a
 // goroutine run owns and awaits.
 type interpreter struct {
-	mod      api.Module
+	mod    api.Module
+	mounts mounts // its /workspace and /tmp, for codeport_fs
+
 	runFn    api.Function
 	bufferFn api.Function
 	// stopFlag is the module's interrupt global: once set, the running

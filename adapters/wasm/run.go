@@ -62,7 +62,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	go func() {
 		// The call's context is not the caller's: a stop is the interrupt
 		// global, and the instance must never be closed under a call.
-		res, err := it.runFn.Call(context.Background(), uint64(kind), uint64(len(payload)))
+		res, err := it.runFn.Call(withMounts(context.Background(), it.mounts), uint64(kind), uint64(len(payload)))
 		var packed uint64
 		if len(res) > 0 {
 			packed = res[0]

@@ -227,3 +227,26 @@ func TestRestoredDiskUsageIsTheRestoringLimit(t *testing.T) {
 	}
 	mustRun(t, b, r.ID, "print(shutil.disk_usage('.').total)", "3145728\n")
 }
+
+// A snapshot keeps its files' permission bits (within what a guest may
+// set), which restore gives them again, in the workspace and in /tmp.
+func TestSnapshotKeepsPermissionBits(t *testing.T) {
+	ctx := context.Background()
+	p := snapshotPort(t, nil)
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bits = "import os, stat\nprint(*(oct(stat.S_IMODE(os.stat(f).st_mode)) for f in ('run.sh', 'secret', 'plain', 'd', '/tmp/t')))"
+	mustRun(t, p, s.ID, "import os\nfor f in ('run.sh', 'secret', 'plain', '/tmp/t'):\n    open(f, 'w').close()\nos.mkdir('d')\n"+
+		"os.chmod('run.sh', 0o755)\nos.chmod('secret', 0o600)\nos.chmod('/tmp/t', 0o640)\n"+bits, "0o755 0o600 0o644 0o755 0o640\n")
+	var buf bytes.Buffer
+	if err := p.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, p, r.ID, bits, "0o755 0o600 0o644 0o755 0o640\n")
+}

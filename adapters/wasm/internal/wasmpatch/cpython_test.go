@@ -50,6 +50,19 @@ func TestPatchRealModule(t *testing.T) {
 	ctx := context.Background()
 	rt := newRuntime(t, wazero.NewRuntimeConfigCompiler().WithDebugInfoEnabled(false))
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	// codeport's CPython imports permission bits from its host (the
+	// runtime's filemode.c): here a host without any.
+	i32 := api.ValueTypeI32
+	noBits := rt.NewHostModuleBuilder("codeport_fs")
+	noBits.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
+		stack[0] = api.EncodeI32(-1)
+	}), []api.ValueType{i32, i32}, []api.ValueType{i32}).Export("mode")
+	noBits.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
+		stack[0] = 63 // EPERM
+	}), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).Export("chmod")
+	if _, err := noBits.Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
 	compile := func(bin []byte) wazero.CompiledModule {
 		start := time.Now()
 		c, err := rt.CompileModule(ctx, bin)

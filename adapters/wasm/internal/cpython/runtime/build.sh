@@ -7,7 +7,8 @@
 #                  host calls _initialize and then entry.c's codeport_*
 #                  exports (after wasmpatch has rewritten it, see below),
 #                  with localtime.c's time zones (TZ, tzset) in place of
-#                  wasi-libc's UTC-only ones
+#                  wasi-libc's UTC-only ones, and filemode.c's permission
+#                  bits (imported from the host module codeport_fs)
 #   python313.zip  the standard library, bytecode with its sources, which
 #                  entry.c puts on sys.path as /usr/local/lib/python313.zip
 #   SHA256SUMS     sha256sum(1) lines for both
@@ -548,17 +549,20 @@ build_zlib() {
   cp zlib.h zconf.h "$PREFIX/include/"
 }
 
-# localtime.c: wasi-libc's time zone (TZ, tzset), as a library that every
-# link of CPython takes (configure's LIBS: its own python.wasm, the
-# reactors, configure's test programs). Its objects define the symbols of
-# wasi-libc's UTC-only time-zone object, which is then never linked.
-build_localtime() {
-  fresh "$DEPS/localtime"
-  cd "$DEPS/localtime"
+# What codeport adds to wasi-libc, as a library that every link of CPython
+# takes (configure's LIBS: its own python.wasm, the reactors, configure's
+# test programs): localtime.c, the time zone (TZ, tzset), whose object
+# defines the symbols of wasi-libc's UTC-only one, which is then never
+# linked; filemode.c, permission bits and chmod from the host module
+# codeport_fs.
+build_libcodeport() {
+  fresh "$DEPS/libcodeport"
+  cd "$DEPS/libcodeport"
   run_logged $XCC $XCFLAGS -Wall -Wextra -I"$PREFIX/include" -DCODEPORT_TZ_ZIP="\"$GUEST_STDLIB_ZIP\"" \
     -c "$HERE/localtime.c" -o localtime.o
-  rm -f "$PREFIX/lib/libcodeport_localtime.a"
-  run_logged $XAR rcs "$PREFIX/lib/libcodeport_localtime.a" localtime.o
+  run_logged $XCC $XCFLAGS -Wall -Wextra -c "$HERE/filemode.c" -o filemode.o
+  rm -f "$PREFIX/lib/libcodeport.a"
+  run_logged $XAR rcs "$PREFIX/lib/libcodeport.a" localtime.o filemode.o
 }
 
 # bzip2's Makefile builds programs and a shared library too; the library is
@@ -635,9 +639,11 @@ ac_cv_sizeof_pthread_key_t=4
 # waits. Without it CPython sleeps with a relative nanosleep().
 ac_cv_func_clock_nanosleep=no
 ac_cv_lib_rt_clock_nanosleep=no
-# tzset() and TZ: localtime.c, in LIBS (see build_localtime); configure's
+# tzset() and TZ: localtime.c, in LIBS (see build_libcodeport); configure's
 # check runs a program, which it cannot here.
 ac_cv_working_tzset=yes
+# chmod: filemode.c, in LIBS (CPython's own answer above is no).
+ac_cv_func_chmod=yes
 EOF
   # Static libraries only in $PREFIX, so -L/-l picks those.
   # --with-pymalloc: configure turns pymalloc off for WASI, but the
@@ -651,7 +657,7 @@ EOF
     BZIP2_CFLAGS="-I$PREFIX/include" BZIP2_LIBS="-L$PREFIX/lib -lbz2" \
     LIBLZMA_CFLAGS="-I$PREFIX/include" LIBLZMA_LIBS="-L$PREFIX/lib -llzma" \
     LIBSQLITE3_CFLAGS="-I$PREFIX/include" LIBSQLITE3_LIBS="-L$PREFIX/lib -lsqlite3" \
-    LIBS="-L$PREFIX/lib -lcodeport_localtime -lz" \
+    LIBS="-L$PREFIX/lib -lcodeport -lz" \
     "$SRC/cpython/configure" --host=wasm32-unknown-wasi --build="$("$SRC/cpython/config.guess")" \
     --with-build-python="$NATIVE_PY" --disable-ipv6 --without-ensurepip --disable-test-modules --with-pymalloc
   # `all` builds libpython, the builtin modules' libraries, the
@@ -699,7 +705,7 @@ EOF
 }
 
 # check_module FILE [EXPORT...]: the module imports nothing but WASI preview
-# 1 functions and exports memory, _initialize, the codeport_* entry points
+# 1 functions and filemode.c's two of codeport_fs, and exports memory, _initialize, the codeport_* entry points
 # and any further EXPORTs named. A small parser of the module's import and
 # export sections, run by the native Python: no extra tool needed.
 check_module() {
@@ -766,11 +772,13 @@ while pos < len(data):
             exports[n] = (kind, leb())
     pos = end
 
-bad = [f"{m}.{f}" for m, f, k in imports if m != "wasi_snapshot_preview1" or k != 0]
+# codeport_fs: filemode.c's permission bits (adapters/wasm provides it).
+host = {("codeport_fs", "mode"), ("codeport_fs", "chmod")}
+bad = [f"{m}.{f}" for m, f, k in imports if (m != "wasi_snapshot_preview1" and (m, f) not in host) or k != 0]
 missing = sorted(want - exports.keys())
 if bad or missing:
-    sys.exit(f"{sys.argv[1]}: imports outside WASI preview 1: {bad}; missing exports: {missing}")
-print(f"    {len(imports)} WASI imports; exports: {' '.join(sorted(exports))}")
+    sys.exit(f"{sys.argv[1]}: imports outside WASI preview 1 and codeport_fs: {bad}; missing exports: {missing}")
+print(f"    {len(imports)} imports; exports: {' '.join(sorted(exports))}")
 EOF
 }
 
@@ -1464,8 +1472,8 @@ step cross-toolchain
 setup_cross_toolchain
 step zlib
 build_zlib
-step localtime
-build_localtime
+step libcodeport
+build_libcodeport
 step bzip2
 build_bzip2
 step xz
