@@ -477,7 +477,8 @@ created 0o600 0o700 0o600 0o700 0o604
 // permission bits, which a new file has as natively under the usual umask
 // (0644, 0755), not the none WASI reports: with mode 000 an extracted
 // file was unreadable and a directory impassable. Bits os.chmod set are
-// kept. Read back on the host, by Go's readers.
+// kept, also for a file tarfile reads through its descriptor (os.fstat
+// has no bits). Read back on the host, by Go's readers.
 func TestArchivesHaveReadableModes(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
@@ -485,8 +486,12 @@ func TestArchivesHaveReadableModes(t *testing.T) {
 os.makedirs('out/sub', exist_ok=True)
 open('out/a.txt', 'w').write('a')
 open('out/sub/b.txt', 'w').write('b')
+open('secret.txt', 'w').write('s')
+os.chmod('secret.txt', 0o600)
 with tarfile.open('o.tar', 'w') as t:
     t.add('out')
+    with open('secret.txt', 'rb') as f:  # through the descriptor (os.fstat)
+        t.addfile(t.gettarinfo(arcname='via_fd.txt', fileobj=f), f)
 shutil.make_archive('m', 'zip', 'out')
 os.chmod('out/a.txt', 0o600)
 os.chmod('out/sub', 0o700)
@@ -531,6 +536,7 @@ print('ok')`), "ok\n", 0, port.OutcomeCompleted)
 	}
 	want := map[string]string{
 		"tar out/": "-rwxr-xr-x", "tar out/a.txt": "-rw-r--r--", "tar out/sub/": "-rwxr-xr-x", "tar out/sub/b.txt": "-rw-r--r--",
+		"tar via_fd.txt": "-rw-------",
 		"m.zip sub/": "drwxr-xr-x", "m.zip a.txt": "-rw-r--r--", "m.zip sub/b.txt": "-rw-r--r--",
 		"private.zip out/a.txt": "-rw-------", "private.zip out/sub/": "drwx------",
 	}

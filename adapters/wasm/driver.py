@@ -455,49 +455,34 @@ def _install_after_import():
 
         m.pytest_configure = pytest_configure
 
-    # WASI's file status carries no permission bits (st_mode is the type
-    # alone); os.stat has them from the host (the runtime's filemode.c),
-    # but a status taken through a descriptor (tarfile's gettarinfo with a
-    # fileobj uses os.fstat) has none, and tarfile and zipfile archived
-    # such a file with mode 000: unreadable, and directories impassable,
-    # once the archive is extracted on a machine. A member without bits
-    # gets what a new file or directory natively has under the process's
-    # umask (0644 and 0755 under the usual 022).
-    def default_bits(is_dir):
-        mask = os.umask(0)
-        os.umask(mask)
-        return (0o777 if is_dir else 0o666) & ~mask
-
+    # os.stat has permission bits from the host (the runtime's filemode.c),
+    # but a status through a descriptor has none (WASI's file status has
+    # no bits), and tarfile's gettarinfo with a fileobj uses os.fstat: it
+    # archived such a file with mode 000, unreadable once extracted on a
+    # machine. Such a member gets its file's bits by name, or else what a
+    # new file natively has under the process's umask.
     def fix_tarfile(m):
         gettarinfo = m.TarFile.gettarinfo
 
         @functools.wraps(gettarinfo)
         def sandbox_gettarinfo(self, name=None, arcname=None, fileobj=None):
             info = gettarinfo(self, name, arcname, fileobj)
-            if info is not None and not info.mode & 0o7777 and info.type in (m.REGTYPE, m.AREGTYPE, m.DIRTYPE):
-                info.mode = default_bits(info.type == m.DIRTYPE)
+            if info is not None and fileobj is not None and not info.mode & 0o7777 and info.type in (m.REGTYPE, m.AREGTYPE):
+                try:
+                    info.mode = os.stat(name if name is not None else fileobj.name).st_mode & 0o7777
+                except (AttributeError, TypeError, OSError):
+                    mask = os.umask(0)
+                    os.umask(mask)
+                    info.mode = 0o666 & ~mask
             return info
 
         m.TarFile.gettarinfo = sandbox_gettarinfo
-
-    def fix_zipfile(m):
-        from_file = m.ZipInfo.from_file.__func__
-
-        @functools.wraps(from_file)
-        def sandbox_from_file(cls, filename, arcname=None, *, strict_timestamps=True):
-            info = from_file(cls, filename, arcname, strict_timestamps=strict_timestamps)
-            mode = info.external_attr >> 16
-            if mode and not mode & 0o7777:
-                info.external_attr |= default_bits(info.is_dir()) << 16
-            return info
-
-        m.ZipInfo.from_file = classmethod(sandbox_from_file)
 
     fixes = {"multiprocessing.connection": fix_connection, "multiprocessing.process": fix_process,
              "multiprocessing.context": fix_context, "platform": fix_platform,
              "zoneinfo._common": fix_zoneinfo, "socket": fix_socket,
              "_pytest.capture": fix_pytest_capture, "_pytest.faulthandler": fix_pytest_faulthandler,
-             "tarfile": fix_tarfile, "zipfile": fix_zipfile}
+             "tarfile": fix_tarfile}
 
     class Loader:
         def __init__(self, loader, fix):
