@@ -537,7 +537,7 @@ print('ok')`), "ok\n", 0, port.OutcomeCompleted)
 	want := map[string]string{
 		"tar out/": "-rwxr-xr-x", "tar out/a.txt": "-rw-r--r--", "tar out/sub/": "-rwxr-xr-x", "tar out/sub/b.txt": "-rw-r--r--",
 		"tar via_fd.txt": "-rw-------",
-		"m.zip sub/": "drwxr-xr-x", "m.zip a.txt": "-rw-r--r--", "m.zip sub/b.txt": "-rw-r--r--",
+		"m.zip sub/":     "drwxr-xr-x", "m.zip a.txt": "-rw-r--r--", "m.zip sub/b.txt": "-rw-r--r--",
 		"private.zip out/a.txt": "-rw-------", "private.zip out/sub/": "drwx------",
 	}
 	for k, v := range want {

@@ -699,19 +699,19 @@ func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
 		default:
 			return fmt.Errorf("%w: it names a file outside the session (%q)", port.ErrInvalidSnapshot, clipName(hdr.Name))
 		}
+		// Each entry gets its permission bits, within what a guest may set.
+		perm := fs.FileMode(hdr.Mode) & fs.ModePerm
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			err = ws.MkdirAll(rel)
+			if err = ws.MkdirAll(rel); err == nil {
+				err = ws.Chmod(rel, perm)
+			}
 		case tar.TypeReg:
 			if err = ws.MkdirAll(path.Dir(rel)); err == nil {
-				_, err = ws.Write(rel, tr, a.cfg.WorkspaceLimit)
+				_, err = ws.WriteMode(rel, tr, a.cfg.WorkspaceLimit, perm)
 			}
 		default:
 			return fmt.Errorf("%w: it holds an entry that is neither a file nor a directory", port.ErrInvalidSnapshot)
-		}
-		if err == nil {
-			// Its permission bits, within what a guest may set.
-			err = ws.Chmod(rel, fs.FileMode(hdr.Mode)&fs.ModePerm)
 		}
 		if err != nil {
 			if errors.Is(err, port.ErrFileTooLarge) || errors.Is(err, port.ErrPathEscapesWorkspace) || errors.Is(err, port.ErrInvalidRequest) {

@@ -248,6 +248,17 @@ func (w *Workspace) WriteFile(p string, data []byte, maxBytes int64) error {
 // guest handle holds that file open. p naming a directory is
 // port.ErrIsDirectory.
 func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo, error) {
+	return w.write(p, r, maxBytes, nil)
+}
+
+// WriteMode is Write giving the file the permission bits perm, as
+// AllowedMode allows, instead of keeping a replaced file's (or 0644).
+func (w *Workspace) WriteMode(p string, r io.Reader, maxBytes int64, perm fs.FileMode) (port.FileInfo, error) {
+	perm = AllowedMode(perm, false)
+	return w.write(p, r, maxBytes, &perm)
+}
+
+func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMode) (port.FileInfo, error) {
 	root, rel, fi, err := w.openAt(p)
 	if err != nil {
 		return port.FileInfo{}, err
@@ -278,6 +289,9 @@ func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo,
 		if !w.q.isOpen(keyOf(fi)) {
 			credit = fi.Size()
 		}
+	}
+	if mode != nil {
+		perm = *mode
 	}
 	// A new name takes an entry, reserved for the temporary file that will
 	// bear it; replacing a file takes none.

@@ -732,3 +732,34 @@ func TestErrorsNameNoHostPath(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteMode: a file written with a mode gets it as AllowedMode allows
+// (a restored snapshot's files), where Write keeps a replaced file's bits.
+func TestWriteMode(t *testing.T) {
+	w := newWS(t, 0)
+	bits := func(p string) fs.FileMode {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(w.Root(), p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	for perm, want := range map[fs.FileMode]fs.FileMode{0o600: 0o600, 0o777: 0o755, 0o000: 0o000} {
+		if _, err := w.WriteMode("f", strings.NewReader("x"), 0, perm); err != nil {
+			t.Fatal(err)
+		}
+		if got := bits("f"); got != want {
+			t.Errorf("WriteMode %o: %o, want %o", perm, got, want)
+		}
+	}
+	if err := w.Chmod("f", 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write("f", strings.NewReader("y"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := bits("f"); got != 0o640 {
+		t.Errorf("Write over a 0640 file: %o", got)
+	}
+}
