@@ -134,25 +134,8 @@ func fixedTZ(tz string) (loc *time.Location, ok bool) {
 	case "GMT", "GMT0", "Etc/GMT", "Greenwich":
 		return time.FixedZone("GMT", 0), true
 	}
-	var name string
-	rest := tz
-	if strings.HasPrefix(rest, "<") {
-		i := strings.IndexByte(rest, '>')
-		if i < 0 {
-			return nil, false
-		}
-		name, rest = rest[1:i], rest[i+1:]
-	} else {
-		i := 0
-		for i < len(rest) && (rest[i] >= 'A' && rest[i] <= 'Z' || rest[i] >= 'a' && rest[i] <= 'z') {
-			i++
-		}
-		name, rest = rest[:i], rest[i:]
-		if len(name) < 3 {
-			return nil, false
-		}
-	}
-	if rest == "" {
+	name, rest, ok := posixName(tz)
+	if !ok || rest == "" {
 		return nil, false
 	}
 	sign := 1
