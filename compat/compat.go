@@ -176,24 +176,38 @@ func (s *Suite) RunModule(ctx context.Context, p port.CodeExecutionPort, module 
 	if err != nil {
 		return Result{}, fmt.Errorf("compat: listing %s: %w", s.dir, err)
 	}
+	code := strings.Replace(runnerSource, "MODULE = None", "MODULE = "+strconv.Quote(module), 1)
+	code = strings.Replace(code, "RESULT = None", "RESULT = "+strconv.Quote(resultFile), 1)
+	return inSession(ctx, p, module, func(id string) error {
+		for _, rel := range files {
+			if err := s.put(ctx, p, id, rel); err != nil {
+				return fmt.Errorf("uploading %s: %w", rel, err)
+			}
+		}
+		return nil
+	}, code, timeout)
+}
+
+// resultFile is where a runner writes its result in its session.
+const resultFile = "/workspace/.compat-result.json"
+
+// inSession runs a runner's code for name (a module, a test file) in a
+// new session of p, once upload has put there what it needs, and destroys
+// the session afterwards.
+func inSession(ctx context.Context, p port.CodeExecutionPort, name string, upload func(id string) error, code string, timeout time.Duration) (Result, error) {
 	sess, err := p.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {
-		return Result{}, fmt.Errorf("compat: %s: %w", module, err)
+		return Result{}, fmt.Errorf("compat: %s: %w", name, err)
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		_ = p.DestroySession(dctx, sess.ID)
 	}()
-	for _, rel := range files {
-		if err := s.put(ctx, p, sess.ID, rel); err != nil {
-			return Result{}, fmt.Errorf("compat: %s: uploading %s: %w", module, rel, err)
-		}
+	if err := upload(sess.ID); err != nil {
+		return Result{}, fmt.Errorf("compat: %s: %w", name, err)
 	}
-	const result = "/workspace/.compat-result.json"
-	code := strings.Replace(runnerSource, "MODULE = None", "MODULE = "+strconv.Quote(module), 1)
-	code = strings.Replace(code, "RESULT = None", "RESULT = "+strconv.Quote(result), 1)
-	return execute(ctx, p, sess.ID, module, code, result, timeout)
+	return execute(ctx, p, sess.ID, name, code, resultFile, timeout)
 }
 
 // execute runs a runner's code in the session and reads the result it

@@ -164,41 +164,33 @@ func (w *Wheels) RunFile(ctx context.Context, p port.CodeExecutionPort, file str
 	if !w.Has(file) {
 		return Result{}, fmt.Errorf("compat: no test file %q in the wheels", file)
 	}
-	sess, err := p.CreateSession(ctx, port.CreateSessionRequest{})
-	if err != nil {
-		return Result{}, fmt.Errorf("compat: %s: %w", file, err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_ = p.DestroySession(dctx, sess.ID)
-	}()
-	for _, t := range w.tools {
-		if err := putFile(ctx, p, sess.ID, t, "wheels/"+filepath.Base(t)); err != nil {
-			return Result{}, fmt.Errorf("compat: %s: uploading %s: %w", file, filepath.Base(t), err)
-		}
-	}
-	zr, names := w.files(file)
-	for _, name := range names {
-		f, err := zr.Open(name)
-		if err != nil {
-			return Result{}, fmt.Errorf("compat: %s: %w", file, err)
-		}
-		_, err = p.PutFile(ctx, sess.ID, "t/"+name, f)
-		f.Close()
-		if err != nil {
-			return Result{}, fmt.Errorf("compat: %s: uploading %s: %w", file, name, err)
-		}
-	}
-	const result = "/workspace/.compat-result.json"
 	versions, err := json.Marshal(w.versions)
 	if err != nil {
 		return Result{}, err
 	}
 	code := strings.Replace(pytestRunnerSource, "FILE = None", "FILE = "+strconv.Quote(file), 1)
-	code = strings.Replace(code, "RESULT = None", "RESULT = "+strconv.Quote(result), 1)
+	code = strings.Replace(code, "RESULT = None", "RESULT = "+strconv.Quote(resultFile), 1)
 	code = strings.Replace(code, "VERSIONS = None", "VERSIONS = "+string(versions), 1)
-	return execute(ctx, p, sess.ID, file, code, result, timeout)
+	return inSession(ctx, p, file, func(id string) error {
+		for _, t := range w.tools {
+			if err := putFile(ctx, p, id, t, "wheels/"+filepath.Base(t)); err != nil {
+				return fmt.Errorf("uploading %s: %w", filepath.Base(t), err)
+			}
+		}
+		zr, names := w.files(file)
+		for _, name := range names {
+			f, err := zr.Open(name)
+			if err != nil {
+				return err
+			}
+			_, err = p.PutFile(ctx, id, "t/"+name, f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("uploading %s: %w", name, err)
+			}
+		}
+		return nil
+	}, code, timeout)
 }
 
 func putFile(ctx context.Context, p port.CodeExecutionPort, id, src, dst string) error {
