@@ -16,6 +16,7 @@ import (
 func resultChecks() []Check {
 	return []Check{
 		{"results/output-files", check(outputFiles)},
+		{"results/inline-images", check(inlineImages)},
 		{"results/display", check(displayValues)},
 		{"results/live-output", check(liveOutput)},
 	}
@@ -225,5 +226,50 @@ func liveOutput(e *env) {
 	defer mu.Unlock()
 	if len(late) > 0 {
 		e.t.Fatalf("OnOutput was called after Execute returned: %q", late)
+	}
+}
+
+// conformancePNG writes the 6x4 PNG a chart library would write (zlib and
+// struct only) as chart.png, a file named like a PNG that is not one, and
+// a CSV table.
+const conformancePNG = `import struct, zlib
+def _chunk(t, d):
+    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))
+rows = b''.join(b'\x00' + bytes((x + y) % 256 for x in range(18)) for y in range(4))
+open('chart.png', 'wb').write(b'\x89PNG\r\n\x1a\n' + _chunk(b'IHDR', struct.pack('>IIBBBBB', 6, 4, 8, 2, 0, 0, 0))
+    + _chunk(b'IDAT', zlib.compress(rows)) + _chunk(b'IEND', b''))
+open('not-a.png', 'w').write('text')
+open('table.csv', 'w').write('a\n1\n')
+`
+
+// inlineImages: on a backend whose results carry images inline, a PNG a
+// call writes comes back in its entry, the bytes GetOutputFile gives, with
+// its type and size; a file that only has an image's name, and any other
+// file, come back without bytes.
+func inlineImages(e *env) {
+	e.requireTool(port.ToolCodeExecution)
+	e.requireOutputFiles()
+	if caps, _ := e.describe(); caps.InlineImages == 0 {
+		e.t.Skipf("the backend's results carry no images inline (Capabilities.InlineImages is 0)")
+	}
+	id := e.session()
+	res := e.code(id, conformancePNG)
+	e.produced("a PNG, a fake one and a table", res, "chart.png", "not-a.png", "table.csv")
+	for _, f := range res.Files {
+		data, info, ok := e.outputFile(id, f.FileID)
+		if !ok {
+			e.t.Fatalf("%s: GetOutputFile of its id finds nothing", f.Filename)
+		}
+		switch {
+		case f.Filename == "chart.png":
+			if f.MediaType != "image/png" || f.Size != int64(len(data)) || string(f.Data) != data {
+				e.t.Errorf("chart.png: type %q, size %d, %d inline bytes; want image/png with the file's %d bytes", f.MediaType, f.Size, len(f.Data), len(data))
+			}
+			if port.InlineImageType(f.Data) != "image/png" || info.Size != int64(len(data)) {
+				e.t.Errorf("chart.png: the inline bytes are no PNG, or GetOutputFile's size %d is not the file's", info.Size)
+			}
+		case f.Data != nil:
+			e.t.Errorf("%s comes back inline (%d bytes, type %q): only images do", f.Filename, len(f.Data), f.MediaType)
+		}
 	}
 }

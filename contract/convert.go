@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"mime"
 	"strings"
 	"time"
 
@@ -262,8 +263,12 @@ func ResultFromPort(r port.Result) ExecResponse {
 		outcome = outcomeOf(r.ReturnCode)
 	}
 	files := make([]OutputFile, 0, len(r.Files))
+	var produced []ProducedFile
 	for _, f := range r.Files {
 		files = append(files, OutputFile{Type: OutputTypeCodeExecution, FileID: f.FileID, Filename: f.Filename})
+		if f.MediaType != "" {
+			produced = append(produced, ProducedFile{FileID: f.FileID, Filename: f.Filename, MimeType: f.MediaType, SizeBytes: max(f.Size, 0), Data: f.Data})
+		}
 	}
 	return ExecResponse{
 		ToolUseID:       r.ToolUseID,
@@ -282,6 +287,7 @@ func ResultFromPort(r port.Result) ExecResponse {
 		Outcome:         string(outcome),
 		OutputTruncated: r.OutputTruncated,
 		StateLost:       r.StateLost,
+		Files:           produced,
 	}
 }
 
@@ -305,8 +311,12 @@ func ResultToPort(r ExecResponse) port.Result {
 		outcome = outcomeOf(c.ReturnCode)
 	}
 	var files []port.OutputFile
+	details := map[string]ProducedFile{}
+	for _, d := range r.Files {
+		details[d.FileID] = d
+	}
 	for _, f := range c.Content {
-		files = append(files, port.OutputFile{FileID: f.FileID, Filename: f.Filename})
+		files = append(files, outputFileToPort(f, details[f.FileID]))
 	}
 	var d time.Duration
 	if r.ExecutionTimeMS > 0 {
@@ -401,6 +411,7 @@ func CapabilitiesFromPort(c port.Capabilities) Capabilities {
 		ShellCommands:      append([]string(nil), c.ShellCommands...),
 		Partial:            c.Partial,
 		OutputFiles:        c.OutputFiles,
+		InlineImages:       max(c.InlineImages, 0),
 		DisplaysValues:     c.DisplaysValues,
 		StreamsOutput:      c.StreamsOutput,
 		Snapshots:          c.Snapshots,
@@ -442,6 +453,7 @@ func CapabilitiesToPort(c Capabilities) port.Capabilities {
 		ShellCommands:      append([]string(nil), c.ShellCommands...),
 		Partial:            c.Partial,
 		OutputFiles:        c.OutputFiles,
+		InlineImages:       max(c.InlineImages, 0),
 		DisplaysValues:     c.DisplaysValues,
 		StreamsOutput:      c.StreamsOutput,
 		Snapshots:          c.Snapshots,
@@ -589,4 +601,24 @@ func fromUnixSeconds(s float64) time.Time {
 	}
 	sec, frac := math.Modf(s)
 	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC()
+}
+
+// outputFileToPort reads a produced-file entry and codeport's description
+// of it (d, zero when there is none or it names another file). Inline
+// bytes are kept only when their content is an image a result may carry
+// inline (port.InlineImageType), and then describe the entry: a backend
+// cannot pass anything else off as an image, nor give an image a size or
+// type its bytes deny.
+func outputFileToPort(f OutputFile, d ProducedFile) port.OutputFile {
+	o := port.OutputFile{FileID: f.FileID, Filename: f.Filename}
+	if d.Filename != f.Filename {
+		return o
+	}
+	if t, _, err := mime.ParseMediaType(d.MimeType); err == nil && d.SizeBytes >= 0 {
+		o.MediaType, o.Size = t, d.SizeBytes
+	}
+	if t := port.InlineImageType(d.Data); t != "" {
+		o.MediaType, o.Size, o.Data = t, int64(len(d.Data)), d.Data
+	}
+	return o
 }

@@ -142,6 +142,9 @@ type ExecResponse struct {
 	// StateLost reports that the interpreter was replaced and the session's
 	// globals and imports are gone (the workspace survives).
 	StateLost bool `json:"state_lost"`
+	// Files describes the result block's produced files, in its order,
+	// when the backend knows their types and sizes.
+	Files []ProducedFile `json:"files,omitempty"`
 }
 
 // ResultBlock is the Anthropic-shaped result block nested in ExecResponse.
@@ -211,11 +214,27 @@ func (c CodeExecutionResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// OutputFile is a file a call produced.
+// OutputFile is a file a call produced, as the result block lists it.
 type OutputFile struct {
 	Type     string `json:"type"`
 	FileID   string `json:"file_id"`
 	Filename string `json:"filename"`
+}
+
+// ProducedFile is codeport's description of a produced file, beside the
+// result block (whose entries stay exactly contract v1's, since gateways
+// hand the block to model APIs that refuse fields they do not know): its
+// type and size, and for an image a notebook would show
+// (port.InlineImageType), the image itself, so that a chart comes back
+// with the result that drew it.
+type ProducedFile struct {
+	FileID    string `json:"file_id"`
+	Filename  string `json:"filename"`
+	MimeType  string `json:"mime_type"`
+	SizeBytes int64  `json:"size_bytes"`
+	// Data is the whole file, base64 in JSON; omitted for other files and
+	// for images over the backend's inline bound.
+	Data []byte `json:"data,omitempty"`
 }
 
 // MarshalJSON fills in the entry type when it is empty.
@@ -321,6 +340,7 @@ type Capabilities struct {
 	ShellCommands      []string  `json:"shell_commands,omitempty"`
 	Partial            bool      `json:"partial,omitempty"`
 	OutputFiles        bool      `json:"output_files,omitempty"`
+	InlineImages       int       `json:"inline_images,omitempty"`
 	DisplaysValues     bool      `json:"displays_values,omitempty"`
 	StreamsOutput      bool      `json:"streams_output,omitempty"`
 	Snapshots          bool      `json:"snapshots,omitempty"`

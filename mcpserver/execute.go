@@ -117,6 +117,12 @@ func (h *handler) collectFiles(ctx context.Context, sessionID string, ephemeral 
 		default:
 			budget -= int64(len(data))
 			fo.MimeType, fo.Size, fo.Embedded = info.MimeType, int64(len(data)), true
+			if typ := port.InlineImageType(data); typ != "" {
+				// An image (a chart) as MCP clients show images.
+				fo.MimeType = typ
+				content = append(content, &mcp.ImageContent{Data: data, MIMEType: typ})
+				break
+			}
 			// For a call without a session the URI names a session that is
 			// gone with the call; it still says where the bytes came from.
 			content = append(content, &mcp.EmbeddedResource{Resource: contents(uri, info.MimeType, data)})

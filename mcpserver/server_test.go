@@ -5,7 +5,9 @@ package mcpserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"image/png"
 	"strings"
 	"sync"
 	"testing"
@@ -572,5 +574,42 @@ func TestBusySession(t *testing.T) {
 	}
 	if res := <-done; res == nil || res.IsError {
 		t.Fatalf("the first call: %+v", res)
+	}
+}
+
+// A PNG a cell writes is an ImageContent, the bytes it wrote; a file that
+// only has a PNG's name is an embedded resource, as any file is.
+func TestImagesAreImageContent(t *testing.T) {
+	c := connect(t, wasmtest.New(t, nil), "")
+	code := "import struct, zlib\n" +
+		"def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\n" +
+		"rows = b''.join(b'\\x00' + bytes(range(y, y + 9)) for y in range(2))\n" +
+		"png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 3, 2, 8, 2, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b'')\n" +
+		"open('chart.png', 'wb').write(png)\n" +
+		"open('fake.png', 'w').write('text')\n" +
+		"print(png.hex())"
+	res, out := c.run("", code)
+	want, err := hex.DecodeString(strings.TrimSpace(out.Stdout))
+	if err != nil || len(out.Files) != 2 {
+		t.Fatalf("%+v", out)
+	}
+	var images []*mcp.ImageContent
+	var resources []string
+	for _, content := range res.Content {
+		switch x := content.(type) {
+		case *mcp.ImageContent:
+			images = append(images, x)
+		case *mcp.EmbeddedResource:
+			resources = append(resources, string(x.Resource.Blob))
+		}
+	}
+	if len(images) != 1 || images[0].MIMEType != "image/png" || !bytes.Equal(images[0].Data, want) {
+		t.Fatalf("images %+v", images)
+	}
+	if img, err := png.Decode(bytes.NewReader(images[0].Data)); err != nil || img.Bounds().Dx() != 3 {
+		t.Errorf("the image does not decode: %v", err)
+	}
+	if len(resources) != 1 || resources[0] != "text" || out.Files[1].Filename != "fake.png" || !out.Files[1].Embedded {
+		t.Errorf("fake.png: %q; files %+v", resources, out.Files)
 	}
 }

@@ -40,6 +40,9 @@ type Capabilities struct {
 	// OutputFiles reports whether results list the files each call
 	// produced (Result.Files), each retrievable by GetOutputFile.
 	OutputFiles bool
+	// InlineImages is the number of images (InlineImageType) a result
+	// carries inline at most (OutputFile.Data); 0 when results carry none.
+	InlineImages int
 	// Snapshots reports whether sessions can be saved and restored
 	// (SessionSnapshots). The Port fills it in: it depends on the
 	// driver and on the Port's configuration (a snapshot key).

@@ -1,6 +1,7 @@
 package port
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"time"
@@ -234,6 +235,37 @@ type OutputFile struct {
 	// Filename is the file's path relative to the workspace root, with
 	// forward slashes.
 	Filename string
+	// MediaType and Size describe the file as the call left it, when the
+	// backend reports them ("" and 0 when it does not).
+	MediaType string
+	Size      int64
+	// Data is the whole file, inline, for an image a notebook would show
+	// (InlineImageType: PNG, JPEG, GIF or WebP, by its bytes) while
+	// the call's images stay within the backend's inline bound: a chart
+	// comes back with the result that drew it. nil for every other file,
+	// and for images over the bound (the result's stderr says which);
+	// GetOutputFile opens any of them.
+	Data []byte
+}
+
+// InlineImageType is the media type of an image a result may carry inline
+// (OutputFile.Data), from the first bytes of its content: PNG, JPEG, GIF
+// or WebP, the raster formats notebooks, MCP clients and model APIs
+// display; "" for anything else. The signatures are those of the formats'
+// specifications (and of the WHATWG MIME sniffing standard); 14 bytes
+// decide.
+func InlineImageType(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head, []byte("\xff\xd8\xff")):
+		return "image/jpeg"
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "image/gif"
+	case len(head) >= 14 && string(head[:4]) == "RIFF" && string(head[8:14]) == "WEBPVP":
+		return "image/webp"
+	}
+	return ""
 }
 
 // FileInfo describes a workspace file.

@@ -110,7 +110,7 @@ func ServeWorker(opts ...WorkerOption) error {
 		return err
 	}
 	srv := &workerServer{port: a}
-	maxMsg := maxMessage(cfg.Limits())
+	maxMsg := maxMessage(cfg.Limits(), cfg.InlineImageBytes)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: h,
 		Plugins:         plugin.PluginSet{"port": &grpcPlugin{server: srv}},

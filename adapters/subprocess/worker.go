@@ -92,10 +92,10 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 
 // maxMessage bounds one message of the worker protocol: a result carries
 // up to two output streams of the output limit, which JSON may escape up
-// to six times over. The transport refuses (never truncates) anything
-// bigger.
-func maxMessage(lim port.Limits) int {
-	return int(max(8*(2*lim.OutputBytes+lim.SourceBytes)+1<<20, 16<<20))
+// to six times over, and up to inlineImages bytes of images, in base64.
+// The transport refuses (never truncates) anything bigger.
+func maxMessage(lim port.Limits, inlineImages int64) int {
+	return int(max(8*(2*lim.OutputBytes+lim.SourceBytes)+2*inlineImages+1<<20, 16<<20))
 }
 
 // startWorker starts a worker process and connects to it. A warm worker
@@ -155,7 +155,7 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 			Output: &stderrLog{log: log.With("source", "go-plugin")},
 		}),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.Limits())), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.Limits()))),
+			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.Limits(), a.cfg.InlineImageBytes)), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.Limits(), a.cfg.InlineImageBytes))),
 			grpc.WithChainUnaryInterceptor(injectUnary), grpc.WithChainStreamInterceptor(injectStream)},
 	})
 	started := make(chan error, 1)

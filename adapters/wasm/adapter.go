@@ -545,6 +545,7 @@ func Capabilities(s Settings) port.Capabilities {
 		Limitations:        append(append(lims, py.Limitations...), s.workspaceLimitation()),
 		ShellCommands:      slices.Clone(shellCommands),
 		OutputFiles:        true,
+		InlineImages:       s.InlineImages,
 		DisplaysValues:     s.DisplayValues,
 		StreamsOutput:      true,
 		Network:            false,

@@ -49,6 +49,8 @@ type Settings struct {
 	HibernateAfter      time.Duration `json:"hibernate_after,omitempty" setting:"hibernate-after" help:"a session idle this long is saved to disk and its memory released; its next call restores it (0: never)"`
 	HibernateDir        string        `json:"hibernate_dir,omitempty" setting:"hibernate-dir" help:"directory hibernated sessions are kept in; with it, closing (SIGTERM) hibernates every live session and the next start takes them back, so sessions survive a restart (empty: in the sessions directory, ended with the process)"`
 	DisplayValues       bool          `json:"display_values" setting:"display-values" help:"show a code_execution cell's last expression as Jupyter does: its repr on stdout, and image, SVG or HTML representations (and display() calls) as produced files; false keeps stdout to what the program printed (a call can ask otherwise)"`
+	InlineImages        int           `json:"inline_images" setting:"inline-images" help:"images (PNG, JPEG, GIF, WebP) a call's result carries inline at most, so a chart comes back with the call that drew it; the others stay produced files, fetched by file id, and stderr says which (0: none inline)"`
+	InlineImageBytes    int64         `json:"inline_image_bytes" setting:"inline-image-bytes" unit:"bytes" help:"bytes of images a call's result carries inline at most (see inline-images)"`
 	// RetryAfter is the retry hint given with a capacity refusal.
 	RetryAfter time.Duration `json:"retry_after"`
 }
@@ -58,7 +60,8 @@ type Settings struct {
 // source, 100 MiB and 10,000 files and directories of workspace per
 // session, 50 MiB per uploaded file, 64 sessions, sessions reclaimed after
 // 10 minutes idle (hints up to 1 hour) or 1 hour of life, two interpreters
-// kept warm, compiled code cached under the user's cache directory.
+// kept warm, compiled code cached under the user's cache directory, up to
+// 8 images and 2 MiB of them inline in a result.
 func DefaultSettings() Settings {
 	return Settings{
 		CompilationCacheDir: DefaultCompilationCacheDir(),
@@ -78,6 +81,8 @@ func DefaultSettings() Settings {
 		WarmPoolRefill:      1,
 		RetryAfter:          time.Second,
 		DisplayValues:       true,
+		InlineImages:        8,
+		InlineImageBytes:    2 << 20,
 	}
 }
 
@@ -114,6 +119,9 @@ func (s Settings) Validate() error {
 	}
 	if s.RetryAfter <= 0 {
 		bad("the retry hint must be positive")
+	}
+	if s.InlineImages < 0 || s.InlineImageBytes < 0 || s.InlineImageBytes > maxInlineImageBytes {
+		bad("inline-images must be 0 or more, inline-image-bytes from 0 to %s", bytesize.Format(maxInlineImageBytes))
 	}
 	if s.HibernateAfter < 0 {
 		bad("hibernate-after must be 0 (never) or positive")
@@ -311,6 +319,18 @@ func (c Config) WithDisplayValues(on bool) Config { c.DisplayValues = on; return
 // compile the first time, then cached) and whose image holds both already
 // imported.
 func (c Config) WithProfile(name string) Config { c.Profile = name; return c }
+
+// WithInlineImages bounds the images a call's result carries inline
+// (port.OutputFile.Data): at most n of them, bytes in all. Images over the
+// bound stay produced files; n = 0 inlines none.
+func (c Config) WithInlineImages(n int, bytes int64) Config {
+	c.InlineImages, c.InlineImageBytes = n, bytes
+	return c
+}
+
+// maxInlineImageBytes caps inline-image-bytes: a result is one message,
+// held whole by every hop that relays it.
+const maxInlineImageBytes = 64 << 20
 
 // WithHibernation saves sessions idle for after to disk, releasing their
 // memory (0: never), in dir; a dir of their own also keeps every live

@@ -3,7 +3,10 @@ package wasm
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
+	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/port"
 )
 
@@ -25,8 +28,9 @@ const (
 // cannot list it says in res.Stderr.
 func (a *adapter) collectOutputs(s *session, res *port.Result) {
 	paths, overflow := s.ws.Changes().Take()
-	var notKept []string
+	var notKept, notInline []string
 	more := 0
+	images, imageBytes := a.cfg.InlineImages, a.cfg.InlineImageBytes
 	for _, rel := range paths {
 		if len(res.Files) == maxOutputsPerCall {
 			more++ // it may be gone; not worth a look to say "at most"
@@ -35,7 +39,24 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 		info, id, err := s.outputs.Keep(s.ws, rel)
 		switch {
 		case err == nil:
-			res.Files = append(res.Files, port.OutputFile{FileID: id, Filename: info.Path})
+			f := port.OutputFile{FileID: id, Filename: info.Path, MediaType: info.MimeType, Size: info.Size}
+			if strings.HasPrefix(f.MediaType, "image/") {
+				budget := imageBytes
+				if images == 0 {
+					budget = 0
+				}
+				switch typ, data := inlineImage(s, id, info.Size, budget); {
+				case typ == "":
+					// Not an image a result carries inline, whatever its name.
+				case data == nil:
+					notInline = append(notInline, rel)
+				default:
+					f.MediaType, f.Data = typ, data
+					images--
+					imageBytes -= int64(len(data))
+				}
+			}
+			res.Files = append(res.Files, f)
 		case errors.Is(err, port.ErrFileNotFound), errors.Is(err, port.ErrPathEscapesWorkspace):
 			// Removed or renamed away again before the call ended, or a
 			// directory now: not a produced file.
@@ -49,13 +70,55 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 	if more > 0 || overflow {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: this call wrote more files than the %d a result lists (%s not listed); list the workspace to find them]", maxOutputsPerCall, notListed(more, overflow)))
 	}
-	if len(notKept) > 0 {
-		names := fmt.Sprintf("%q", notKept[:min(len(notKept), 5)])
-		if len(notKept) > 5 {
-			names += fmt.Sprintf(" and %d more", len(notKept)-5)
-		}
-		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %s]", plural(len(notKept), "produced file was", "produced files were"), names))
+	if len(notInline) > 0 && a.cfg.InlineImages > 0 {
+		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not in this result (it carries at most %d images, %s in all): %s; fetch by file id]",
+			plural(len(notInline), "image is", "images are"), a.cfg.InlineImages, bytesize.Format(a.cfg.InlineImageBytes), someNames(notInline)))
 	}
+	if len(notKept) > 0 {
+		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %s]", plural(len(notKept), "produced file was", "produced files were"), someNames(notKept)))
+	}
+}
+
+// someNames quotes the first five names, and counts the rest.
+func someNames(names []string) string {
+	s := fmt.Sprintf("%q", names[:min(len(names), 5)])
+	if len(names) > 5 {
+		s += fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return s
+}
+
+// inlineImage looks at the kept copy id, of size bytes: when its content
+// is an image a result carries inline (port.InlineImageType), it returns
+// the content's media type, and the bytes if size is within budget. The
+// type is the content's, never the name's: a file named .png that holds
+// something else is an ordinary file.
+func inlineImage(s *session, id string, size, budget int64) (string, []byte) {
+	if size <= 0 {
+		return "", nil
+	}
+	rc, _, err := s.outputs.Open(id)
+	if err != nil {
+		return "", nil
+	}
+	defer rc.Close()
+	head := make([]byte, min(size, 14)) // what InlineImageType reads
+	if _, err := io.ReadFull(rc, head); err != nil {
+		return "", nil
+	}
+	typ := port.InlineImageType(head)
+	if typ == "" {
+		return "", nil
+	}
+	if size > budget {
+		return typ, nil
+	}
+	data := make([]byte, size)
+	copy(data, head)
+	if _, err := io.ReadFull(rc, data[len(head):]); err != nil {
+		return "", nil
+	}
+	return typ, data
 }
 
 func notListed(more int, overflow bool) string {

@@ -3,6 +3,7 @@ package wasm
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestConfigCrossesAProcessBoundaryAsJSON(t *testing.T) {
 		WithTimeouts(3*time.Second, 9*time.Second).WithMemoryLimit(96<<20).WithOutputLimit(1000).
 		WithSourceLimit(2000).WithWorkspaceLimit(3000).WithFileLimit(2500).WithMaxSessions(3).
 		WithSessionLifetimes(time.Minute, 2*time.Minute, 3*time.Minute).WithRetryAfter(7*time.Second).
-		WithWarmPool(1, []string{"json"}).WithWarmPoolRefill(0)
+		WithWarmPool(1, []string{"json"}).WithWarmPoolRefill(0).WithInlineImages(3, 5000)
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +33,22 @@ func TestConfigCrossesAProcessBoundaryAsJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"timeout":"soon"}`), &out); err == nil {
 		t.Error("a malformed duration was accepted")
+	}
+}
+
+// The inline-image bound is refused out of its range, with its name.
+func TestInlineImageSettingsAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		bytes int64
+	}{{-1, 1 << 20}, {8, -1}, {8, 65 << 20}} {
+		err := NewConfig().WithInlineImages(c.n, c.bytes).Settings.Validate()
+		if err == nil || !strings.Contains(err.Error(), "inline-images must be 0 or more, inline-image-bytes from 0 to 64MiB") {
+			t.Errorf("%d images, %d bytes: %v", c.n, c.bytes, err)
+		}
+	}
+	if err := NewConfig().WithInlineImages(0, 0).Settings.Validate(); err != nil {
+		t.Errorf("no inline images: %v", err)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/codeport/codeport/port"
 )
 
 // Prefixes of the ids a Plan carries.
@@ -183,8 +185,14 @@ func (p Plan) Item(o Outcome) Item {
 		outputs = append(outputs, ItemOutput{Type: "logs", Logs: logs})
 	}
 	for _, f := range o.Files {
-		if f.Data != nil && strings.HasPrefix(f.MimeType, "image/") {
-			outputs = append(outputs, ItemOutput{Type: "image", URL: "data:" + f.MimeType + ";base64," + base64.StdEncoding.EncodeToString(f.Data)})
+		// An image by its bytes, not its name: a file named .png that is
+		// not one is no image output. SVG is text and has no signature.
+		typ := port.InlineImageType(f.Data)
+		if typ == "" && f.Data != nil && f.MimeType == "image/svg+xml" {
+			typ = f.MimeType
+		}
+		if typ != "" {
+			outputs = append(outputs, ItemOutput{Type: "image", URL: "data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(f.Data)})
 		}
 	}
 	return p.item(status, outputs)

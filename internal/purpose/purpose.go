@@ -90,6 +90,9 @@ func Hint(c port.Capabilities, opts Options) string {
 	if c.OutputFiles {
 		b.WriteString("Files a call creates or changes in the working directory are returned with its result, so save charts, tables and reports there to hand them over. ")
 	}
+	if c.OutputFiles && c.InlineImages > 0 {
+		b.WriteString("PNG, JPEG, GIF and WebP images among them are shown with the result, as charts are in a notebook. ")
+	}
 	if c.Limits.DefaultTimeout > 0 {
 		fmt.Fprintf(&b, "Each call may run for %s", Duration(c.Limits.DefaultTimeout))
 		if c.Limits.MemoryBytes > 0 {

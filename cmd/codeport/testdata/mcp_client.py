@@ -92,6 +92,22 @@ async def exercise(client, logs):
     check([t.uri_template for t in templates] == ["codeport://sessions/{session_id}/outputs/{file_id}"], f"templates: {templates}")
     ok("reads a produced file through resources/read")
 
+    # A chart: the PNG a cell writes comes back as an image the client shows.
+    code = ("import struct, zlib\n"
+            "def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\n"
+            "rows = b''.join(b'\\x00' + bytes(range(y, y + 30)) for y in range(7))\n"
+            "open('chart.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 10, 7, 8, 2, 0, 0, 0))"
+            " + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))\n")
+    result = await call(client, "run_python", {"code": code, "session_id": sid})
+    images = [c for c in result.content if isinstance(c, types.ImageContent)]
+    check(len(images) == 1 and images[0].mime_type == "image/png", f"chart.png: {result.content!r}")
+    png = base64.b64decode(images[0].data)
+    check(png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR" and png[16:24] == bytes([0, 0, 0, 10, 0, 0, 0, 7]),
+          f"chart.png is not the 10x7 PNG written: {png[:24]!r}")
+    files = result.structured_content["files"]
+    check(len(files) == 1 and files[0]["filename"] == "chart.png" and files[0]["size"] == len(png), f"chart.png file: {files}")
+    ok("returns a PNG the cell wrote as ImageContent")
+
     # Streamed output: progress notifications (and log messages) carry the
     # output while the cell runs, before the result.
     progress = []
