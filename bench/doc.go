@@ -21,10 +21,10 @@
 // pass with -benchtime 1x; CODEPORT_BENCH_SCALE (default 1) scales the
 // sample counts.
 //
-// The scientific profile's workloads (S1 numpy matmul, S2 pandas groupby)
-// run on two peers only: inproc with --profile scientific, and native, the
-// host's CPython in a cached virtual environment with the numpy and pandas
-// versions the profile's Describe lists (installed by pip on first use;
+// The scientific profile's workloads (S1 numpy matmul, S2 pandas groupby,
+// S3 sympy integrate, S4 sympy solve) run on two peers only: inproc with
+// --profile scientific, and native, the host's CPython in a cached virtual
+// environment with the package versions the profile's Describe lists (installed by pip on first use;
 // "absent" without python3 or pip).
 //
 // Several nodes behind nginx (multinode_test.go) have workloads of their

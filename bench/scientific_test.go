@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	_ "github.com/codeport/codeport/adapters/wasm/scientific"
 	"github.com/codeport/codeport/internal/measure"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
@@ -46,12 +47,37 @@ var sciGroupby = sciWorkload{
 	reps: 15,
 }
 
+// S3: sympy's integral of sin(x)**2, its cache cleared first, so every
+// sample does the work a session's first call does.
+var sciIntegrate = sciWorkload{
+	prefix: "integrate",
+	setup:  "import sympy as sp\nx = sp.Symbol('x')",
+	code:   "sp.core.cache.clear_cache()\nprint(sp.integrate(sp.sin(x)**2, x))",
+	want:   "x/2 - sin(x)*cos(x)/2\n",
+	reps:   10,
+}
+
+// S4: sympy solving a quadratic with irrational roots, the same way.
+var sciSolve = sciWorkload{
+	prefix: "solve",
+	setup:  "import sympy as sp\nx = sp.Symbol('x')",
+	code:   "sp.core.cache.clear_cache()\nprint(sp.solve(x**2 - 5*x + 2, x))",
+	want:   "[5/2 - sqrt(17)/2, sqrt(17)/2 + 5/2]\n",
+	reps:   10,
+}
+
 // BenchmarkS1Matmul: numpy's 200×200 matrix product in the scientific
 // profile, in process, beside native CPython with the same numpy.
 func BenchmarkS1Matmul(b *testing.B) { benchScientific(b, sciMatmul) }
 
 // BenchmarkS2Groupby: a pandas groupby over 10**5 rows, the same way.
 func BenchmarkS2Groupby(b *testing.B) { benchScientific(b, sciGroupby) }
+
+// BenchmarkS3SympyIntegrate: a symbolic integral, the same way.
+func BenchmarkS3SympyIntegrate(b *testing.B) { benchScientific(b, sciIntegrate) }
+
+// BenchmarkS4SympySolve: a quadratic solved symbolically, the same way.
+func BenchmarkS4SympySolve(b *testing.B) { benchScientific(b, sciSolve) }
 
 // benchScientific runs w on two peers: "inproc" (the in-process adapter
 // with the scientific profile; each sample is one Execute, as a client

@@ -15,6 +15,7 @@ func packageChecks() []Check {
 		{"packages/listed-import", check(packagesListedImport)},
 		{"packages/numpy", check(packagesNumpy)},
 		{"packages/pandas", check(packagesPandas)},
+		{"packages/sympy", check(packagesSympy)},
 	}
 }
 
@@ -109,5 +110,39 @@ func packagesPandas(e *env) {
 		"{'north': 47.5, 'south': 52.5}\n")
 	if got := e.readText(id, "revenue.csv"); got != "region,revenue\nnorth,47.5\nsouth,52.5\n" {
 		e.t.Errorf("revenue.csv reads %q", clip(got))
+	}
+}
+
+// packagesSympy: integration, equation systems, simplification, limits,
+// series, matrices, an ODE and mpmath's precision, each as CPython prints
+// it natively with the same sympy, and an expression written to the
+// workspace.
+func packagesSympy(e *env) {
+	e.requireTool(port.ToolCodeExecution)
+	e.requirePackage("sympy")
+	id := e.session()
+	e.expectStdout(id, "import sympy as sp\n"+
+		"x, y = sp.symbols('x y')\n"+
+		"print(sp.integrate(sp.sin(x)**2, x))\n"+
+		"print(sp.solve(x**2 - 5*x + 6, x), sp.solve([x + y - 3, x - y - 1], [x, y]))\n"+
+		"print(sp.simplify(sp.sin(x)**2 + sp.cos(x)**2), sp.factor(x**3 - y**3), sp.expand((x + 1)**3))\n"+
+		"print(sp.limit(sp.sin(x)/x, x, 0), sp.series(sp.exp(x), x, 0, 4), sp.diff(sp.atan(x), x))\n"+
+		"print(sp.Matrix([[2, 1], [1, 3]]).eigenvals(), sp.Matrix([[1, 2], [3, 4]]).det())\n"+
+		"print(sp.dsolve(sp.Derivative(sp.Function('f')(x), x) - sp.Function('f')(x)))\n"+
+		"print(sp.N(sp.pi, 30), sp.isprime(2**61 - 1), sp.latex(sp.Integral(sp.exp(-x**2), (x, 0, sp.oo))))\n"+
+		"import mpmath\n"+
+		"mpmath.mp.dps = 40\n"+
+		"print(mpmath.quad(lambda t: mpmath.exp(-t**2), [-mpmath.inf, mpmath.inf]) ** 2)\n"+
+		"_ = open('sympy-result.txt', 'w').write(sp.srepr(sp.integrate(x * sp.exp(x), x)))\n",
+		"x/2 - sin(x)*cos(x)/2\n"+
+			"[2, 3] {x: 2, y: 1}\n"+
+			"1 (x - y)*(x**2 + x*y + y**2) x**3 + 3*x**2 + 3*x + 1\n"+
+			"1 1 + x + x**2/2 + x**3/6 + O(x**4) 1/(x**2 + 1)\n"+
+			"{5/2 - sqrt(5)/2: 1, sqrt(5)/2 + 5/2: 1} -2\n"+
+			"Eq(f(x), C1*exp(x))\n"+
+			"3.14159265358979323846264338328 True \\int\\limits_{0}^{\\infty} e^{- x^{2}}\\, dx\n"+
+			"3.141592653589793238462643383279502884197\n")
+	if got := e.readText(id, "sympy-result.txt"); got != "Mul(Add(Symbol('x'), Integer(-1)), exp(Symbol('x')))" {
+		e.t.Errorf("sympy-result.txt reads %q", clip(got))
 	}
 }

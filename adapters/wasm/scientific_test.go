@@ -31,7 +31,8 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 	}
 	hint := purpose.Hint(caps, purpose.Options{})
 	for _, p := range []port.Package{{Name: "numpy", Version: "2.2.6"}, {Name: "pandas", Version: "2.2.3"},
-		{Name: "dateutil", Version: "2.9.0.post0"}, {Name: "pytz", Version: "2025.2"}, {Name: "six", Version: "1.17.0"}} {
+		{Name: "dateutil", Version: "2.9.0.post0"}, {Name: "pytz", Version: "2025.2"}, {Name: "six", Version: "1.17.0"},
+		{Name: "sympy", Version: "1.14.0"}, {Name: "mpmath", Version: "1.3.0"}} {
 		if !slices.Contains(caps.Packages, p) {
 			t.Errorf("packages %v, want %s %s", caps.Packages, p.Name, p.Version)
 		}
@@ -40,7 +41,7 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 		}
 	}
 	lims := strings.Join(caps.Limitations, "\n")
-	for _, want := range []string{"np.seterr(all='raise')", "32-bit", "lapack_lite", "read_parquet", "memory_map=True", "import matplotlib"} {
+	for _, want := range []string{"np.seterr(all='raise')", "32-bit", "lapack_lite", "read_parquet", "memory_map=True", "import matplotlib", "parse_latex", "text backend"} {
 		if !strings.Contains(lims, want) {
 			t.Errorf("the limitations do not say %q:\n%s", want, lims)
 		}
@@ -48,7 +49,7 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 	id := newSession(t, a)
 	// The image holds numpy and pandas imported: a session's first cell
 	// finds them.
-	expect(t, run(t, a, id, "import sys\nprint('numpy' in sys.modules, 'pandas' in sys.modules)"), "True True\n", 0, port.OutcomeCompleted)
+	expect(t, run(t, a, id, "import sys\nprint('numpy' in sys.modules, 'pandas' in sys.modules, 'sympy' in sys.modules)"), "True True True\n", 0, port.OutcomeCompleted)
 	// No floating-point error flags: 'raise' gives inf and nan, no error.
 	expect(t, run(t, a, id, "import numpy as np, warnings\nnp.seterr(all='raise')\nwith warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n    print(np.array([1.0]) / 0, np.sqrt(np.array([-1.0])), np.float64(1e308) * 10, np.array([7]) // 0)\nprint(len(w))"),
 		"[inf] [nan] inf [0]\n0\n", 0, port.OutcomeCompleted)
@@ -63,6 +64,7 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 		{"pd.read_html('<table><tr><td>1</td></tr></table>')", "ImportError"},
 		{"pd.read_csv('t.csv', memory_map=True)", "OSError: memory_map=True needs the mmap module"},
 		{"import matplotlib", "ModuleNotFoundError: No module named 'matplotlib'"},
+		{"from sympy.parsing.latex import parse_latex\nparse_latex('x')", "ImportError: LaTeX parsing requires the antlr4 Python package"},
 	} {
 		res := run(t, a, id, c.call)
 		if res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, c.want) {
@@ -70,6 +72,10 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 		}
 	}
 	expect(t, run(t, a, id, "print(pd.read_csv('t.csv').a.sum())"), "3\n", 0, port.OutcomeCompleted)
+	// sympy plots with its text backend.
+	if res := run(t, a, id, "import sympy\nx = sympy.Symbol('x')\nsympy.plot(x**2, (x, -2, 2), size=(40, 10))"); res.ReturnCode != 0 || !strings.Contains(res.Stdout, "|") || strings.Count(res.Stdout, "\n") < 10 {
+		t.Errorf("sympy.plot: %+v", res)
+	}
 	// The bash tool's python is the same build.
 	if res := bash(t, a, id, `python -c 'import numpy, pandas; print(numpy.__version__, pandas.__version__)'`, 0); res.Stdout != "2.2.6 2.2.3\n" {
 		t.Errorf("bash python: %+v", res)

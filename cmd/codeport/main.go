@@ -32,6 +32,8 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
+	// The CLI and its worker processes offer every profile.
+	_ "github.com/codeport/codeport/adapters/wasm/scientific"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/contract/server"

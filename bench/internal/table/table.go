@@ -236,6 +236,8 @@ var rows = []row{
 var sciRows = []row{
 	{label: "S1 numpy 200×200 matmul (ms)", workload: "S1Matmul", prefix: "matmul"},
 	{label: "S2 pandas groupby, 10**5 rows (ms)", workload: "S2Groupby", prefix: "groupby"},
+	{label: "S3 sympy integrate(sin(x)**2), cache cleared (ms)", workload: "S3SympyIntegrate", prefix: "integrate"},
+	{label: "S4 sympy solve of a quadratic, cache cleared (ms)", workload: "S4SympySolve", prefix: "solve"},
 }
 
 // key is the metric a row's ratios compare: the median, or the value.

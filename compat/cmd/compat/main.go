@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	_ "github.com/codeport/codeport/adapters/wasm/scientific"
 	"github.com/codeport/codeport/compat"
 	"github.com/codeport/codeport/port"
 )

@@ -31,8 +31,9 @@
 #                             extension modules linked statically and
 #                             registered as built-in modules under their
 #                             dotted names
-#     site-scientific.zip     their Python code and pandas' pure-Python
-#                             dependencies (dateutil, pytz, six), bytecode
+#     site-scientific.zip     their Python code, pandas' pure-Python
+#                             dependencies (dateutil, pytz, six), and
+#                             sympy with mpmath, bytecode
 #                             with sources, which that entry.c puts on
 #                             sys.path after the stdlib zip, as
 #                             /usr/local/lib/site-scientific.zip
@@ -56,14 +57,15 @@
 #   * tzdata (for zoneinfo, and localtime.c's TZ) is the PyPI wheel,
 #     fetched by pip.
 #   * --profile scientific only: numpy's and pandas' sdists, fetched by pip
-#     by name; pandas' pure-Python dependencies, wheels fetched by pip with
+#     by name; pandas' pure-Python dependencies and sympy with mpmath,
+#     wheels fetched by pip with
 #     --require-hashes; the tools that build them (meson, meson-python,
 #     Cython, ninja, ...), wheels installed by pip with --require-hashes
 #     into a venv in the build directory; Debian's libc++/libc++abi for
 #     wasm32.
 #   * Upstream code is patched by patches/*.patch (small documented diffs):
 #     CPython's f-string tokenizer, sqlite's locking for WASI; with
-#     --profile scientific, numpy, pandas and pytz.
+#     --profile scientific, numpy, pandas, pytz and sympy.
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),
@@ -173,13 +175,16 @@ PANDAS_MODULES=(
   pandas._libs.tslibs.timestamps pandas._libs.tslibs.timezones pandas._libs.tslibs.tzconversion
   pandas._libs.tslibs.vectorized pandas._libs.window.aggregations pandas._libs.window.indexers
 )
-# pandas' pure-Python dependencies, wheels fetched by pip (--require-hashes)
-# and put in site-scientific.zip as they are (pytz patched, see patches/).
-# name==version sha256 of the wheel.
+# Pure-Python packages: pandas' dependencies, and sympy with the mpmath it
+# needs. Wheels fetched by pip (--require-hashes) and put in
+# site-scientific.zip as they are, less their tests/ packages (pytz and
+# sympy patched, see patches/). name==version sha256 of the wheel.
 SCI_WHEELS=(
   "python-dateutil==2.9.0.post0 a8b2bc7bffae282281c8140a97d3aa9c14da0b136dfe83f850eea9a5f7470427"
   "pytz==2025.2 5ddf76296dd8c44c26eb8f4b6f35488f3ccbf6fbbd7adee0b7262d43f0ec2f00"
   "six==1.17.0 4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"
+  "mpmath==1.3.0 a0b2b9fe80bbcd81a6647ff13108738cfb482d481d826cc0e02f5b35e5c88d2c"
+  "sympy==1.14.0 e091cc3e99d2141a0ba2847328f5479b05d94a6635cb96148ccb3f34671bd8f5"
 )
 # libc++ and libc++abi for wasm32 (numpy has C++ parts); python3-venv for
 # the tools' venv.
@@ -1387,8 +1392,9 @@ build_site_zip() {
     LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
   cp "$PANDAS_SRC/LICENSE" "$SCI_STAGE/pandas/LICENSE"
   # The wheels, as pip would install them (RECORD left out: it would not
-  # list the .pyc files added below, nor pytz's patched hash); pytz patched
-  # to read its zone files from the zip.
+  # list the .pyc files added below, nor the patched files' hashes), less
+  # their own test suites (sympy's are a third of its size); pytz patched
+  # to read its zone files from the zip, sympy to do without ctypes.
   local t w
   for t in "${SCI_WHEELS[@]}"; do
     t=${t%% *}
@@ -1396,9 +1402,10 @@ build_site_zip() {
     [ -n "$w" ] || die "no wheel for $t in $DL/sci-wheels"
     "$NATIVE_PY" -I -c 'import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
-z.extractall(sys.argv[2], [n for n in z.namelist() if not n.endswith(".dist-info/RECORD")])' "$w" "$SCI_STAGE"
+z.extractall(sys.argv[2], [n for n in z.namelist()
+               if not n.endswith(".dist-info/RECORD") and "tests" not in n.split("/")[:-1]])' "$w" "$SCI_STAGE"
   done
-  for p in "$HERE"/patches/pytz-*.patch; do
+  for p in "$HERE"/patches/pytz-*.patch "$HERE"/patches/sympy-*.patch; do
     run_logged patch -d "$SCI_STAGE" -p1 --no-backup-if-mismatch -i "$p"
   done
   run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
@@ -1420,7 +1427,8 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/site-scien
     numpy/__init__.pyc numpy/_core/__init__.pyc numpy/version.pyc numpy/__config__.pyc numpy/random/__init__.pyc \
     numpy/testing/__init__.pyc numpy/_core/tests/_natype.pyc \
     pandas/__init__.pyc pandas/_version_meson.pyc pandas/io/parsers/readers.pyc pandas/LICENSE \
-    dateutil/__init__.pyc dateutil/zoneinfo/dateutil-zoneinfo.tar.gz pytz/__init__.pyc pytz/zoneinfo/UTC six.pyc
+    dateutil/__init__.pyc dateutil/zoneinfo/dateutil-zoneinfo.tar.gz pytz/__init__.pyc pytz/zoneinfo/UTC six.pyc \
+    mpmath/__init__.pyc sympy/__init__.pyc sympy/external/gmpy.pyc sympy/integrals/integrals.pyc
 }
 
 # ---------------------------------------------------------------------------
