@@ -181,7 +181,7 @@ func scientificPython(pkgs []port.Package) (string, error) {
 		cache = os.TempDir()
 	}
 	// Describe lists import names; pip wants distribution names.
-	dist := map[string]string{"dateutil": "python-dateutil"}
+	dist := map[string]string{"dateutil": "python-dateutil", "PIL": "pillow"}
 	reqs := make([]string, len(pkgs))
 	name := "bench-venv-py" + strings.TrimSpace(string(v))
 	for i, p := range pkgs {

@@ -16,6 +16,7 @@ func packageChecks() []Check {
 		{"packages/numpy", check(packagesNumpy)},
 		{"packages/pandas", check(packagesPandas)},
 		{"packages/sympy", check(packagesSympy)},
+		{"packages/pil", check(packagesPIL)},
 	}
 }
 
@@ -31,6 +32,21 @@ func (e *env) requirePackage(name string) {
 		}
 	}
 	e.t.Skipf("Describe does not list %s", name)
+}
+
+// packageSession skips the check unless the backend offers code_execution
+// and Describe lists name, and returns a session for it.
+func (e *env) packageSession(name string) string {
+	e.requireTool(port.ToolCodeExecution)
+	e.requirePackage(name)
+	return e.session()
+}
+
+// expectFile fails the check unless the workspace file name holds want.
+func (e *env) expectFile(id, name, want string) {
+	if got := e.readText(id, name); got != want {
+		e.t.Errorf("%s reads %q, want %q", name, clip(got), clip(want))
+	}
 }
 
 // packagesListedImport: every package Describe lists imports, at the
@@ -65,9 +81,7 @@ func packagesListedImport(e *env) {
 // packagesNumpy: linear algebra, FFT, random generators (both APIs),
 // and a table saved to and loaded from the workspace.
 func packagesNumpy(e *env) {
-	e.requireTool(port.ToolCodeExecution)
-	e.requirePackage("numpy")
-	id := e.session()
+	id := e.packageSession("numpy")
 	e.expectStdout(id, "import numpy as np\n"+
 		"a = np.arange(12).reshape(3, 4)\n"+
 		"print(a.sum(), (a @ a.T).trace(), np.linalg.inv(np.eye(3) * 2)[0, 0])\n"+
@@ -86,17 +100,13 @@ func packagesNumpy(e *env) {
 		"np.savetxt('numpy-table.csv', a, delimiter=',', fmt='%d')\n"+
 		"print(np.loadtxt('numpy-table.csv', delimiter=',', dtype=int).tolist() == a.tolist())\n",
 		"66 506 0.5\nTrue 5.0\nTrue\nTrue True\nTrue True\nTrue\nTrue\n")
-	if got := e.readText(id, "numpy-table.csv"); got != "0,1,2,3\n4,5,6,7\n8,9,10,11\n" {
-		e.t.Errorf("numpy-table.csv reads %q", clip(got))
-	}
+	e.expectFile(id, "numpy-table.csv", "0,1,2,3\n4,5,6,7\n8,9,10,11\n")
 }
 
 // packagesPandas: read_csv of a workspace file, groupby, merge, and a
 // result written back.
 func packagesPandas(e *env) {
-	e.requireTool(port.ToolCodeExecution)
-	e.requirePackage("pandas")
-	id := e.session()
+	id := e.packageSession("pandas")
 	e.writeText(id, "sales.csv", "region,item,units\nnorth,a,3\nsouth,b,5\nnorth,b,4\nsouth,a,1\n")
 	e.writeText(id, "prices.csv", "item,price\na,2.5\nb,10\n")
 	e.expectStdout(id, "import pandas as pd\n"+
@@ -108,9 +118,7 @@ func packagesPandas(e *env) {
 		"print(g.to_dict())\n"+
 		"g.to_csv('revenue.csv')\n",
 		"{'north': 47.5, 'south': 52.5}\n")
-	if got := e.readText(id, "revenue.csv"); got != "region,revenue\nnorth,47.5\nsouth,52.5\n" {
-		e.t.Errorf("revenue.csv reads %q", clip(got))
-	}
+	e.expectFile(id, "revenue.csv", "region,revenue\nnorth,47.5\nsouth,52.5\n")
 }
 
 // packagesSympy: integration, equation systems, simplification, limits,
@@ -118,9 +126,7 @@ func packagesPandas(e *env) {
 // it natively with the same sympy, and an expression written to the
 // workspace.
 func packagesSympy(e *env) {
-	e.requireTool(port.ToolCodeExecution)
-	e.requirePackage("sympy")
-	id := e.session()
+	id := e.packageSession("sympy")
 	e.expectStdout(id, "import sympy as sp\n"+
 		"x, y = sp.symbols('x y')\n"+
 		"print(sp.integrate(sp.sin(x)**2, x))\n"+
@@ -142,7 +148,34 @@ func packagesSympy(e *env) {
 			"Eq(f(x), C1*exp(x))\n"+
 			"3.14159265358979323846264338328 True \\int\\limits_{0}^{\\infty} e^{- x^{2}}\\, dx\n"+
 			"3.141592653589793238462643383279502884197\n")
-	if got := e.readText(id, "sympy-result.txt"); got != "Mul(Add(Symbol('x'), Integer(-1)), exp(Symbol('x')))" {
-		e.t.Errorf("sympy-result.txt reads %q", clip(got))
+	e.expectFile(id, "sympy-result.txt", "Mul(Add(Symbol('x'), Integer(-1)), exp(Symbol('x')))")
+}
+
+// packagesPIL: Pillow draws into an image, saves it as PNG to the
+// workspace, where it is a produced file that reads back as the same
+// pixels; numpy and Pillow exchange arrays when both are listed.
+func packagesPIL(e *env) {
+	id := e.packageSession("PIL")
+	res := e.code(id, "from PIL import Image, ImageDraw\n"+
+		"im = Image.new('RGB', (40, 30), (255, 255, 255))\n"+
+		"d = ImageDraw.Draw(im)\n"+
+		"d.rectangle([5, 5, 20, 25], fill=(10, 120, 200))\n"+
+		"d.line([(0, 29), (39, 0)], fill=(0, 0, 0), width=1)\n"+
+		"im.save('pil-chart.png')\n"+
+		"back = Image.open('pil-chart.png')\n"+
+		"print(back.size, back.mode, back.getpixel((10, 10)), back.getpixel((35, 25)), list(back.getdata()) == list(im.getdata()))\n")
+	if res.ReturnCode != 0 || res.Stdout != "(40, 30) RGB (10, 120, 200) (255, 255, 255) True\n" {
+		e.t.Fatalf("drawing and saving: return code %d, stdout %q, stderr %q", res.ReturnCode, clip(res.Stdout), clip(res.Stderr))
 	}
+	if caps, err := e.describe(); err == nil && caps.OutputFiles {
+		e.produced("a saved PNG", res, "pil-chart.png")
+	}
+	if png, _ := e.get(id, "pil-chart.png"); port.InlineImageType(png) != "image/png" {
+		e.t.Errorf("pil-chart.png is not a PNG: % x", png[:min(len(png), 16)])
+	}
+	e.requirePackage("numpy")
+	e.expectStdout(id, "import numpy as np\n"+
+		"a = np.asarray(back)\n"+
+		"print(a.shape, a.dtype, a[10, 10].tolist(), Image.fromarray(a[::2, ::2]).size)\n",
+		"(30, 40, 3) uint8 [10, 120, 200] (20, 15)\n")
 }

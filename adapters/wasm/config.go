@@ -45,7 +45,7 @@ type Settings struct {
 	WarmPool            int           `json:"warm_pool" setting:"warm-pool" help:"interpreters restored ahead of demand, so a session need not wait for one (0: off)"`
 	WarmPoolRefill      int           `json:"warm_pool_refill" setting:"warm-pool-refill" help:"interpreters the warm pool restores at once when it refills (0: fill once, never refill)"`
 	WarmModules         ModuleList    `json:"warm_modules" setting:"warm-modules" help:"comma-separated modules the interpreter image imports, so every session has them (none: import nothing; empty: the default list)"`
-	Profile             string        `json:"profile,omitempty" setting:"profile" help:"the runtime sessions run: default (CPython and its standard library) or scientific (the same CPython with numpy, pandas and sympy built in; a Go program links it by importing adapters/wasm/scientific); empty: default"`
+	Profile             string        `json:"profile,omitempty" setting:"profile" help:"the runtime sessions run: default (CPython and its standard library) or scientific (the same CPython with numpy, pandas, sympy and Pillow built in; a Go program links it by importing adapters/wasm/scientific); empty: default"`
 	HibernateAfter      time.Duration `json:"hibernate_after,omitempty" setting:"hibernate-after" help:"a session idle this long is saved to disk and its memory released; its next call restores it (0: never)"`
 	HibernateDir        string        `json:"hibernate_dir,omitempty" setting:"hibernate-dir" help:"directory hibernated sessions are kept in; with it, closing (SIGTERM) hibernates every live session and the next start takes them back, so sessions survive a restart (empty: in the sessions directory, ended with the process)"`
 	DisplayValues       bool          `json:"display_values" setting:"display-values" help:"show a code_execution cell's last expression as Jupyter does: its repr on stdout, and image, SVG or HTML representations (and display() calls) as produced files; false keeps stdout to what the program printed (a call can ask otherwise)"`
@@ -315,7 +315,7 @@ func (c Config) WithDisplayValues(on bool) Config { c.DisplayValues = on; return
 
 // WithProfile chooses the runtime sessions run (see Profiles): "default",
 // CPython and its standard library, or "scientific", the same CPython
-// with numpy, pandas and sympy built in, whose module is larger (longer to
+// with numpy, pandas, sympy and Pillow built in, whose module is larger (longer to
 // compile the first time, then cached) and whose image holds them already
 // imported. The scientific profile is linked into a program that imports
 // adapters/wasm/scientific; without it, Validate refuses the name.

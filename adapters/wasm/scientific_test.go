@@ -32,7 +32,7 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 	hint := purpose.Hint(caps, purpose.Options{})
 	for _, p := range []port.Package{{Name: "numpy", Version: "2.2.6"}, {Name: "pandas", Version: "2.2.3"},
 		{Name: "dateutil", Version: "2.9.0.post0"}, {Name: "pytz", Version: "2025.2"}, {Name: "six", Version: "1.17.0"},
-		{Name: "sympy", Version: "1.14.0"}, {Name: "mpmath", Version: "1.3.0"}} {
+		{Name: "sympy", Version: "1.14.0"}, {Name: "mpmath", Version: "1.3.0"}, {Name: "PIL", Version: "11.3.0"}} {
 		if !slices.Contains(caps.Packages, p) {
 			t.Errorf("packages %v, want %s %s", caps.Packages, p.Name, p.Version)
 		}
@@ -41,7 +41,7 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 		}
 	}
 	lims := strings.Join(caps.Limitations, "\n")
-	for _, want := range []string{"np.seterr(all='raise')", "32-bit", "lapack_lite", "read_parquet", "memory_map=True", "import matplotlib", "parse_latex", "text backend"} {
+	for _, want := range []string{"np.seterr(all='raise')", "32-bit", "lapack_lite", "read_parquet", "memory_map=True", "import matplotlib", "parse_latex", "text backend", "ImageFont.truetype", "JPEG"} {
 		if !strings.Contains(lims, want) {
 			t.Errorf("the limitations do not say %q:\n%s", want, lims)
 		}
@@ -65,6 +65,9 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 		{"pd.read_csv('t.csv', memory_map=True)", "OSError: memory_map=True needs the mmap module"},
 		{"import matplotlib", "ModuleNotFoundError: No module named 'matplotlib'"},
 		{"from sympy.parsing.latex import parse_latex\nparse_latex('x')", "ImportError: LaTeX parsing requires the antlr4 Python package"},
+		{"from PIL import Image\nImage.new('RGB', (4, 4)).save('x.jpg')", "OSError: encoder jpeg not available"},
+		{"from PIL import Image\nImage.new('RGB', (4, 4)).save('x.webp')", "ValueError: unknown file extension: .webp"},
+		{"from PIL import ImageFont\nImageFont.truetype('DejaVuSans.ttf', 12)", "ImportError: cannot import name '_imagingft'"},
 	} {
 		res := run(t, a, id, c.call)
 		if res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, c.want) {
@@ -236,4 +239,52 @@ func TestScientificLimitsHoldInsideNumpy(t *testing.T) {
 		want = "reset\n"
 	}
 	expect(t, run(t, a, id, "print(kept.sum() if 'kept' in globals() else 'reset')"), want, 0, port.OutcomeCompleted)
+}
+
+// Pillow draws, converts and saves the formats its build has, and a PNG it
+// saves comes back inline with the result. Each method below was a trap
+// ("indirect call type mismatch") before patches/pillow-11.3.0-wasi.patch
+// gave it the parameters Python calls it with.
+func TestPillowDrawsAndSaves(t *testing.T) {
+	a := scientificAdapter(t, nil)
+	id := newSession(t, a)
+	res := run(t, a, id, `from PIL import Image, ImageDraw, ImageFilter, ImageFont
+import numpy as np
+im = Image.new('RGB', (64, 48), 'white')
+d = ImageDraw.Draw(im)
+d.rectangle([4, 4, 30, 40], fill=(200, 30, 30), outline='black')
+d.line([(0, 47), (63, 0)], fill='blue', width=3)
+d.ellipse([36, 8, 60, 32], fill='green')
+d.text((34, 36), 'ok', fill='black', font=ImageFont.load_default_imagefont())
+im.save('chart.png')
+im.save('chart.gif')
+im.save('chart.bmp')
+print(Image.open('chart.png').getpixel((10, 10)), Image.open('chart.gif').mode, Image.open('chart.bmp').size)
+print(im.getextrema(), len(im.split()), im.convert('L').getprojection()[0][:4], im.im.getpalettemode() if im.mode == 'P' else '-')
+print(im.quantize(8).mode, im.convert('P', palette=Image.Palette.ADAPTIVE).mode, im.im.isblock())
+a = np.asarray(im)
+print(a.shape, a.dtype, a[10, 10].tolist(), Image.fromarray(a[::2, ::2]).size)
+print(im.filter(ImageFilter.GaussianBlur(2)).resize((32, 24)).rotate(30, expand=True).size)
+import hashlib
+png = Image.open('chart.png')
+png.load()
+print(*(hashlib.sha256(b).hexdigest()[:16] for b in (png.tobytes(), open('chart.gif', 'rb').read(), open('chart.bmp', 'rb').read())))
+`)
+	// Pillow 11.3.0 and numpy 2.2.6 from their wheels, natively (CPython
+	// 3.11), print the same: the same pixels, GIF and BMP byte for byte
+	// (with the bitmap font: native Pillow's default is a TrueType one).
+	want := "(200, 30, 30) P (64, 48)\n((0, 255), (0, 255), (0, 255)) 3 [1, 1, 1, 1] -\nP P False\n" +
+		"(48, 64, 3) uint8 [200, 30, 30] (32, 24)\n(40, 38)\n3f75216a96320645 a85273f738562c92 d06cca1556a75e2d\n"
+	if res.Stdout != want || res.ReturnCode != 0 {
+		t.Fatalf("stdout %q, stderr %s\nwant %q", res.Stdout, res.Stderr, want)
+	}
+	var png port.OutputFile
+	for _, f := range res.Files {
+		if f.Filename == "chart.png" {
+			png = f
+		}
+	}
+	if png.MediaType != "image/png" || len(png.Data) == 0 {
+		t.Errorf("chart.png does not come back inline: %+v", png)
+	}
 }

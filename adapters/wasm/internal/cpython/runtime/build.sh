@@ -27,11 +27,11 @@
 #                           and pandas linked in, written to (or, with
 #                           --check, checked against) ../scientific/runtime/:
 #     python-scientific.wasm  the reactor of entry.c built with
-#                             -DCODEPORT_SCIENTIFIC: numpy's and pandas'
-#                             extension modules linked statically and
+#                             -DCODEPORT_SCIENTIFIC: numpy's, pandas' and
+#                             Pillow's extension modules linked statically and
 #                             registered as built-in modules under their
 #                             dotted names
-#     site-scientific.zip     their Python code, pandas' pure-Python
+#     site-scientific.zip     their Python code (Pillow's PIL), pandas' pure-Python
 #                             dependencies (dateutil, pytz, six), and
 #                             sympy with mpmath, bytecode
 #                             with sources, which that entry.c puts on
@@ -56,8 +56,8 @@
 #     come and go, the upstream tarball of a stable release stays.
 #   * tzdata (for zoneinfo, and localtime.c's TZ) is the PyPI wheel,
 #     fetched by pip.
-#   * --profile scientific only: numpy's and pandas' sdists, fetched by pip
-#     by name; pandas' pure-Python dependencies and sympy with mpmath,
+#   * --profile scientific only: numpy's, pandas' and Pillow's sdists,
+#     fetched by pip by name; pandas' pure-Python dependencies and sympy with mpmath,
 #     wheels fetched by pip with
 #     --require-hashes; the tools that build them (meson, meson-python,
 #     Cython, ninja, ...), wheels installed by pip with --require-hashes
@@ -65,7 +65,7 @@
 #     wasm32.
 #   * Upstream code is patched by patches/*.patch (small documented diffs):
 #     CPython's f-string tokenizer, sqlite's locking for WASI; with
-#     --profile scientific, numpy, pandas, pytz and sympy.
+#     --profile scientific, numpy, pandas, Pillow, pytz and sympy.
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),
@@ -186,6 +186,15 @@ SCI_WHEELS=(
   "mpmath==1.3.0 a0b2b9fe80bbcd81a6647ff13108738cfb482d481d826cc0e02f5b35e5c88d2c"
   "sympy==1.14.0 e091cc3e99d2141a0ba2847328f5479b05d94a6635cb96148ccb3f34671bd8f5"
 )
+# Pillow's sdist, fetched by pip by name (its metadata prepared in pip's
+# build isolation: Pillow builds with its own setuptools backend). Its C
+# extension modules are compiled straight from the lists in its setup.py
+# (no setuptools cross build): PIL._imaging with zlib (no JPEG, TIFF,
+# WebP, FreeType or littlecms), PIL._imagingmath and PIL._imagingmorph.
+PILLOW_VERSION=11.3.0
+PILLOW_SDIST=pillow-11.3.0.tar.gz
+PILLOW_SHA256=3828ee7586cd0b2091b6209e5ad53e20d0649bbe87164a459d0676e035e8f523
+PILLOW_MODULES=(PIL._imaging PIL._imagingmath PIL._imagingmorph)
 # libc++ and libc++abi for wasm32 (numpy has C++ parts); python3-venv for
 # the tools' venv.
 SCI_DEB_PACKAGES=(libc++-19-dev-wasm32 libc++abi-19-dev-wasm32 python3-venv patch)
@@ -910,6 +919,8 @@ NUMPY_BLD=$SCI/numpy-build
 SCI_NUMPY_DEV=$SCI/numpy-dev
 PANDAS_SRC=$SCI/pandas-src
 PANDAS_BLD=$SCI/pandas-build
+PILLOW_SRC=$SCI/pillow-src
+PILLOW_BLD=$SCI/pillow-build
 SCI_STAGE=$SCI/stage
 SCI_LINK=$CROSS/codeport/scientific
 ARTIFACTS_SCI=$(cd "$HERE/.." && pwd)/scientific/runtime
@@ -941,7 +952,7 @@ sci_tools() {
 # PYTHONPATH with --no-build-isolation, answers with the sdist's own
 # PKG-INFO instead.
 fetch_sdist() {
-  local name=$1 version=$2 file=$3 want=$4 tmp
+  local name=$1 version=$2 file=$3 want=$4 isolation=${5:-} tmp
   if [ -f "$DL/$file" ] && [ "$(sha256 "$DL/$file")" = "$want" ]; then
     echo "    $file (cached)"
     return 0
@@ -974,8 +985,14 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     raise RuntimeError("build.sh only downloads this sdist")
 EOF
+  # A meson-python sdist's metadata comes from the stub above; with
+  # "isolated", pip prepares it in its build isolation (the sdist's own
+  # backend and its requirements, fetched by name; only the sdist's bytes,
+  # checked below, reach the build).
+  local noiso=--no-build-isolation
+  [ "$isolation" != isolated ] || noiso=
   run_logged env PYTHONPATH="$tmp/stub" "$HOST_PYTHON" -m pip download --no-deps --no-binary=:all: \
-    --no-build-isolation --no-cache-dir --disable-pip-version-check -d "$tmp" "$name==$version"
+    $noiso --no-cache-dir --disable-pip-version-check -d "$tmp" "$name==$version"
   [ -f "$tmp/$file" ] || die "pip did not produce $file"
   [ "$(sha256 "$tmp/$file")" = "$want" ] ||
     die "$file has sha256 $(sha256 "$tmp/$file"), want $want; refusing it"
@@ -1271,12 +1288,57 @@ build_pandas() {
   sci_modules "$PANDAS_BLD" "$SCI_GEN/rename-pandas" "$fixed" "${PANDAS_MODULES[@]}"
 }
 
+# Pillow: its extension modules compiled with the cross compiler, one
+# archive each, from the source lists of its setup.py (_IMAGING and
+# _LIB_IMAGING make PIL._imaging), with zlib; the sources of the codecs it
+# is built without (JPEG, JPEG 2000, TIFF, libimagequant, Windows DIB)
+# compile to nothing without their HAVE_* macros. Its symbols are checked
+# against numpy's, pandas' and CPython's: a clash fails the build.
+build_pillow() {
+  unpack "$DL/$PILLOW_SDIST" "$PILLOW_SRC"
+  local m src f o files p
+  for p in "$HERE"/patches/pillow-"$PILLOW_VERSION"-*.patch; do
+    run_logged patch -d "$PILLOW_SRC" -p1 --no-backup-if-mismatch -i "$p"
+  done
+  fresh "$PILLOW_BLD"
+  for m in "${PILLOW_MODULES[@]}"; do
+    case $m in
+    PIL._imaging)
+      files=$("$NATIVE_PY" -I -c 'import ast, sys
+t = ast.parse(open(sys.argv[1]).read())
+v = {n.targets[0].id: ast.literal_eval(n.value) for n in t.body
+     if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and n.targets[0].id in ("_IMAGING", "_LIB_IMAGING")}
+print("src/_imaging.c", *("src/%s.c" % x for x in v["_IMAGING"]), *("src/libImaging/%s.c" % x for x in v["_LIB_IMAGING"]))' \
+        "$PILLOW_SRC/setup.py") || die "cannot read Pillow's source lists from its setup.py"
+      ;;
+    *) files=src/${m#PIL.}.c ;;
+    esac
+    mkdir -p "$PILLOW_BLD/${m#PIL.}"
+    for src in $files; do
+      f=$PILLOW_SRC/$src
+      [ -f "$f" ] || die "Pillow has no $src"
+      o=$PILLOW_BLD/${m#PIL.}/$(echo "$src" | tr / _).o
+      run_logged $XCC $XCFLAGS -DNDEBUG -fno-strict-overflow -Werror=implicit-function-declaration \
+        -I"$SRC/cpython/Include" -I"$CROSS" -I"$PREFIX/include" -I"$PILLOW_SRC/src/libImaging" \
+        -DHAVE_LIBZ -DPILLOW_VERSION="\"$PILLOW_VERSION\"" -c "$f" -o "$o"
+    done
+    rm -f "$PILLOW_BLD/${m#PIL.}.a"
+    run_logged $XAR rcsD "$PILLOW_BLD/${m#PIL.}.a" $(cd "$PILLOW_BLD" && ls "${m#PIL.}"/*.o | LC_ALL=C sort | sed "s|^|$PILLOW_BLD/|")
+  done
+  local ours theirs clash
+  ours=$(llvm-nm-19 --defined-only "$PILLOW_BLD"/*.a 2>/dev/null | awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
+  theirs=$(llvm-nm-19 --defined-only $(find "$NUMPY_BLD" "$PANDAS_BLD" -name '*.a') "$CROSS/libpython$PY_SHORT.a" 2>/dev/null |
+    awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
+  clash=$(LC_ALL=C comm -12 <(echo "$ours") <(echo "$theirs"))
+  [ -z "$clash" ] || die "Pillow defines symbols numpy, pandas or CPython define too: $clash"
+}
+
 # The scientific reactor: link_reactor's link plus numpy (see above).
 link_scientific() {
   fresh "$SCI_LINK"
   cp "$HERE/entry.c" "$SCI_LINK/entry.c"
   local m mods libs="" archives=""
-  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" "${PANDAS_MODULES[@]}" | LC_ALL=C sort)
+  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" "${PANDAS_MODULES[@]}" "${PILLOW_MODULES[@]}" | LC_ALL=C sort)
   {
     echo "/* Generated by build.sh (--profile scientific), included by entry.c:"
     echo " * the extension modules linked into this module, by dotted name. */"
@@ -1341,6 +1403,9 @@ EOF
     libs+=$'\n'$(sed "s|^|$bld/|" "$bld/$m.libs")
   done < <(sci_specs "$NUMPY_BLD" "${NUMPY_MODULES[@]}"; sci_specs "$PANDAS_BLD" "${PANDAS_MODULES[@]}")
   libs=$(echo "$libs" | grep -v '/$' | grep . | LC_ALL=C sort -u | xargs)
+  for m in "${PILLOW_MODULES[@]}"; do
+    archives+=" $PILLOW_BLD/${m#PIL.}.a"
+  done
   cd "$CROSS"
   run_logged make -f Makefile -f codeport/scientific.mk codeport/scientific/python.wasm \
     SCI_MODULES="${archives# }" SCI_LIBS="$libs"
@@ -1391,6 +1456,9 @@ build_site_zip() {
     -type f -name '*.py' -print |
     LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
   cp "$PANDAS_SRC/LICENSE" "$SCI_STAGE/pandas/LICENSE"
+  # Pillow: its PIL package from the sdist, and its licence.
+  (cd "$PILLOW_SRC/src" && find PIL -name '*.py' | LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  cp "$PILLOW_SRC/LICENSE" "$SCI_STAGE/PIL/LICENSE"
   # The wheels, as pip would install them (RECORD left out: it would not
   # list the .pyc files added below, nor the patched files' hashes), less
   # their own test suites (sympy's are a third of its size); pytz patched
@@ -1428,7 +1496,8 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/site-scien
     numpy/testing/__init__.pyc numpy/_core/tests/_natype.pyc \
     pandas/__init__.pyc pandas/_version_meson.pyc pandas/io/parsers/readers.pyc pandas/LICENSE \
     dateutil/__init__.pyc dateutil/zoneinfo/dateutil-zoneinfo.tar.gz pytz/__init__.pyc pytz/zoneinfo/UTC six.pyc \
-    mpmath/__init__.pyc sympy/__init__.pyc sympy/external/gmpy.pyc sympy/integrals/integrals.pyc
+    mpmath/__init__.pyc sympy/__init__.pyc sympy/external/gmpy.pyc sympy/integrals/integrals.pyc \
+    PIL/__init__.pyc PIL/Image.pyc PIL/ImageDraw.pyc PIL/LICENSE
 }
 
 # ---------------------------------------------------------------------------
@@ -1470,6 +1539,7 @@ if [ "$PROFILE" = scientific ]; then
   sci_tools
   fetch_sdist numpy "$NUMPY_VERSION" "$NUMPY_SDIST" "$NUMPY_SHA256"
   fetch_sdist pandas "$PANDAS_VERSION" "$PANDAS_SDIST" "$PANDAS_SHA256"
+  fetch_sdist pillow "$PILLOW_VERSION" "$PILLOW_SDIST" "$PILLOW_SHA256" isolated
   fetch_sci_wheels
 fi
 step unpack
@@ -1501,6 +1571,8 @@ if [ "$PROFILE" = scientific ]; then
   build_numpy
   step pandas
   build_pandas
+  step pillow
+  build_pillow
   step sci-reactor
   link_scientific
   step sci-wasmpatch
