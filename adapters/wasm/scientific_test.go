@@ -66,6 +66,7 @@ func TestScientificProfileIsDescribedHonestly(t *testing.T) {
 		{"import matplotlib", "ModuleNotFoundError: No module named 'matplotlib'"},
 		{"from sympy.parsing.latex import parse_latex\nparse_latex('x')", "ImportError: LaTeX parsing requires the antlr4 Python package"},
 		{"from PIL import Image\nImage.new('RGB', (4, 4)).save('x.jpg')", "OSError: encoder jpeg not available"},
+		{"from PIL import Image\nImage.new('RGB', (4, 4)).save('x.pdf')", "OSError: encoder jpeg not available"},
 		{"from PIL import Image\nImage.new('RGB', (4, 4)).save('x.webp')", "ValueError: unknown file extension: .webp"},
 		{"from PIL import ImageFont\nImageFont.truetype('DejaVuSans.ttf', 12)", "ImportError: cannot import name '_imagingft'"},
 	} {
@@ -259,6 +260,7 @@ d.text((34, 36), 'ok', fill='black', font=ImageFont.load_default_imagefont())
 im.save('chart.png')
 im.save('chart.gif')
 im.save('chart.bmp')
+im.quantize(16).save('chart.pdf', save_all=True, append_images=[im.quantize(4)])
 print(Image.open('chart.png').getpixel((10, 10)), Image.open('chart.gif').mode, Image.open('chart.bmp').size)
 print(im.getextrema(), len(im.split()), im.convert('L').getprojection()[0][:4], im.im.getpalettemode() if im.mode == 'P' else '-')
 print(im.quantize(8).mode, im.convert('P', palette=Image.Palette.ADAPTIVE).mode, im.im.isblock())
@@ -287,4 +289,8 @@ print(*(hashlib.sha256(b).hexdigest()[:16] for b in (png.tobytes(), open('chart.
 	if png.MediaType != "image/png" || len(png.Data) == 0 {
 		t.Errorf("chart.png does not come back inline: %+v", png)
 	}
+	// The PDF has its two pages (PdfParser, patched to do without mmap,
+	// reads it back). An RGB page needs the JPEG encoder.
+	expect(t, run(t, a, id, "from PIL import PdfParser\np = PdfParser.PdfParser('chart.pdf')\nprint(open('chart.pdf', 'rb').read(5), len(p.pages))"),
+		"b'%PDF-' 2\n", 0, port.OutcomeCompleted)
 }

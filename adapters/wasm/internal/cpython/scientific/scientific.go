@@ -86,7 +86,7 @@ func limitations() []string {
 		"numpy runs without BLAS or SIMD (linear algebra uses its bundled lapack_lite): a 200x200 matrix product takes tens of milliseconds",
 		"pandas has none of its optional engines (no pyarrow, openpyxl, lxml, SQLAlchemy or scipy): read_parquet, read_excel and read_html raise ImportError; CSV, JSON, pickle and in-memory work need none of them; memory_map=True is refused (no mmap)",
 		"sympy has no optional backends: sympy.plot draws with its text backend (no matplotlib), sympy.parsing.latex.parse_latex raises ImportError (no antlr4), and nothing compiles code (autowrap, llvmjitcode); lambdify works with numpy, mpmath and math",
-		"Pillow (import PIL) is built with zlib only: PNG, GIF, BMP, ICO, PPM, TGA, PCX and uncompressed TIFF read and write; JPEG, JPEG 2000, WebP and PDF are not available (saving raises OSError or ValueError), nor TrueType fonts (ImageFont.truetype: no FreeType), so ImageDraw.text draws with the built-in bitmap font",
+		"Pillow (import PIL) is built with zlib only: PNG, GIF, BMP, ICO, PPM, TGA, PCX and uncompressed TIFF read and write; JPEG, JPEG 2000 and WebP are not available (saving raises OSError or ValueError), so PDF writes palette images only (convert with quantize() first: Pillow stores RGB, L and 1-bit pages as JPEG); nor TrueType fonts (ImageFont.truetype: no FreeType), so ImageDraw.text draws with the built-in bitmap font",
 		"matplotlib is not installed (its C++ code needs exception handling this runtime lacks): import matplotlib raises ModuleNotFoundError; to draw a chart, write an SVG file yourself",
 	}
 }
