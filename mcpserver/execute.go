@@ -97,7 +97,7 @@ func (h *handler) collectFiles(ctx context.Context, sessionID string, ephemeral 
 		if !ephemeral {
 			fo.URI = uri
 		}
-		data, info, err := h.readOutputFile(ctx, sessionID, f.FileID, min(budget, maxEmbedFileBytes))
+		data, info, err := h.producedBytes(ctx, sessionID, f, min(budget, maxEmbedFileBytes))
 		switch {
 		case info == nil:
 			// Its copy was dropped to make room, or the backend failed.

@@ -98,6 +98,19 @@ func (h *handler) readOutputFile(ctx context.Context, sessionID, fileID string, 
 	return data, &info, nil
 }
 
+// producedBytes is readOutputFile for a produced file, whose bytes, when
+// the result carried them inline (an image), are not read again.
+func (h *handler) producedBytes(ctx context.Context, sessionID string, f port.OutputFile, limit int64) ([]byte, *port.FileInfo, error) {
+	if f.Data == nil {
+		return h.readOutputFile(ctx, sessionID, f.FileID, limit)
+	}
+	info := &port.FileInfo{Path: f.Filename, Size: int64(len(f.Data)), MimeType: f.MediaType}
+	if info.Size > limit {
+		return nil, info, errTooLarge
+	}
+	return f.Data, info, nil
+}
+
 // contents is a resource's contents: text for text/* and JSON media types
 // when it is UTF-8, base64 otherwise (the SDK encodes Blob).
 func contents(uri, mimeType string, data []byte) *mcp.ResourceContents {

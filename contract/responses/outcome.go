@@ -73,7 +73,8 @@ type Outcome struct {
 	Duration time.Duration
 	// Files are the files the call produced (port.Result.Files). RunCall
 	// fetches their bytes before it ends the call's session; OutcomeOf
-	// knows only their ids and names.
+	// knows their ids and names, and the bytes of the images the result
+	// carried inline.
 	Files []ProducedFile
 }
 
@@ -81,8 +82,9 @@ type Outcome struct {
 type ProducedFile struct {
 	FileID   string
 	Filename string
-	// MimeType and Data are set when the bytes were fetched (RunCall, up
-	// to MaxFetchedBytes a call); Data is nil when they were not.
+	// MimeType and Data are set when the bytes came inline with the result
+	// or were fetched (RunCall, up to MaxFetchedBytes a call); Data is nil
+	// when they were not.
 	MimeType string
 	Data     []byte
 }
@@ -122,7 +124,12 @@ func OutcomeOf(res port.Result, err error) Outcome {
 		Duration:   res.Duration,
 	}
 	for _, f := range res.Files {
-		o.Files = append(o.Files, ProducedFile{FileID: f.FileID, Filename: f.Filename})
+		pf := ProducedFile{FileID: f.FileID, Filename: f.Filename}
+		if f.Data != nil {
+			// An image the result carries inline: no need to fetch it.
+			pf.MimeType, pf.Data = f.MediaType, f.Data
+		}
+		o.Files = append(o.Files, pf)
 	}
 	if err != nil {
 		o.Err = err

@@ -187,3 +187,21 @@ func TestSessionLostIsAFailedCallWithItsExplanation(t *testing.T) {
 		t.Fatalf("%+v %q", o, o.Explanation())
 	}
 }
+
+// An image the result carries inline reaches the item without a fetch:
+// fetchFiles asks the port (nil here: any call would panic) for none of
+// them, and the item shows it.
+func TestInlineImagesAreNotFetchedAgain(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR")
+	o := OutcomeOf(port.Result{Outcome: port.OutcomeCompleted, Files: []port.OutputFile{
+		{FileID: "file_A", Filename: "chart.png", MediaType: "image/png", Size: int64(len(png)), Data: png},
+	}}, nil)
+	fetchFiles(context.Background(), nil, "sess", o.Files)
+	if f := o.Files[0]; string(f.Data) != string(png) || f.MimeType != "image/png" {
+		t.Fatalf("file %+v", f)
+	}
+	item := Plan{}.Item(o)
+	if len(item.Outputs) != 1 || item.Outputs[0].Type != "image" {
+		t.Errorf("outputs %+v", item.Outputs)
+	}
+}

@@ -51,12 +51,17 @@ func RunCall(ctx context.Context, p port.CodeExecutionPort, plan Plan, timeout t
 const MaxFetchedBytes = 32 << 20
 
 // fetchFiles reads the produced files of a call's session, in order, while
-// their bytes fit in MaxFetchedBytes. A file that cannot be read, or does
-// not fit, keeps a nil Data.
+// their bytes fit in MaxFetchedBytes; a file whose bytes came inline is
+// not read again. A file that cannot be read, or does not fit, keeps a nil
+// Data.
 func fetchFiles(ctx context.Context, p port.CodeExecutionPort, sessionID string, files []ProducedFile) {
 	budget := int64(MaxFetchedBytes)
 	for i := range files {
 		f := &files[i]
+		if f.Data != nil {
+			budget -= int64(len(f.Data)) // came inline: held already
+			continue
+		}
 		rc, info, err := p.GetOutputFile(ctx, sessionID, f.FileID)
 		if err != nil {
 			continue
