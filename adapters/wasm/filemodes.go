@@ -20,9 +20,6 @@ import (
 // bash tool's chmod (workspace.AllowedMode).
 const fileModesModule = "codeport_fs"
 
-// maxGuestPath bounds a path handed to the functions.
-const maxGuestPath = 4096
-
 // WASI's errno numbers (wasi-libc's errno), for chmod's answers.
 const (
 	wasiEACCES       = 2
@@ -58,7 +55,7 @@ func instantiateFileModes(ctx context.Context, rt wazero.Runtime) error {
 // call without mounts, or for a path out of range.
 func mountOf(ctx context.Context, mod api.Module, ptr, size uint32) (fsys experimentalsys.FS, sub string) {
 	m, ok := ctx.Value(mountsKey{}).(mounts)
-	if !ok || size > maxGuestPath {
+	if !ok || size > workspace.MaxGuestPath {
 		return nil, ""
 	}
 	raw, ok := mod.Memory().Read(ptr, size)
@@ -72,11 +69,8 @@ func mountOf(ctx context.Context, mod api.Module, ptr, size uint32) (fsys experi
 func hostFileMode(ctx context.Context, mod api.Module, stack []uint64) {
 	fsys, sub := mountOf(ctx, mod, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
 	stack[0] = api.EncodeI32(-1)
-	if fsys == nil {
-		return
-	}
-	if st, errno := fsys.Lstat(sub); errno == 0 {
-		stack[0] = api.EncodeI32(int32(st.Mode.Perm()))
+	if fsys != nil {
+		stack[0] = api.EncodeI32(workspace.GuestPerm(fsys, sub))
 	}
 }
 
@@ -85,22 +79,13 @@ func hostFileChmod(ctx context.Context, mod api.Module, stack []uint64) {
 	size := api.DecodeU32(stack[1])
 	fsys, sub := mountOf(ctx, mod, api.DecodeU32(stack[0]), size)
 	switch {
-	case size > maxGuestPath:
+	case size > workspace.MaxGuestPath:
 		stack[0] = wasiENAMETOOLONG
-		return
-	case fsys == nil, sub == ".":
-		// Outside the mounts every file is the system's; a mount's root
-		// is the gateway's directory and keeps its mode.
-		stack[0] = wasiEPERM
-		return
+	case fsys == nil:
+		stack[0] = wasiEPERM // outside the mounts every file is the system's
+	default:
+		stack[0] = errnoOf(workspace.GuestChmod(fsys, sub, fs.FileMode(api.DecodeU32(stack[2]))))
 	}
-	st, errno := fsys.Lstat(sub)
-	if errno != 0 {
-		stack[0] = errnoOf(errno)
-		return
-	}
-	perm := workspace.AllowedMode(fs.FileMode(api.DecodeU32(stack[2])), st.Mode.IsDir())
-	stack[0] = errnoOf(fsys.Chmod(sub, perm))
 }
 
 // errnoOf is WASI's number for a file system error.

@@ -88,6 +88,36 @@ func InMount(p string, work, tmp experimentalsys.FS) (fsys experimentalsys.FS, s
 	return nil, ""
 }
 
+// MaxGuestPath bounds a guest path the host functions that read permission
+// bits and chmod accept (WASI has neither; see GuestPerm).
+const MaxGuestPath = 4096
+
+// GuestPerm is the permission bits of sub in fsys (a mount InMount found),
+// without following a link, or -1 when there is no such file: what the
+// interpreter's and the shell's host functions answer for WASI, whose file
+// status has no bits.
+func GuestPerm(fsys experimentalsys.FS, sub string) int32 {
+	st, errno := fsys.Lstat(sub)
+	if errno != 0 {
+		return -1
+	}
+	return int32(st.Mode.Perm())
+}
+
+// GuestChmod sets the permission bits of sub in fsys (a mount InMount
+// found) as AllowedMode allows, for a guest's chmod, which WASI lacks; the
+// mount's root is the gateway's directory and keeps its mode (EPERM).
+func GuestChmod(fsys experimentalsys.FS, sub string, perm fs.FileMode) experimentalsys.Errno {
+	if sub == "." {
+		return experimentalsys.EPERM
+	}
+	st, errno := fsys.Lstat(sub)
+	if errno != 0 {
+		return errno
+	}
+	return fsys.Chmod(sub, AllowedMode(perm, st.Mode.IsDir()))
+}
+
 // The modes a guest's new files and directories get (WASI gives none;
 // wazero asks for 0600 and 0700): what a program's get natively under the
 // usual umask, which the process's umask may narrow. The workspace's and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -648,5 +649,39 @@ func TestInMount(t *testing.T) {
 		if fs != want.fs || sub != want.sub {
 			t.Errorf("InMount(%q) = %v %q, want %v %q", p, fs, sub, want.fs, want.sub)
 		}
+	}
+}
+
+// GuestPerm and GuestChmod: the bits of a file or directory, set within
+// AllowedMode's rules; the mount's root keeps its mode, and a missing
+// file has no bits and cannot be chmodded.
+func TestGuestPermAndChmod(t *testing.T) {
+	dir := t.TempDir()
+	fsys := NewSysFS(dir, nil)
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sub        string
+		mode, want fs.FileMode
+	}{{"f", 0o4777, 0o755}, {"f", 0o600, 0o600}, {"d", 0o000, 0o700}, {"d", 0o750, 0o750}} {
+		if errno := GuestChmod(fsys, c.sub, c.mode); errno != 0 {
+			t.Fatalf("GuestChmod(%s, %o): %v", c.sub, c.mode, errno)
+		}
+		if got := GuestPerm(fsys, c.sub); got != int32(c.want) {
+			t.Errorf("after chmod %o, %s has bits %o, want %o", c.mode, c.sub, got, c.want)
+		}
+	}
+	if errno := GuestChmod(fsys, ".", 0o777); errno != experimentalsys.EPERM {
+		t.Errorf("chmod of the root: %v", errno)
+	}
+	if errno := GuestChmod(fsys, "missing", 0o644); errno != experimentalsys.ENOENT {
+		t.Errorf("chmod of a missing file: %v", errno)
+	}
+	if got := GuestPerm(fsys, "missing"); got != -1 {
+		t.Errorf("bits of a missing file: %o", got)
 	}
 }

@@ -162,35 +162,24 @@ func hostZone(ctx context.Context, m api.Module, stack []uint64) {
 // range.
 func (inst *instance) mounted(m api.Module, ptr, size uint32) (fsys experimentalsys.FS, sub string) {
 	raw, ok := m.Memory().Read(ptr, size)
-	if !ok || size > maxPath {
+	if !ok || size > workspace.MaxGuestPath {
 		return nil, ""
 	}
 	return workspace.InMount(string(raw), inst.workspace, inst.tmp)
 }
 
-// maxPath bounds a guest path handed to chmod or mode.
-const maxPath = 4096
-
 // chmod(ptr, size, mode) -> answer: sets the permission bits of the file
 // at the guest path, through the mount's file system (which confines it as
-// it confines every other call). WASI has no call for it.
+// it confines every other call). WASI has no call for it. The guest
+// applies the rules already; they hold here whatever it asks (the same
+// rules as Python's os.chmod).
 func hostChmod(ctx context.Context, m api.Module, stack []uint64) {
 	fsys, sub := instanceOf(ctx, m).mounted(m, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
 	if fsys == nil {
 		stack[0] = protocol.ChmodNotFound
 		return
 	}
-	// The guest applies the rules already; they hold here whatever it
-	// asks (the same rules as Python's os.chmod).
-	if sub == "." {
-		stack[0] = protocol.ChmodRefused
-		return
-	}
-	st, errno := fsys.Lstat(sub)
-	if errno == 0 {
-		errno = fsys.Chmod(sub, workspace.AllowedMode(fs.FileMode(api.DecodeU32(stack[2])), st.Mode.IsDir()))
-	}
-	switch errno {
+	switch workspace.GuestChmod(fsys, sub, fs.FileMode(api.DecodeU32(stack[2]))) {
 	case 0:
 		stack[0] = protocol.ChmodOK
 	case experimentalsys.ENOENT, experimentalsys.ENOTDIR:
@@ -207,11 +196,8 @@ func hostChmod(ctx context.Context, m api.Module, stack []uint64) {
 func hostMode(ctx context.Context, m api.Module, stack []uint64) {
 	fsys, sub := instanceOf(ctx, m).mounted(m, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
 	stack[0] = api.EncodeI32(-1)
-	if fsys == nil {
-		return
-	}
-	if st, errno := fsys.Lstat(sub); errno == 0 {
-		stack[0] = api.EncodeI32(int32(st.Mode.Perm()))
+	if fsys != nil {
+		stack[0] = api.EncodeI32(workspace.GuestPerm(fsys, sub))
 	}
 }
 
