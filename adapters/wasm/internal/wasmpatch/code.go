@@ -14,6 +14,7 @@ const (
 	opSelectTyped  = 0x1c
 	opCall         = 0x10
 	opDrop         = 0x1a
+	opLocalGet     = 0x20
 	opGlobalGet    = 0x23
 	opGlobalSet    = 0x24
 	opMemoryGrow   = 0x40

@@ -23,6 +23,36 @@ import (
 // (cpython-wasi/python.wasm); this test is skipped without it.
 const inputEnv = "CODEPORT_WASMPATCH_INPUT"
 
+// wantEnv names the file Patch must turn $CODEPORT_WASMPATCH_INPUT into,
+// byte for byte: e.g. the committed runtime/python.wasm when the input is
+// the module build.sh links before patching (out/python-linked.wasm in its
+// build directory). A change to Patch must leave a module it does not
+// concern as it was.
+const wantEnv = "CODEPORT_WASMPATCH_WANT"
+
+func TestPatchGivesTheCommittedBytes(t *testing.T) {
+	in, want := os.Getenv(inputEnv), os.Getenv(wantEnv)
+	if in == "" || want == "" {
+		t.Skip(inputEnv + " and " + wantEnv + " are not both set; set them to build.sh's out/python-linked.wasm and the committed runtime/python.wasm")
+	}
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBytes, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, stats, err := Patch(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, wantBytes) {
+		t.Fatalf("Patch(%s) differs from %s (%d bytes against %d)", in, want, len(got), len(wantBytes))
+	}
+	t.Logf("%s: %v", want, stats)
+}
+
 // TestPatchRealModule patches the module named by $CODEPORT_WASMPATCH_INPUT
 // and instantiates it with wazero's compiler: its memory after
 // InitDataFunc must equal the original's after instantiation. When it is

@@ -2,7 +2,8 @@
 // running it in process (CPython built for wasm32-wasi, in this project)
 // can stop it anywhere and start new instances from a memory image.
 //
-// Patch makes three changes, none of which moves an existing index:
+// Patch makes these changes, none of which moves an existing index (types,
+// functions, globals and exports are only appended):
 //
 //   - Interrupt checks. A new mutable i32 global, exported as
 //     InterruptGlobal, is tested at a safepoint reached from the top of
@@ -23,14 +24,32 @@
 //     restored image); InitDataFunc writes and drops them instead, in the
 //     original order. A template instance calls it once, before
 //     _initialize or _start.
+//   - Invoke dispatchers, only for a module that imports functions
+//     env.invoke_<sig>, as LLVM's Emscripten-style lowering of C++
+//     exceptions and setjmp/longjmp (-mllvm
+//     -enable-emscripten-cxx-exceptions, -enable-emscripten-sjlj) makes
+//     them: the host implements such an import, whose type is (i32 fp,
+//     T1..Tn) -> R, by calling function fp of table 0 and catching what
+//     it throws, and a host cannot call through a table. So each import
+//     gets a defined function of its own type, exported as
+//     InvokeExportPrefix followed by the name after "invoke_" (e.g.
+//     "codeport_invoke.vii"), which calls table 0's entry fp with the
+//     other arguments through call_indirect of type (T1..Tn) -> R; that
+//     type is appended to the type section when the module has none
+//     equal. An import whose first parameter is not an i32, with more
+//     than one result, imported twice, or in a module without a funcref
+//     table 0, is refused. A module without such imports is written
+//     exactly as without this step.
 //
 // DWARF custom sections (".debug_*") are dropped, since their code offsets
 // no longer hold; every other section is copied byte for byte. Patch
 // accepts the MVP with mutable globals, sign extension, non-trapping
 // float-to-int, bulk memory, reference types and multi-value: what clang
 // and wasm-ld produce for wasm32-wasi. It refuses SIMD, threads, exception
-// handling, tail calls and GC instructions, data segment offsets that are
-// not a single i32.const, and a module it patched already.
+// handling (the instructions: the Emscripten-style lowering above uses
+// none), tail calls and GC instructions, data segment offsets that are not
+// a single i32.const, export names it reserves for what it adds, and a
+// module it patched already.
 //
 // Typical use, with wazero's compiler (its interpreter reads globals in Go,
 // so setting InterruptGlobal during a call is a data race there):

@@ -26,6 +26,7 @@ func FuzzPatch(f *testing.F) {
 		globalsModule(),
 		twoSegmentModule(),
 		benchModule(),
+		invokeModule(),
 		patchedSpin,
 		wasmModule(),
 		[]byte("\x00asm"),

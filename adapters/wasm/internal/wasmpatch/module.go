@@ -1,6 +1,7 @@
 package wasmpatch
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -65,6 +66,12 @@ const (
 	externTag    = 0x04
 )
 
+// The value and reference types the patch looks at.
+const (
+	valI32     = 0x7f
+	refFuncref = 0x70
+)
+
 var header = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00} // "\0asm", version 1
 
 // section is one section of the input, by position: start is its id byte,
@@ -95,6 +102,13 @@ type dataSegment struct {
 	raw    []byte // passive only: the whole segment, copied unchanged
 }
 
+// invokeImport is one imported function env.invoke_<sig>.
+type invokeImport struct {
+	name    string // the import's name, "invoke_" included
+	typeIdx uint32
+	offset  int // of the import entry, for errors
+}
+
 // module is what Patch learns of the input before writing anything. The
 // code section is not decoded here but while it is rewritten.
 type module struct {
@@ -103,6 +117,18 @@ type module struct {
 
 	types     vecSection
 	emptyType int64 // index of the type () -> (), or -1
+	// typeKeys holds each type as encoded (form, params, results), by
+	// index: what an invoke_ dispatcher's call_indirect type is looked up
+	// by.
+	typeKeys []string
+
+	// invokes are the imported functions env.invoke_*, in import order:
+	// each gets a dispatcher (see InvokeExportPrefix).
+	invokes []invokeImport
+	// tables counts the tables, imported and defined; table0 is the
+	// element type of the first.
+	tables uint32
+	table0 byte
 
 	importedFuncs   uint32
 	importedGlobals uint32
@@ -197,6 +223,9 @@ func parseModule(in []byte) (*module, error) {
 		return nil, (&reader{buf: in, pos: len(in), where: "module"}).malformed(
 			"data count section says %d segments but data section has %d", *m.dataCount, len(m.dataSegments))
 	}
+	if err := m.checkInvokes(); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -250,7 +279,7 @@ func (m *module) parseSection(id byte, r *reader) error {
 	switch id {
 	case secTable:
 		return parseVec(r, &skipped, "table", func(uint32) error {
-			if err := readRefType(r, "table element type"); err != nil {
+			if err := m.readTableType(r); err != nil {
 				return err
 			}
 			return readLimits(r)
@@ -369,17 +398,78 @@ func (m *module) parseTypes(r *reader) error {
 		if n == [2]uint32{0, 0} && m.emptyType < 0 {
 			m.emptyType = int64(i)
 		}
+		m.typeKeys = append(m.typeKeys, string(r.buf[at:r.pos]))
 		return nil
 	})
+}
+
+// readTableType reads a table's element type, and records it if the table
+// is the module's first.
+func (m *module) readTableType(r *reader) error {
+	at := r.pos
+	if err := readRefType(r, "table element type"); err != nil {
+		return err
+	}
+	if m.tables == 0 {
+		m.table0 = r.buf[at]
+	}
+	m.tables++
+	return nil
+}
+
+// checkInvokes refuses env.invoke_ imports that cannot get a dispatcher:
+// one whose first parameter, the function pointer, is not an i32, one
+// with more than one result, a name imported twice, and any at all in a
+// module whose table 0 is missing or holds no functions.
+func (m *module) checkInvokes() error {
+	seen := map[string]bool{}
+	for _, inv := range m.invokes {
+		fail := func(kind error, format string, args ...any) error {
+			return &formatError{kind: kind, where: "import section", offset: inv.offset,
+				msg: "import " + InvokeImportModule + "." + inv.name + ": " + fmt.Sprintf(format, args...)}
+		}
+		if inv.typeIdx >= uint32(len(m.typeKeys)) {
+			return fail(ErrMalformed, "type index %d is out of range (%d types)", inv.typeIdx, len(m.typeKeys))
+		}
+		params, results := splitFuncType(m.typeKeys[inv.typeIdx])
+		switch {
+		case len(params) == 0 || params[0] != valI32:
+			return fail(ErrUnsupported, "the first parameter (the function pointer) is not an i32")
+		case len(results) > 1:
+			return fail(ErrUnsupported, "%d results; a dispatcher returns at most one", len(results))
+		case seen[inv.name]:
+			return fail(ErrUnsupported, "imported twice")
+		case m.tables == 0:
+			return fail(ErrUnsupported, "the module has no table for its dispatcher to call through")
+		case m.table0 != refFuncref:
+			return fail(ErrUnsupported, "table 0 holds %#x, not funcref, so no dispatcher can call through it", m.table0)
+		}
+		seen[inv.name] = true
+	}
+	return nil
+}
+
+// splitFuncType decodes a type as typeKeys holds it, which parseTypes
+// checked: the form 0x60, then vec(params), then vec(results).
+func splitFuncType(key string) (params, results string) {
+	r := &reader{buf: []byte(key), pos: 1, end: len(key)}
+	n, _ := r.u32("")
+	params = key[r.pos : r.pos+int(n)]
+	r.pos += int(n)
+	n, _ = r.u32("")
+	return params, key[r.pos : r.pos+int(n)]
 }
 
 func (m *module) parseImports(r *reader) error {
 	var imports vecSection
 	return parseVec(r, &imports, "import", func(uint32) error {
-		if _, err := r.name("import module name"); err != nil {
+		entry := r.pos
+		modName, err := r.name("import module name")
+		if err != nil {
 			return err
 		}
-		if _, err := r.name("import name"); err != nil {
+		name, err := r.name("import name")
+		if err != nil {
 			return err
 		}
 		at := r.pos
@@ -390,9 +480,13 @@ func (m *module) parseImports(r *reader) error {
 		switch kind {
 		case externFunc:
 			m.importedFuncs++
-			return r.skipU32("type index")
+			typeIdx, err := r.u32("type index")
+			if err == nil && modName == InvokeImportModule && strings.HasPrefix(name, InvokeImportPrefix) {
+				m.invokes = append(m.invokes, invokeImport{name: name, typeIdx: typeIdx, offset: entry})
+			}
+			return err
 		case externTable:
-			if err := readRefType(r, "table element type"); err != nil {
+			if err := m.readTableType(r); err != nil {
 				return err
 			}
 			return readLimits(r)
@@ -459,7 +553,7 @@ func (m *module) parseExports(r *reader) error {
 		case name == InterruptGlobal:
 			return &formatError{kind: ErrAlreadyPatched, where: r.where, offset: at,
 				msg: "the module already exports " + InterruptGlobal}
-		case name == InitDataFunc || strings.HasPrefix(name, GlobalExportPrefix):
+		case name == InitDataFunc || strings.HasPrefix(name, GlobalExportPrefix) || strings.HasPrefix(name, InvokeExportPrefix):
 			return &formatError{kind: ErrUnsupported, where: r.where, offset: at,
 				msg: "export name " + name + " is reserved for the names this patch adds"}
 		}

@@ -20,6 +20,23 @@ const (
 	// GlobalExportPrefix, followed by a global's decimal index, names the
 	// export of each mutable global the module did not export already.
 	GlobalExportPrefix = "codeport_global."
+	// InvokeExportPrefix, followed by what follows InvokeImportPrefix in
+	// the import's name, names the dispatcher of each imported function
+	// InvokeImportModule.InvokeImportPrefix*: "codeport_invoke.vii" for
+	// env.invoke_vii. A dispatcher has the import's type, (i32 fp, T1..Tn)
+	// -> R, and calls function fp of table 0 with T1..Tn through
+	// call_indirect of type (T1..Tn) -> R.
+	InvokeExportPrefix = "codeport_invoke."
+)
+
+// The imports that get a dispatcher: LLVM's Emscripten-style lowering of
+// C++ exceptions and setjmp/longjmp (-enable-emscripten-cxx-exceptions,
+// -enable-emscripten-sjlj) calls every function that may throw through an
+// imported env.invoke_<sig>, whose host calls the function back (through
+// the dispatcher) and catches what it throws.
+const (
+	InvokeImportModule = "env"
+	InvokeImportPrefix = "invoke_"
 )
 
 // SafepointInterval is how many loop iterations, counted across all loops,
@@ -36,15 +53,20 @@ type Stats struct {
 	DataSegments    int // active data segments made passive
 	ExportedGlobals int // mutable globals newly exported under GlobalExportPrefix
 	DroppedSections int // ".debug_*" custom sections removed
+	Invokes         int // dispatchers added for env.invoke_* imports (InvokeExportPrefix)
 	InputSize       int // bytes
 	OutputSize      int // bytes
 }
 
 // String is the one-line summary the wasmpatch command prints.
 func (s Stats) String() string {
+	invokes := ""
+	if s.Invokes > 0 {
+		invokes = fmt.Sprintf("%d invoke dispatchers added, ", s.Invokes)
+	}
 	return fmt.Sprintf("%d functions, %d loops instrumented, %d data segments made passive, %d globals exported, "+
-		"%d debug sections dropped, %d -> %d bytes",
-		s.Functions, s.Loops, s.DataSegments, s.ExportedGlobals, s.DroppedSections, s.InputSize, s.OutputSize)
+		"%d debug sections dropped, %s%d -> %d bytes",
+		s.Functions, s.Loops, s.DataSegments, s.ExportedGlobals, s.DroppedSections, invokes, s.InputSize, s.OutputSize)
 }
 
 // Patch rewrites a WebAssembly module so that a host can interrupt it and
@@ -77,6 +99,14 @@ type patcher struct {
 	safepointFunc   uint32 // index of the added safepoint function
 	initType        uint32 // their type index, () -> ()
 	exportGlobals   []uint32
+	// newTypes are the types appended to the type section, encoded: () ->
+	// () if the module lacks it, then the dispatchers' call_indirect types
+	// it lacks.
+	newTypes []string
+	// callTypes holds, per invoke_ import, the type index its dispatcher's
+	// call_indirect names; the dispatchers are the functions after the
+	// safepoint, in import order.
+	callTypes []uint32
 }
 
 func (p *patcher) write() ([]byte, error) {
@@ -91,7 +121,9 @@ func (p *patcher) write() ([]byte, error) {
 		p.initType = uint32(m.emptyType)
 	} else {
 		p.initType = m.types.count
+		p.newTypes = append(p.newTypes, emptyFuncType)
 	}
+	p.dispatcherTypes()
 	for i, mut := range m.mutable {
 		if idx := m.importedGlobals + uint32(i); mut && !m.exportedGlobals[idx] {
 			p.exportGlobals = append(p.exportGlobals, idx)
@@ -175,15 +207,20 @@ func (p *patcher) appendSection(out []byte, id byte, s *section) ([]byte, error)
 		}
 		return append(out, m.in[s.start:s.end]...), nil
 	case secType:
-		if m.emptyType >= 0 {
+		if len(p.newTypes) == 0 {
 			return append(out, m.in[s.start:s.end]...), nil
 		}
-		payload = p.appendVec(nil, m.types, 1)
-		payload = append(payload, 0x60, 0, 0)
+		payload = p.appendVec(nil, m.types, uint32(len(p.newTypes)))
+		for _, t := range p.newTypes {
+			payload = append(payload, t...)
+		}
 	case secFunction:
-		payload = p.appendVec(nil, m.funcs, 2)
+		payload = p.appendVec(nil, m.funcs, uint32(2+len(m.invokes)))
 		payload = appendU32(payload, p.initType)
 		payload = appendU32(payload, p.initType)
+		for _, inv := range m.invokes {
+			payload = appendU32(payload, inv.typeIdx) // the import's own type
+		}
 	case secGlobal:
 		payload = p.appendVec(nil, m.globals, 2)
 		// The interrupt: mutable i32, initialised to 0.
@@ -193,13 +230,18 @@ func (p *patcher) appendSection(out []byte, id byte, s *section) ([]byte, error)
 		payload = appendS32(payload, SafepointInterval)
 		payload = append(payload, opEnd)
 	case secExport:
-		payload = p.appendVec(nil, m.exports, uint32(2+len(p.exportGlobals)))
+		payload = p.appendVec(nil, m.exports, uint32(2+len(p.exportGlobals)+len(m.invokes)))
 		payload = appendExport(payload, InterruptGlobal, externGlobal, p.interruptGlobal)
 		payload = appendExport(payload, InitDataFunc, externFunc, p.initFunc)
 		for _, idx := range p.exportGlobals {
 			payload = appendExport(payload, GlobalExportPrefix+strconv.FormatUint(uint64(idx), 10), externGlobal, idx)
 		}
 		p.stats.ExportedGlobals = len(p.exportGlobals)
+		for i, inv := range m.invokes {
+			payload = appendExport(payload, InvokeExportPrefix+strings.TrimPrefix(inv.name, InvokeImportPrefix),
+				externFunc, p.safepointFunc+1+uint32(i))
+		}
+		p.stats.Invokes = len(m.invokes)
 	case secMemory:
 		if s != nil {
 			return append(out, m.in[s.start:s.end]...), nil
@@ -248,7 +290,7 @@ func (p *patcher) code() ([]byte, error) {
 	// Bodies grow by a few bytes per loop; the guess only saves copying.
 	size := m.code.end - m.code.items
 	payload := make([]byte, 0, size+size/8+64)
-	payload = appendU32(payload, m.code.count+2)
+	payload = appendU32(payload, m.code.count+uint32(2+len(m.invokes)))
 	r := &reader{buf: m.in, pos: m.code.items, end: m.code.end}
 	var body []byte
 	for i := uint32(0); i < m.code.count; i++ {
@@ -275,7 +317,76 @@ func (p *patcher) code() ([]byte, error) {
 	payload = append(payload, init...)
 	sp := safepointBody(p.budgetGlobal, p.interruptGlobal)
 	payload = appendU32(payload, uint32(len(sp)))
-	return append(payload, sp...), nil
+	payload = append(payload, sp...)
+	for i, inv := range m.invokes {
+		params, _ := splitFuncType(m.typeKeys[inv.typeIdx])
+		d := dispatcherBody(uint32(len(params)), p.callTypes[i])
+		payload = appendU32(payload, uint32(len(d)))
+		payload = append(payload, d...)
+	}
+	return payload, nil
+}
+
+// emptyFuncType is the type () -> (), encoded.
+const emptyFuncType = "\x60\x00\x00"
+
+// dispatcherTypes finds, for each invoke_ import of type (i32, T1..Tn) ->
+// R, the index of the type (T1..Tn) -> R, appending it to the type
+// section (after () -> (), if that is appended too) when the module has
+// none equal to it.
+func (p *patcher) dispatcherTypes() {
+	m := p.m
+	if len(m.invokes) == 0 {
+		return
+	}
+	index := make(map[string]uint32, len(m.typeKeys)+len(p.newTypes))
+	for i, key := range m.typeKeys {
+		if _, dup := index[key]; !dup {
+			index[key] = uint32(i)
+		}
+	}
+	for i, key := range p.newTypes {
+		index[key] = m.types.count + uint32(i)
+	}
+	for _, inv := range m.invokes {
+		params, results := splitFuncType(m.typeKeys[inv.typeIdx])
+		key := string(encodeFuncType(params[1:], results))
+		idx, ok := index[key]
+		if !ok {
+			idx = m.types.count + uint32(len(p.newTypes))
+			p.newTypes = append(p.newTypes, key)
+			index[key] = idx
+		}
+		p.callTypes = append(p.callTypes, idx)
+	}
+}
+
+func encodeFuncType(params, results string) []byte {
+	b := appendU32([]byte{0x60}, uint32(len(params)))
+	b = append(b, params...)
+	b = appendU32(b, uint32(len(results)))
+	return append(b, results...)
+}
+
+// dispatcherBody is the body of an invoke_ dispatcher of params
+// parameters (the function pointer first), which calls through table 0
+// with type callType:
+//
+//	local.get 1
+//	...
+//	local.get params-1
+//	local.get 0
+//	call_indirect callType 0
+//
+// The results of the callee are the dispatcher's.
+func dispatcherBody(params, callType uint32) []byte {
+	b := []byte{0x00} // no locals
+	for i := uint32(1); i < params; i++ {
+		b = appendU32(append(b, opLocalGet), i)
+	}
+	b = append(b, opLocalGet, 0, opCallIndirect)
+	b = appendU32(b, callType)
+	return append(b, 0x00, opEnd) // table 0
 }
 
 // initDataBody is InitDataFunc: what instantiation did for the active

@@ -14,8 +14,9 @@ var (
 	ErrMalformed = errors.New("malformed module")
 	// ErrUnsupported reports a well-formed module that uses something the
 	// rewrite cannot handle safely: SIMD, threads, exception handling, a
-	// data segment whose offset is not a constant, or an export name this
-	// package reserves.
+	// data segment whose offset is not a constant, an export name this
+	// package reserves, or an env.invoke_ import it cannot make a
+	// dispatcher for.
 	ErrUnsupported = errors.New("unsupported module")
 	// ErrAlreadyPatched reports a module that already exports
 	// InterruptGlobal. Patching twice would instrument every loop twice and

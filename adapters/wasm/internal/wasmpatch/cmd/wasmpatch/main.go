@@ -1,6 +1,7 @@
 // Command wasmpatch rewrites a WebAssembly module for the in-process
 // CPython host: a safepoint reached from every loop header, where the interrupt is checked, every mutable global
-// exported, data segments made passive. See package wasmpatch.
+// exported, data segments made passive, and a dispatcher exported for each env.invoke_* import. See package
+// wasmpatch.
 //
 // Usage:
 //
