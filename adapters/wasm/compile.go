@@ -106,7 +106,7 @@ func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledM
 	}
 	for _, py := range runtimes {
 		if err := step(CompiledModule{Name: moduleInterpreter, Profile: py.Profile, Bytes: len(py.Module)}, func() error {
-			rt, _, err := newInterpreterRuntime(ctx, py, cache, cfg.MemoryLimit)
+			rt, _, _, err := newInterpreterRuntime(ctx, py, cache, cfg.MemoryLimit)
 			if err != nil {
 				return err
 			}

@@ -45,6 +45,7 @@ type engine struct {
 	runtime     wazero.Runtime
 	rt          cpython.Runtime // the build sessions run
 	compiled    wazero.CompiledModule
+	cxx         *cxxHost // the host of its C++ exceptions; nil if it has none
 	image       *image
 	cache       wazero.CompilationCache
 	memoryBytes int64
@@ -107,11 +108,12 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 }
 
 // newInterpreterRuntime is the wazero runtime the interpreter py runs in,
-// with WASI instantiated and the module compiled (or loaded from cache).
-// Precompile and newEngine share it, so that what one puts in the cache
-// is what the other looks for: an entry's key is the module's bytes and
-// the runtime's code-generation options.
-func newInterpreterRuntime(ctx context.Context, py cpython.Runtime, cache wazero.CompilationCache, memoryBytes int64) (wazero.Runtime, wazero.CompiledModule, error) {
+// with WASI instantiated and the module compiled (or loaded from cache),
+// and the host of its C++ exceptions if it has any (cxxexceptions.go),
+// instantiated too. Precompile and newEngine share it, so that what one
+// puts in the cache is what the other looks for: an entry's key is the
+// module's bytes and the runtime's code-generation options.
+func newInterpreterRuntime(ctx context.Context, py cpython.Runtime, cache wazero.CompilationCache, memoryBytes int64) (wazero.Runtime, wazero.CompiledModule, *cxxHost, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		// A trap with debug info spends seconds building a DWARF stack
@@ -125,20 +127,30 @@ func newInterpreterRuntime(ctx context.Context, py cpython.Runtime, cache wazero
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
-		return nil, nil, fmt.Errorf("instantiate WASI: %w", err)
+		return nil, nil, nil, fmt.Errorf("instantiate WASI: %w", err)
 	}
 	if err := instantiateFileModes(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Compiling the module is the slowest part of a cold start: spread
 	// its functions over every core the process may use.
 	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), py.Module)
 	if err != nil {
 		_ = rt.Close(ctx)
-		return nil, nil, fmt.Errorf("compile runtime: %w", err)
+		return nil, nil, nil, fmt.Errorf("compile runtime: %w", err)
 	}
-	return rt, compiled, nil
+	// The default runtime imports neither env nor codeport_cxx: no host
+	// for them.
+	cxx, err := newCxxHost(compiled, py.Module)
+	if err == nil && cxx != nil {
+		err = cxx.instantiate(ctx, rt)
+	}
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, nil, nil, fmt.Errorf("set up C++ exceptions: %w", err)
+	}
+	return rt, compiled, cxx, nil
 }
 
 // newEngine compiles the interpreter py and, with withShell, the shell
@@ -174,7 +186,7 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 		}()
 	}
 	t := time.Now()
-	rt, compiled, err := newInterpreterRuntime(ctx, py, cache, memoryBytes)
+	rt, compiled, cxx, err := newInterpreterRuntime(ctx, py, cache, memoryBytes)
 	interpDur := time.Since(t)
 	prog.done(moduleInterpreter)
 	wg.Wait()
@@ -202,7 +214,7 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 		attrs = append(attrs, "shell_seconds", shellDur.Seconds())
 	}
 	logger.Info("wasm modules ready", attrs...)
-	e := &engine{runtime: rt, rt: py, compiled: compiled, cache: cache, memoryBytes: memoryBytes, shells: shells,
+	e := &engine{runtime: rt, rt: py, compiled: compiled, cxx: cxx, cache: cache, memoryBytes: memoryBytes, shells: shells,
 		root: guestroot.New(guestMounts()...)}
 	t = time.Now()
 	var notShared error
@@ -284,7 +296,7 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 		}
 		return fmt.Errorf("%w: %s: %v: %s", port.ErrRuntimeFailure, what, err, strings.TrimSpace(msg))
 	}
-	ctx = withMounts(ctx, it.mounts)
+	ctx = it.callContext(ctx)
 	for _, name := range []string{cpython.ExportInitData, cpython.ExportInitLibc} {
 		if _, err := it.mod.ExportedFunction(name).Call(ctx); err != nil {
 			return nil, nil, fail(name, err)
@@ -366,6 +378,12 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 		return nil, fmt.Errorf("%w: the runtime module lacks codeport's exports", port.ErrRuntimeFailure)
 	}
 	it.stopFlag = stop
+	if e.cxx != nil {
+		if it.cxx, err = e.cxx.newState(mod); err != nil {
+			_ = mod.Close(ctx)
+			return nil, fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
+		}
+	}
 	return it, nil
 }
 
@@ -421,12 +439,21 @@ type interpreter struct {
 	stopFlag api.MutableGlobal
 	stdout   streamCapture
 	stderr   streamCapture
+	// cxx is what its invoke_ calls keep between them (nil: the module
+	// has no C++ exceptions).
+	cxx *cxxState
 
 	// interrupt is closed when the instance is being stopped: host calls
 	// that block (sleeps) return at once.
 	interrupt chan struct{}
 	stopOnce  sync.Once
 	closeOnce sync.Once
+}
+
+// callContext is ctx for a call of the instance's exports: its host
+// functions find there the instance's mounts and C++ exception state.
+func (it *interpreter) callContext(ctx context.Context) context.Context {
+	return withCxxState(withMounts(ctx, it.mounts), it.cxx)
 }
 
 // write copies a request into the instance's buffer, where codeport_boot

@@ -62,7 +62,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	go func() {
 		// The call's context is not the caller's: a stop is the interrupt
 		// global, and the instance must never be closed under a call.
-		res, err := it.runFn.Call(withMounts(context.Background(), it.mounts), uint64(kind), uint64(len(payload)))
+		res, err := it.runFn.Call(it.callContext(context.Background()), uint64(kind), uint64(len(payload)))
 		var packed uint64
 		if len(res) > 0 {
 			packed = res[0]
@@ -114,6 +114,10 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 		case it.memoryBytes() >= memoryLimit-(4<<20):
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
 			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
+		case errors.Is(end.err, errUncaughtCxx):
+			// A crash like any other, but not a trap: say what it was.
+			r.outcome, r.returnCode = port.OutcomeProgramError, 1
+			note = "[codeport: the interpreter crashed (an uncaught C++ exception ended the call); a fresh one will run the next call (variables and imports are lost, files are kept)]"
 		default:
 			r.outcome, r.returnCode = port.OutcomeProgramError, 1
 			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(end.err))
