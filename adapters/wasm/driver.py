@@ -302,11 +302,12 @@ def _install_absent_capabilities():
         threading._start_joinable_thread = threading._start_new_thread = no_thread
 
 
-def _install_after_import():
+def _install_after_import(extra):
     # Fixes for modules a program imports later, if at all: importing them
     # here would put them in every session's memory. A finder at the front
     # of sys.meta_path finds them as the import system would and wraps
-    # their loader, so that the fix runs as their import completes.
+    # their loader, so that the fix runs as their import completes. extra
+    # are the handler's own (module name: fix).
     import errno
     import functools
 
@@ -482,7 +483,7 @@ def _install_after_import():
              "multiprocessing.context": fix_context, "platform": fix_platform,
              "zoneinfo._common": fix_zoneinfo, "socket": fix_socket,
              "_pytest.capture": fix_pytest_capture, "_pytest.faulthandler": fix_pytest_faulthandler,
-             "tarfile": fix_tarfile}
+             "tarfile": fix_tarfile, **extra}
 
     class Loader:
         def __init__(self, loader, fix):
@@ -584,7 +585,9 @@ def _make_handler():
     _install_utime()
     _install_user()
     _install_links()
-    _install_after_import()
+    # matplotlib.pyplot's show() shows figures as a notebook does (see
+    # flush_figures below; pyplot is imported after this, if at all).
+    _install_after_import({"matplotlib.pyplot": lambda m: fix_pyplot(m)})
     workspace = [0, 0]  # the workspace's limit and a directory's cost, in bytes
     _install_disk_usage(workspace)
     main = types.ModuleType("__main__")
@@ -737,6 +740,48 @@ def _make_handler():
                 f.write(data)
             return
 
+    # Figures, as Jupyter's inline backend shows them: with display on,
+    # every matplotlib figure still open when a cell ends, and every one
+    # open when the cell calls plt.show(), is saved as a PNG under
+    # /workspace/.display (returned with the call's result, as images
+    # inline within the host's bounds) and closed. With display off (and
+    # in the bash tool's python), show() is matplotlib's own and figures
+    # stay open, as in a script: savefig writes files either way.
+    def flush_figures():
+        if not rich[0]:
+            return
+        helpers = sys.modules.get("matplotlib._pylab_helpers")
+        plt = sys.modules.get("matplotlib.pyplot")
+        if helpers is None or plt is None:
+            return
+        for manager in helpers.Gcf.get_all_fig_managers():
+            fig = manager.canvas.figure
+            shown[0] += 1
+            path = "/workspace/.display/cell%d-%d.png" % (cells[0], shown[0])
+            try:
+                os.makedirs("/workspace/.display", exist_ok=True)
+                fig.savefig(path, format="png", bbox_inches="tight")
+            except Exception as e:
+                print("[codeport: figure %s could not be drawn: %s: %s]" % (manager.num, type(e).__name__, e), file=sys.stderr)
+                try:
+                    os.remove(path)  # what savefig wrote before it failed
+                except OSError:
+                    pass
+            finally:
+                plt.close(fig)
+
+    def fix_pyplot(m):
+        own = m.show
+
+        def show(*args, **kwargs):
+            if not rich[0]:
+                return own(*args, **kwargs)
+            flush_figures()
+
+        show.__doc__ = own.__doc__
+        show.__wrapped__ = own
+        m.show = show
+
     def display(*objs):
         """Show objects as a notebook would: each one's repr on stdout,
         and its image, SVG or HTML representation, if it has one, saved as
@@ -824,7 +869,12 @@ def _make_handler():
             exec(compile(tree, name, "exec", dont_inherit=True), ns)
             show(eval(compile(_ast.Expression(last.value), name, "eval", dont_inherit=True), ns))
 
-        return outcome(run)
+        r = outcome(run)
+        if len(r) == 2:  # not out of memory
+            f = outcome(flush_figures)
+            if r[0] == _OK and f[0] != _OK:
+                r = f
+        return r
 
     def run_python(payload):
         rich[0] = False  # the bash tool's python shows no rich output
@@ -926,7 +976,31 @@ def _make_handler():
             except BaseException:
                 pass
         exec(compile("print(end='')", "<warm-up>", "exec"), {"__builtins__": builtins})
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None:
+            try:
+                warm_matplotlib(plt)
+            except Exception:
+                pass
         return _OK, 0
+
+    def warm_matplotlib(plt):
+        # A figure with text and a legend, drawn and encoded as a PNG: a
+        # session's first chart then finds matplotlib's lazy imports done
+        # and its caches filled. Then every figure and every font is
+        # closed: an open font's file descriptor would not exist in the
+        # instances started from this one's memory.
+        import io
+
+        fig = plt.figure()
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [1, 0], label="warm-up")
+        ax.set_title("warm-up")
+        ax.legend()
+        fig.savefig(io.BytesIO(), format="png")
+        plt.close("all")
+        sys.modules["matplotlib.font_manager"]._get_font.cache_clear()
+        gc.collect()
 
     def session_start():
         # Every session starts from the same snapshot: state drawn from

@@ -1,7 +1,9 @@
 package cpython_test
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -68,4 +70,46 @@ func readSums(t *testing.T, path string) map[string]string {
 		sums[name] = sum
 	}
 	return sums
+}
+
+// TestMatplotlibDataIsServed: the scientific library serves matplotlib's
+// data directory beside the site zip, as files with the zip's bytes, where
+// matplotlib's get_data_path (patched) looks for it.
+func TestMatplotlibDataIsServed(t *testing.T) {
+	lib := scientific.Runtime().Lib
+	zipData, err := fs.ReadFile(lib, scientific.SiteZip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(zipData), int64(len(zipData)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	for _, f := range zr.File {
+		if !strings.HasPrefix(f.Name, scientific.MatplotlibData+"/") {
+			continue
+		}
+		want, err := fs.ReadFile(zr, f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fs.ReadFile(lib, scientific.SiteDir+"/"+f.Name)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s/%s: %d bytes, %v; the zip has %d", scientific.SiteDir, f.Name, len(got), err, len(want))
+		}
+		served++
+	}
+	if served < 100 {
+		t.Errorf("only %d files of %s are served", served, scientific.MatplotlibData)
+	}
+	for _, name := range []string{"matplotlibrc", "fonts/ttf/DejaVuSans.ttf", "stylelib/ggplot.mplstyle"} {
+		if _, err := fs.Stat(lib, scientific.SiteDir+"/"+scientific.MatplotlibData+"/"+name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Only the data: the packages' code is imported from the zip.
+	if _, err := fs.Stat(lib, scientific.SiteDir+"/matplotlib/__init__.pyc"); err == nil {
+		t.Errorf("the served directory holds more than matplotlib's data")
+	}
 }

@@ -126,12 +126,16 @@ NUMPY_SHA256=e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd
 # The build tools, installed by pip (--require-hashes) into a venv of
 # Debian's python3 (3.11, amd64: Cython and ninja are binary wheels for it).
 # numpy builds with the meson it vendors (1.5.2, with its SIMD module);
-# meson itself is here for meson-python. name==version sha256 of the wheel.
+# meson itself is here for meson-python; pybind11's and cppy's headers
+# compile contourpy, matplotlib and kiwisolver. name==version sha256 of the
+# wheel.
 SCI_TOOLS=(
   "meson==1.8.2 274b49dbe26e00c9a591442dd30f4ae9da8ce11ce53d0f4682cd10a45d50f6fd"
   "meson-python==0.18.0 3b0fe051551cc238f5febb873247c0949cd60ded556efa130aa57021804868e2"
   "ninja==1.11.1.4 096487995473320de7f65d622c3f1d16c3ad174797602218ca8c967f51ec38a0"
   "Cython==3.1.2 e05a36224e3002d48c7c1c695b3771343bd16bc57eab60d6c5d5e08f3cbbafd8"
+  "pybind11==2.13.6 237c41e29157b962835d356b370ededd57594a26d5894a795960f0047cb5caf5"
+  "cppy==1.3.1 7ca132b6ef6187384738804bd3a453d4eab7e3274df6dcd35e5d92aae3404717"
   "packaging==26.4 81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2"
   "pyproject-metadata==0.12.1 f7162d580a96386a8eb096da06215f981f547d1490f03055ef99e323bc2da427"
 )
@@ -185,6 +189,10 @@ SCI_WHEELS=(
   "six==1.17.0 4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"
   "mpmath==1.3.0 a0b2b9fe80bbcd81a6647ff13108738cfb482d481d826cc0e02f5b35e5c88d2c"
   "sympy==1.14.0 e091cc3e99d2141a0ba2847328f5479b05d94a6635cb96148ccb3f34671bd8f5"
+  "cycler==0.12.1 85cef7cff222d8644161529808465972e51340599459b8ac3ccbac5a854e0d30"
+  "fonttools==4.68.0 d76f8fdcb6936f5e1045a0c9dd721a4bf11112e60d1e243bfa1d39f06a8b3104"
+  "packaging==26.4 81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2"
+  "pyparsing==3.3.3 ece8c00a69cf01b45d0b1dedabb469c90d8caf996d4fda40f147627a122849a4"
 )
 # Pillow's sdist, fetched by pip by name (its metadata prepared in pip's
 # build isolation: Pillow builds with its own setuptools backend). Its C
@@ -195,6 +203,53 @@ PILLOW_VERSION=11.3.0
 PILLOW_SDIST=pillow-11.3.0.tar.gz
 PILLOW_SHA256=3828ee7586cd0b2091b6209e5ad53e20d0649bbe87164a459d0676e035e8f523
 PILLOW_MODULES=(PIL._imaging PIL._imagingmath PIL._imagingmorph)
+# matplotlib and the compiled packages it needs, kiwisolver and contourpy:
+# sdists fetched by pip by name (kiwisolver's metadata prepared in pip's
+# build isolation, like Pillow's), their C++ compiled straight from the
+# source lists of their build files with LLVM's Emscripten exception
+# lowering (EH_CXXFLAGS, runtime in exceptions.cpp); FreeType and qhull,
+# the C libraries matplotlib links, from Debian's orig tarballs, with the
+# setjmp/longjmp lowering (EH_SJLJFLAGS, include/setjmp.h).
+MATPLOTLIB_VERSION=3.10.9
+MATPLOTLIB_SDIST=matplotlib-3.10.9.tar.gz
+MATPLOTLIB_SHA256=fd66508e8c6877d98e586654b608a0456db8d7e8a546eb1e2600efd957302358
+# name | its extension's sources in the sdist (src/ of matplotlib's
+# src/meson.build; the Agg library of extern/agg24-svn is linked once)
+MATPLOTLIB_EXTENSIONS=(
+  "matplotlib._c_internal_utils|src/_c_internal_utils.cpp"
+  "matplotlib._image|src/_image_wrapper.cpp src/py_converters.cpp"
+  "matplotlib._path|src/_path_wrapper.cpp"
+  "matplotlib._qhull|src/_qhull_wrapper.cpp"
+  "matplotlib._tri|src/tri/_tri.cpp src/tri/_tri_wrapper.cpp"
+  "matplotlib.ft2font|src/ft2font.cpp src/ft2font_wrapper.cpp"
+  "matplotlib.backends._backend_agg|src/_backend_agg.cpp src/_backend_agg_wrapper.cpp"
+)
+MATPLOTLIB_AGG=(agg_bezier_arc agg_curves agg_image_filters agg_trans_affine agg_vcgen_contour
+  agg_vcgen_dash agg_vcgen_stroke agg_vpgen_segmentator)
+KIWISOLVER_VERSION=1.5.1
+KIWISOLVER_SDIST=kiwisolver-1.5.1.tar.gz
+KIWISOLVER_SHA256=f1303ef2eec81262a4b708c3e858afe58d7c75ad91c1c05266eda7673369859a
+CONTOURPY_VERSION=1.3.3
+CONTOURPY_SDIST=contourpy-1.3.3.tar.gz
+CONTOURPY_SHA256=083e12155b210502d0bca491432bb04d56dc3432f95a979b429f2848c3dbe880
+MATPLOTLIB_MODULES=(kiwisolver._cext contourpy._contourpy)
+for _e in "${MATPLOTLIB_EXTENSIONS[@]}"; do MATPLOTLIB_MODULES+=("${_e%%|*}"); done
+unset _e
+SCI_SOURCES=(
+  "freetype|freetype_2.13.3+dfsg.orig.tar.xz|686ec73cbf6783b245dd068a09ce807b729ac0f8a46dd70f7867923c32fdf4de"
+  "qhull|qhull_2020.2.orig.tar.gz|b5c2d7eb833278881b952c8a52d20179eab87766b00b865000469a45c1838b7e"
+)
+# FreeType's files for its default module list (include/freetype/config/
+# ftmodule.h; docs/INSTALL.ANY), under src/.
+FREETYPE_FILES=(base/ftsystem base/ftinit base/ftdebug base/ftbase base/ftbbox base/ftglyph
+  base/ftbdf base/ftbitmap base/ftcid base/ftfstype base/ftgasp base/ftgxval base/ftmm base/ftotval
+  base/ftpatent base/ftpfr base/ftstroke base/ftsynth base/fttype1 base/ftwinfnt autofit/autofit
+  bdf/bdf cff/cff cid/type1cid pcf/pcf pfr/pfr sfnt/sfnt truetype/truetype type1/type1 type42/type42
+  winfonts/winfnt smooth/smooth raster/raster sdf/sdf svg/svg gzip/ftgzip lzw/ftlzw psaux/psaux
+  pshinter/pshinter psnames/psnames cache/ftcache)
+# qhull's reentrant library, as matplotlib's subprojects/packagefiles list it.
+QHULL_FILES=(geom2_r geom_r global_r io_r libqhull_r mem_r merge_r poly2_r poly_r qset_r random_r
+  rboxlib_r stat_r usermem_r userprintf_rbox_r userprintf_r user_r)
 # libc++ and libc++abi for wasm32 (numpy has C++ parts); python3-venv for
 # the tools' venv.
 SCI_DEB_PACKAGES=(libc++-19-dev-wasm32 libc++abi-19-dev-wasm32 python3-venv patch)
@@ -462,7 +517,7 @@ fetch_all() {
 # orig FILE-PREFIX: the cached tarball whose name starts with FILE-PREFIX.
 orig() {
   local s pkg file want
-  for s in "${SOURCES[@]}"; do
+  for s in "${SOURCES[@]}" "${SCI_SOURCES[@]}"; do
     IFS='|' read -r pkg file want <<<"$s"
     case "$file" in "$1"*) echo "$DL/$file"; return 0 ;; esac
   done
@@ -786,9 +841,13 @@ while pos < len(data):
             exports[n] = (kind, leb())
     pos = end
 
-# codeport_fs: filemode.c's permission bits (adapters/wasm provides it).
-host = {("codeport_fs", "mode"), ("codeport_fs", "chmod")}
-bad = [f"{m}.{f}" for m, f, k in imports if (m != "wasi_snapshot_preview1" and (m, f) not in host) or k != 0]
+# codeport_fs: filemode.c's permission bits (adapters/wasm provides it);
+# in the scientific module, exceptions.cpp's unwinding: codeport_cxx.throw
+# and the lowering's env.invoke_<signature> trampolines.
+host = {("codeport_fs", "mode"), ("codeport_fs", "chmod"), ("codeport_cxx", "throw")}
+bad = [f"{m}.{f}" for m, f, k in imports
+       if (m != "wasi_snapshot_preview1" and (m, f) not in host
+           and not (m == "env" and f.startswith("invoke_"))) or k != 0]
 missing = sorted(want - exports.keys())
 if bad or missing:
     sys.exit(f"{sys.argv[1]}: imports outside WASI preview 1 and codeport_fs: {bad}; missing exports: {missing}")
@@ -903,10 +962,11 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/python$PY_
 #
 # Options. No threads, no SIMD (wasmpatch refuses SIMD; numpy's baseline C
 # loops, no dispatch), no BLAS/LAPACK (numpy's bundled lapack_lite), no
-# SVML, highway or x86-simd-sort. C++ is compiled with -fexceptions but
-# without WebAssembly exception handling: catch blocks are compiled out and
-# a throw ends the instance (cxx_stubs.c; Debian's libc++abi for wasm32
-# has no __cxa_throw); -Drestrict=__restrict because CPython's pthread
+# SVML, highway or x86-simd-sort. numpy's and pandas' C++ is compiled with
+# -fexceptions but without the exception lowering (EH_CXXFLAGS, which the
+# C++ of matplotlib and its dependencies gets): their catch blocks are
+# compiled out, and a throw, which no invoke_ then catches, ends the call
+# (exceptions.cpp); -Drestrict=__restrict because CPython's pthread
 # stubs header uses C's restrict. wasi-libc's long double printf/strtold
 # is linked: numpy's longdouble needs it.
 
@@ -1333,12 +1393,119 @@ print("src/_imaging.c", *("src/%s.c" % x for x in v["_IMAGING"]), *("src/libImag
   [ -z "$clash" ] || die "Pillow defines symbols numpy, pandas or CPython define too: $clash"
 }
 
+# C++ exceptions and setjmp/longjmp (see exceptions.cpp): the flags that
+# lower them to invoke_ calls the host unwinds, for C++ that throws and for
+# C that calls setjmp.
+EH_CXXFLAGS="-fexceptions -mllvm -enable-emscripten-cxx-exceptions"
+EH_SJLJFLAGS="-mllvm -enable-emscripten-sjlj -I$HERE/include"
+MPL_BLD=$SCI/mpl-build
+
+# sci_cxx OUT SOURCE FLAG...: one C++ source of an extension module.
+sci_cxx() {
+  local out=$1 src=$2
+  shift 2
+  run_logged ${XCC/clang-19/clang++-19} $XCFLAGS -DNDEBUG -std=c++17 -fvisibility=hidden $EH_CXXFLAGS \
+    -Drestrict=__restrict -I"$SRC/cpython/Include" -I"$CROSS" "$@" -c "$src" -o "$out"
+}
+
+# sci_archive_of DIR NAME: DIR/*.o (sorted) as the archive $MPL_BLD/NAME.a.
+sci_archive_of() {
+  rm -f "$MPL_BLD/$2.a"
+  run_logged $XAR rcsD "$MPL_BLD/$2.a" $(ls "$1"/*.o | LC_ALL=C sort)
+}
+
+# FreeType (its default modules and options: zlib's inflate built in, no
+# PNG, bzip2, Brotli or HarfBuzz) and qhull, as static libraries.
+build_mpl_libs() {
+  fresh "$MPL_BLD" "$SRC/freetype" "$SRC/qhull"
+  unpack "$(orig freetype_)" "$SRC/freetype"
+  unpack "$(orig qhull_)" "$SRC/qhull"
+  local f
+  mkdir -p "$MPL_BLD/freetype" "$MPL_BLD/qhull"
+  for f in "${FREETYPE_FILES[@]}"; do
+    run_logged $XCC $XCFLAGS -DNDEBUG $EH_SJLJFLAGS -DFT2_BUILD_LIBRARY -I"$SRC/freetype/include" \
+      -c "$SRC/freetype/src/$f.c" -o "$MPL_BLD/freetype/$(echo "$f" | tr / _).o"
+  done
+  sci_archive_of "$MPL_BLD/freetype" libfreetype
+  for f in "${QHULL_FILES[@]}"; do
+    run_logged $XCC $XCFLAGS -DNDEBUG $EH_SJLJFLAGS -I"$SRC/qhull/src" \
+      -c "$SRC/qhull/src/libqhull_r/$f.c" -o "$MPL_BLD/qhull/$f.o"
+  done
+  sci_archive_of "$MPL_BLD/qhull" libqhull_r
+}
+
+# kiwisolver's and contourpy's extension modules (their setup.py's and
+# src/meson.build's source lists; contourpy's threaded generator runs on
+# the calling thread, see patches/contourpy-*), and matplotlib's, each an
+# archive named after its dotted module name, with Agg as a library.
+build_matplotlib() {
+  local e m files f p src inc pyb cppy
+  # Their include directories, found without importing them (importing
+  # cppy imports setuptools, which refuses Debian's distutils).
+  pyb=$("$SCI_ENV/bin/python" -c 'import importlib.util as u; print(u.find_spec("pybind11").submodule_search_locations[0])')/include
+  cppy=$("$SCI_ENV/bin/python" -c 'import importlib.util as u; print(u.find_spec("cppy").submodule_search_locations[0])')/include
+  [ -f "$pyb/pybind11/pybind11.h" ] && [ -f "$cppy/cppy/cppy.h" ] || die "no pybind11 or cppy headers in $SCI_ENV"
+  unpack "$DL/$KIWISOLVER_SDIST" "$SCI/kiwisolver-src"
+  unpack "$DL/$CONTOURPY_SDIST" "$SCI/contourpy-src"
+  unpack "$DL/$MATPLOTLIB_SDIST" "$SCI/matplotlib-src"
+  for p in kiwisolver-"$KIWISOLVER_VERSION" contourpy-"$CONTOURPY_VERSION" matplotlib-"$MATPLOTLIB_VERSION"; do
+    for f in "$HERE"/patches/"$p"-*.patch; do
+      if [ -f "$f" ]; then
+        run_logged patch -d "$SCI/${p%%-*}-src" -p1 --no-backup-if-mismatch -i "$f"
+      fi
+    done
+  done
+  mkdir -p "$MPL_BLD/kiwisolver._cext" "$MPL_BLD/contourpy._contourpy" "$MPL_BLD/agg"
+  for f in kiwisolver constraint expression solver strength term variable; do
+    sci_cxx "$MPL_BLD/kiwisolver._cext/$f.o" "$SCI/kiwisolver-src/py/src/$f.cpp" \
+      -I"$SCI/kiwisolver-src" -I"$cppy"
+  done
+  sci_archive_of "$MPL_BLD/kiwisolver._cext" kiwisolver._cext
+  for f in chunk_local contour_generator converter fill_type line_type mpl2005_original mpl2005 mpl2014 \
+    outer_or_hole serial threaded util wrap z_interp; do
+    sci_cxx "$MPL_BLD/contourpy._contourpy/$f.o" "$SCI/contourpy-src/src/$f.cpp" \
+      -DCONTOURPY_VERSION="$CONTOURPY_VERSION" -I"$pyb"
+  done
+  sci_archive_of "$MPL_BLD/contourpy._contourpy" contourpy._contourpy
+  src=$SCI/matplotlib-src
+  # include/: qhull's header includes setjmp.h (_qhull_wrapper.cpp calls
+  # no setjmp itself).
+  inc="-I$src/extern/agg24-svn/include -I$src/src -I$SRC/freetype/include -I$SRC/qhull/src -I$HERE/include -I$pyb"
+  for f in "${MATPLOTLIB_AGG[@]}"; do
+    sci_cxx "$MPL_BLD/agg/$f.o" "$src/extern/agg24-svn/src/$f.cpp" $inc
+  done
+  sci_archive_of "$MPL_BLD/agg" libagg
+  for e in "${MATPLOTLIB_EXTENSIONS[@]}"; do
+    m=${e%%|*}
+    files=${e#*|}
+    mkdir -p "$MPL_BLD/$m"
+    for f in $files; do
+      [ -f "$src/$f" ] || die "matplotlib has no $f"
+      # -Wno-c++11-narrowing: _backend_agg_wrapper.cpp puts unsigned ints
+      # in a list of ssize_t, which is 32 bits here (they fit).
+      sci_cxx "$MPL_BLD/$m/$(basename "$f" .cpp).o" "$src/$f" $inc -Wno-c++11-narrowing \
+        -DFREETYPE_BUILD_TYPE='"system"' -DMPL_DEVNULL=/dev/null
+    done
+    sci_archive_of "$MPL_BLD/$m" "$m"
+  done
+  local ours theirs clash
+  ours=$(llvm-nm-19 --defined-only --extern-only "$MPL_BLD"/*.a 2>/dev/null |
+    awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort | uniq -d)
+  [ -z "$ours" ] || die "matplotlib's libraries define a symbol twice: $ours"
+  ours=$(llvm-nm-19 --defined-only --extern-only "$MPL_BLD"/*.a 2>/dev/null | awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
+  theirs=$(llvm-nm-19 --defined-only $(find "$NUMPY_BLD" "$PANDAS_BLD" "$PILLOW_BLD" -name '*.a') "$CROSS/libpython$PY_SHORT.a" 2>/dev/null |
+    awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
+  clash=$(LC_ALL=C comm -12 <(echo "$ours") <(echo "$theirs"))
+  [ -z "$clash" ] || die "matplotlib's libraries define symbols numpy, pandas, Pillow or CPython define too: $clash"
+}
+
 # The scientific reactor: link_reactor's link plus numpy (see above).
 link_scientific() {
   fresh "$SCI_LINK"
   cp "$HERE/entry.c" "$SCI_LINK/entry.c"
   local m mods libs="" archives=""
-  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" "${PANDAS_MODULES[@]}" "${PILLOW_MODULES[@]}" | LC_ALL=C sort)
+  mods=$(printf '%s\n' "${NUMPY_MODULES[@]}" "${PANDAS_MODULES[@]}" "${PILLOW_MODULES[@]}" "${MATPLOTLIB_MODULES[@]}" |
+    LC_ALL=C sort)
   {
     echo "/* Generated by build.sh (--profile scientific), included by entry.c:"
     echo " * the extension modules linked into this module, by dotted name. */"
@@ -1353,44 +1520,19 @@ link_scientific() {
     echo "    {NULL, NULL},"
     echo "};"
   } >"$SCI_LINK/scientific_modules.h"
-  cat >"$SCI_LINK/cxx_stubs.c" <<'EOF'
-/* Generated by build.sh (--profile scientific). C++ code (numpy's FFT,
- * sorting, string ufuncs; pandas' rolling windows) is compiled with
- * -fexceptions but without WebAssembly exception handling, so no throw can
- * be caught, and Debian's libc++abi for wasm32 has no __cxa_throw: a throw
- * ends the instance here (pocketfft throws only on bad input numpy checks
- * first; all of them throw when out of memory). */
-#include <stdio.h>
-#include <stdlib.h>
-
-void *__cxa_allocate_exception(unsigned long size) {
-    void *p = malloc(size);
-    if (p == NULL) {
-        abort();
-    }
-    return p;
-}
-
-void __cxa_throw(void *exception, void *type, void (*destructor)(void *)) {
-    (void)exception;
-    (void)type;
-    (void)destructor;
-    fputs("codeport: a C++ exception was thrown; this runtime cannot catch it\n", stderr);
-    abort();
-}
-EOF
+  cp "$HERE/exceptions.cpp" "$SCI_LINK/exceptions.cpp"
   cat >"$CROSS/codeport/scientific.mk" <<'EOF'
 # Included after CPython's Makefile: make -f Makefile -f codeport/scientific.mk
 # SCI_MODULES: the modules' archives; SCI_LIBS: the static libraries they link.
 codeport/scientific/entry.o: codeport/scientific/entry.c codeport/scientific/scientific_modules.h $(PYTHON_HEADERS)
 	$(CC) -c $(PY_STDMODULE_CFLAGS) -DCODEPORT_SCIENTIFIC -Icodeport/scientific -o $@ codeport/scientific/entry.c
 
-codeport/scientific/cxx_stubs.o: codeport/scientific/cxx_stubs.c
-	$(CC) -c $(PY_STDMODULE_CFLAGS) -o $@ codeport/scientific/cxx_stubs.c
+codeport/scientific/exceptions.o: codeport/scientific/exceptions.cpp
+	$(CC) -c -x c++ -std=c++17 -O2 -o $@ codeport/scientific/exceptions.cpp
 
-codeport/scientific/python.wasm: codeport/scientific/entry.o codeport/scientific/cxx_stubs.o $(LINK_PYTHON_DEPS)
+codeport/scientific/python.wasm: codeport/scientific/entry.o codeport/scientific/exceptions.o $(LINK_PYTHON_DEPS)
 	$(LINKCC) $(PY_CORE_LDFLAGS) $(LINKFORSHARED) -mexec-model=reactor -Wl,--fatal-warnings -o $@ \
-		codeport/scientific/entry.o codeport/scientific/cxx_stubs.o $(LINK_PYTHON_OBJS) \
+		codeport/scientific/entry.o codeport/scientific/exceptions.o $(LINK_PYTHON_OBJS) \
 		-Wl,--whole-archive $(SCI_MODULES) -Wl,--no-whole-archive $(SCI_LIBS) \
 		-lc++ -lc++abi -lc-printscan-long-double $(LIBS) $(MODLIBS) $(SYSLIBS)
 EOF
@@ -1406,6 +1548,10 @@ EOF
   for m in "${PILLOW_MODULES[@]}"; do
     archives+=" $PILLOW_BLD/${m#PIL.}.a"
   done
+  for m in "${MATPLOTLIB_MODULES[@]}"; do
+    archives+=" $MPL_BLD/$m.a"
+  done
+  libs+=" $MPL_BLD/libagg.a $MPL_BLD/libfreetype.a $MPL_BLD/libqhull_r.a"
   cd "$CROSS"
   run_logged make -f Makefile -f codeport/scientific.mk codeport/scientific/python.wasm \
     SCI_MODULES="${archives# }" SCI_LIBS="$libs"
@@ -1459,6 +1605,29 @@ build_site_zip() {
   # Pillow: its PIL package from the sdist, and its licence.
   (cd "$PILLOW_SRC/src" && find PIL -name '*.py' | LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
   cp "$PILLOW_SRC/LICENSE" "$SCI_STAGE/PIL/LICENSE"
+  # kiwisolver, contourpy and matplotlib (with mpl_toolkits and pylab):
+  # their Python code from the sdists, less tests and build files;
+  # matplotlib's _version.py as its meson.build makes it, its mpl-data
+  # with the matplotlibrc its tools/generate_matplotlibrc.py makes for the
+  # Agg backend (the only one that works here), and the licences.
+  (cd "$SCI/kiwisolver-src/py" && find kiwisolver -name '*.py' | LC_ALL=C sort |
+    tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  cp "$SCI/kiwisolver-src/LICENSE" "$SCI_STAGE/kiwisolver/LICENSE"
+  (cd "$SCI/contourpy-src/lib" && find contourpy -name '*.py' | LC_ALL=C sort |
+    tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  cp "$SCI/contourpy-src/LICENSE" "$SCI_STAGE/contourpy/LICENSE"
+  (cd "$SCI/matplotlib-src/lib" && find matplotlib mpl_toolkits pylab.py \( -name tests -o -name mpl-data \) -prune -o \
+    -name '*.py' -print | LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE")
+  echo "version = '$MATPLOTLIB_VERSION'" >"$SCI_STAGE/matplotlib/_version.py"
+  # mpl_toolkits is a namespace package, which zipimport cannot find in a
+  # zip without directory entries: an empty __init__.py makes it a package.
+  : >"$SCI_STAGE/mpl_toolkits/__init__.py"
+  (cd "$SCI/matplotlib-src/lib/matplotlib" && find mpl-data -type f ! -name meson.build ! -name matplotlibrc |
+    LC_ALL=C sort | tar -cf - --no-recursion -T - | tar -xf - -C "$SCI_STAGE/matplotlib")
+  run_logged "$NATIVE_PY" -I "$SCI/matplotlib-src/tools/generate_matplotlibrc.py" \
+    "$SCI/matplotlib-src/lib/matplotlib/mpl-data/matplotlibrc" "$SCI_STAGE/matplotlib/mpl-data/matplotlibrc" Agg
+  mkdir -p "$SCI_STAGE/matplotlib/LICENSE"
+  cp "$SCI/matplotlib-src/LICENSE"/* "$SCI_STAGE/matplotlib/LICENSE/"
   # The wheels, as pip would install them (RECORD left out: it would not
   # list the .pyc files added below, nor the patched files' hashes), less
   # their own test suites (sympy's are a third of its size); pytz patched
@@ -1497,7 +1666,12 @@ sys.exit(f"{sys.argv[1]} lacks {lack}" if lack else None)' "$WORK_OUT/site-scien
     pandas/__init__.pyc pandas/_version_meson.pyc pandas/io/parsers/readers.pyc pandas/LICENSE \
     dateutil/__init__.pyc dateutil/zoneinfo/dateutil-zoneinfo.tar.gz pytz/__init__.pyc pytz/zoneinfo/UTC six.pyc \
     mpmath/__init__.pyc sympy/__init__.pyc sympy/external/gmpy.pyc sympy/integrals/integrals.pyc \
-    PIL/__init__.pyc PIL/Image.pyc PIL/ImageDraw.pyc PIL/LICENSE
+    PIL/__init__.pyc PIL/Image.pyc PIL/ImageDraw.pyc PIL/LICENSE \
+    kiwisolver/__init__.pyc contourpy/__init__.pyc matplotlib/__init__.pyc matplotlib/_version.pyc \
+    matplotlib/pyplot.pyc matplotlib/backends/backend_agg.pyc mpl_toolkits/mplot3d/__init__.pyc \
+    matplotlib/mpl-data/matplotlibrc matplotlib/mpl-data/fonts/ttf/DejaVuSans.ttf \
+    matplotlib/mpl-data/stylelib/ggplot.mplstyle fontTools/__init__.pyc cycler/__init__.pyc \
+    pyparsing/__init__.pyc packaging/version.pyc
 }
 
 # ---------------------------------------------------------------------------
@@ -1540,6 +1714,13 @@ if [ "$PROFILE" = scientific ]; then
   fetch_sdist numpy "$NUMPY_VERSION" "$NUMPY_SDIST" "$NUMPY_SHA256"
   fetch_sdist pandas "$PANDAS_VERSION" "$PANDAS_SDIST" "$PANDAS_SHA256"
   fetch_sdist pillow "$PILLOW_VERSION" "$PILLOW_SDIST" "$PILLOW_SHA256" isolated
+  fetch_sdist matplotlib "$MATPLOTLIB_VERSION" "$MATPLOTLIB_SDIST" "$MATPLOTLIB_SHA256"
+  fetch_sdist contourpy "$CONTOURPY_VERSION" "$CONTOURPY_SDIST" "$CONTOURPY_SHA256"
+  fetch_sdist kiwisolver "$KIWISOLVER_VERSION" "$KIWISOLVER_SDIST" "$KIWISOLVER_SHA256" isolated
+  for s in "${SCI_SOURCES[@]}"; do
+    IFS='|' read -r pkg file want <<<"$s"
+    fetch_orig "$pkg" "$file" "$want"
+  done
   fetch_sci_wheels
 fi
 step unpack
@@ -1573,6 +1754,10 @@ if [ "$PROFILE" = scientific ]; then
   build_pandas
   step pillow
   build_pillow
+  step freetype-qhull
+  build_mpl_libs
+  step matplotlib
+  build_matplotlib
   step sci-reactor
   link_scientific
   step sci-wasmpatch

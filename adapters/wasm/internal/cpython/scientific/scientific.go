@@ -28,6 +28,13 @@ const Profile = "scientific"
 // puts it on sys.path after the standard library's.
 const SiteZip = "site-scientific.zip"
 
+// SiteDir is where files of SiteZip that are opened by path are served as
+// files, beside it in the library directory: SiteDir/MatplotlibData.
+const SiteDir = "site-scientific"
+
+// MatplotlibData is matplotlib's data directory inside SiteZip.
+const MatplotlibData = "matplotlib/mpl-data"
+
 //go:embed runtime/python-scientific.wasm
 var module []byte
 
@@ -38,10 +45,20 @@ var artifacts embed.FS
 // runtime's standard-library zip and SiteZip.
 func Runtime() cpython.Runtime {
 	sub, _ := fs.Sub(artifacts, "runtime") // a valid name of an embedded folder: no error
+	layers := []fs.FS{cpython.Stdlib(), sub}
+	// matplotlib's data (fonts, styles, matplotlibrc), which it opens by
+	// path, as files beside the zip (see the matplotlib datapath patch).
+	// Only a damaged embed fails here; matplotlib's import then names the
+	// missing directory, and TestMatplotlibDataIsServed fails.
+	if zipData, err := artifacts.ReadFile("runtime/" + SiteZip); err == nil {
+		if data, err := cpython.ZipDir(zipData, SiteDir, MatplotlibData); err == nil {
+			layers = append(layers, data)
+		}
+	}
 	return cpython.Runtime{
 		Profile: Profile,
 		Module:  module,
-		Lib:     cpython.Union(cpython.Stdlib(), sub),
+		Lib:     cpython.Union(layers...),
 		Packages: []port.Package{
 			{Name: "numpy", Version: NumpyVersion},
 			{Name: "pandas", Version: PandasVersion},
@@ -51,6 +68,13 @@ func Runtime() cpython.Runtime {
 			{Name: "sympy", Version: SympyVersion},
 			{Name: "mpmath", Version: "1.3.0"},
 			{Name: "PIL", Version: PillowVersion},
+			{Name: "matplotlib", Version: MatplotlibVersion},
+			{Name: "contourpy", Version: "1.3.3"},
+			{Name: "kiwisolver", Version: "1.5.1"},
+			{Name: "cycler", Version: "0.12.1"},
+			{Name: "fontTools", Version: "4.68.0"},
+			{Name: "pyparsing", Version: "3.3.3"},
+			{Name: "packaging", Version: "26.4"},
 		},
 		// pandas imports numpy, dateutil, pytz and six, sympy imports
 		// mpmath: the image holds them all imported, so no session pays the
@@ -59,8 +83,12 @@ func Runtime() cpython.Runtime {
 		// Pillow's Image and ImageDraw, and the format plugins its save and
 		// open load first (Image.preinit): a first PNG drawn and saved
 		// takes 4.6 ms instead of 28.
+		// matplotlib.pyplot with the Agg backend, which pyplot loads at
+		// the first figure: the image holds the font list matplotlib
+		// builds at its first import (reading every font it ships).
 		Warm: []string{"numpy", "pandas", "sympy", "PIL.Image", "PIL.ImageDraw",
-			"PIL.BmpImagePlugin", "PIL.GifImagePlugin", "PIL.JpegImagePlugin", "PIL.PpmImagePlugin", "PIL.PngImagePlugin"},
+			"PIL.BmpImagePlugin", "PIL.GifImagePlugin", "PIL.JpegImagePlugin", "PIL.PpmImagePlugin", "PIL.PngImagePlugin",
+			"matplotlib.pyplot", "matplotlib.backends.backend_agg"},
 		Limitations: limitations(),
 	}
 }
@@ -77,6 +105,9 @@ const PillowVersion = "11.3.0"
 // SympyVersion is the sympy release in the site zip.
 const SympyVersion = "1.14.0"
 
+// MatplotlibVersion is the matplotlib release linked in.
+const MatplotlibVersion = "3.10.9"
+
 // limitations are what the packages cannot do in this build, each checked
 // by a test of the adapter.
 func limitations() []string {
@@ -85,8 +116,9 @@ func limitations() []string {
 		"numpy's default integer is 32-bit (np.int_ and np.intp are int32 on wasm32): elementwise arithmetic on default integers wraps at 2**31, so pass dtype=np.int64 for large integers; sums and products of integer arrays accumulate in int64 as on 64-bit platforms; np.longdouble is IEEE binary128 in software",
 		"numpy runs without BLAS or SIMD (linear algebra uses its bundled lapack_lite): a 200x200 matrix product takes tens of milliseconds",
 		"pandas has none of its optional engines (no pyarrow, openpyxl, lxml, SQLAlchemy or scipy): read_parquet, read_excel and read_html raise ImportError; CSV, JSON, pickle and in-memory work need none of them; memory_map=True is refused (no mmap)",
-		"sympy has no optional backends: sympy.plot draws with its text backend (no matplotlib), sympy.parsing.latex.parse_latex raises ImportError (no antlr4), and nothing compiles code (autowrap, llvmjitcode); lambdify works with numpy, mpmath and math",
+		"sympy has no optional backends but matplotlib: sympy.parsing.latex.parse_latex raises ImportError (no antlr4), and nothing compiles code (autowrap, llvmjitcode); lambdify works with numpy, mpmath and math",
 		"Pillow (import PIL) is built with zlib only: PNG, GIF, BMP, ICO, PPM, TGA, PCX and uncompressed TIFF read and write; JPEG, JPEG 2000 and WebP are not available (saving raises OSError or ValueError), so PDF writes palette images only (convert with quantize() first: Pillow stores RGB, L and 1-bit pages as JPEG); nor TrueType fonts (ImageFont.truetype: no FreeType), so ImageDraw.text draws with the built-in bitmap font",
-		"matplotlib is not installed (its C++ code needs exception handling this runtime lacks): import matplotlib raises ModuleNotFoundError; to draw a chart, write an SVG file yourself",
+		"matplotlib draws with its Agg backend only (PNG, SVG, PDF and PostScript files; no windows, no animation writers such as ffmpeg, no usetex/LaTeX); with display on, figures open at a cell's end or passed to plt.show() come back as PNG images and are closed; text uses the fonts matplotlib ships (DejaVu, STIX, Computer Modern), rendered by FreeType 2.13 rather than the 2.6.1 of matplotlib's own wheels, so antialiased glyph edges can differ from theirs",
+		"scipy is not installed (it needs a Fortran compiler for WebAssembly): import scipy raises ModuleNotFoundError, and so do pandas' and sympy's features that use it",
 	}
 }
