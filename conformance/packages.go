@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/codeport/codeport/port"
@@ -17,6 +18,7 @@ func packageChecks() []Check {
 		{"packages/pandas", check(packagesPandas)},
 		{"packages/sympy", check(packagesSympy)},
 		{"packages/pil", check(packagesPIL)},
+		{"packages/matplotlib", check(packagesMatplotlib)},
 	}
 }
 
@@ -178,4 +180,154 @@ func packagesPIL(e *env) {
 		"a = np.asarray(back)\n"+
 		"print(a.shape, a.dtype, a[10, 10].tolist(), Image.fromarray(a[::2, ::2]).size)\n",
 		"(30, 40, 3) uint8 [10, 120, 200] (20, 15)\n")
+}
+
+// chartSet draws what a code interpreter is most often asked for, each
+// chart saved under charts/ and closed, and prints the backend, the files
+// and the figures left open.
+const chartSet = `import os
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+os.makedirs("charts", exist_ok=True)
+rng = np.random.default_rng(0)
+x = np.linspace(0, 10, 200)
+
+
+def save(fig, name, *formats):
+    for f in formats or ("png",):
+        fig.savefig("charts/%s.%s" % (name, f))
+    plt.close(fig)
+
+
+fig, ax = plt.subplots()
+ax.plot(x, np.sin(x), label="sin")
+ax.plot(x, np.cos(x), "--", label="cos")
+ax.legend()
+ax.set_title("Line")
+save(fig, "line")
+ax = pd.DataFrame({"sales": [3, 7, 2, 5]}, index=["Q1", "Q2", "Q3", "Q4"]).plot.bar()
+save(ax.figure, "bar")
+fig, ax = plt.subplots()
+ax.hist(rng.normal(size=1000), bins=30)
+save(fig, "hist")
+fig, ax = plt.subplots()
+sc = ax.scatter(rng.random(100), rng.random(100), c=rng.random(100), cmap="viridis")
+fig.colorbar(sc)
+save(fig, "scatter")
+fig, axs = plt.subplots(2, 2, layout="constrained")
+for i, a in enumerate(axs.flat):
+    a.plot(x, x**i)
+    a.set_title("x**%d" % i)
+save(fig, "grid")
+X, Y = np.meshgrid(np.linspace(-3, 3, 50), np.linspace(-3, 3, 50))
+Z = np.exp(-X**2 - Y**2)
+fig, ax = plt.subplots()
+ax.clabel(ax.contour(X, Y, Z, levels=8))
+save(fig, "contour")
+px, py = rng.random(200), rng.random(200)
+fig, ax = plt.subplots()
+ax.tricontourf(px, py, np.sin(6 * px) * np.cos(6 * py))
+save(fig, "tricontour")
+fig, ax = plt.subplots()
+ax.imshow(Z, cmap="magma")
+save(fig, "imshow")
+fig, ax = plt.subplots()
+ax.set_title("Température °C: ÄÖÜ αβγ")
+ax.text(0.5, 0.5, "µ ± σ ≤ ∞", ha="center")
+ax.set_xlabel(r"$\alpha^2 + \sqrt{x}$")
+save(fig, "unicode")
+fig, ax = plt.subplots()
+ax.plot([1, 3, 2])
+save(fig, "formats", "png", "svg", "pdf")
+print(matplotlib.get_backend().lower())
+print(sorted(os.listdir("charts")))
+print(plt.get_fignums())
+`
+
+// packagesMatplotlib: the chart set draws with the Agg backend and saves
+// PNG, SVG and PDF files; with display on, figures left open at a cell's
+// end, or shown with plt.show(), come back as PNG images and are closed;
+// errors raised inside the C++ of matplotlib, contourpy and kiwisolver
+// become the Python exceptions their users catch, and the session keeps
+// its variables.
+func packagesMatplotlib(e *env) {
+	id := e.packageSession("matplotlib")
+	res := e.code(id, chartSet)
+	files := []string{"bar.png", "contour.png", "formats.pdf", "formats.png", "formats.svg", "grid.png", "hist.png",
+		"imshow.png", "line.png", "scatter.png", "tricontour.png", "unicode.png"}
+	want := "agg\n['" + strings.Join(files, "', '") + "']\n[]\n"
+	if res.ReturnCode != 0 || res.Stdout != want {
+		e.t.Fatalf("the chart set: return code %d, stdout %q, want %q; stderr %q", res.ReturnCode, clip(res.Stdout), want, clip(res.Stderr))
+	}
+	for _, f := range files {
+		b, _ := e.get(id, "charts/"+f)
+		var ok bool
+		switch {
+		case strings.HasSuffix(f, ".png"):
+			ok = port.InlineImageType(b) == "image/png"
+		case strings.HasSuffix(f, ".svg"):
+			ok = strings.Contains(string(b[:min(len(b), 400)]), "<svg")
+		case strings.HasSuffix(f, ".pdf"):
+			ok = strings.HasPrefix(string(b), "%PDF-") && strings.Contains(string(b[max(0, len(b)-64):]), "%%EOF")
+		}
+		if !ok {
+			e.t.Errorf("charts/%s (%d bytes) is not a valid file of its type: %q", f, len(b), clip(string(b[:min(len(b), 32)])))
+		}
+	}
+	if caps, err := e.describe(); err == nil && caps.OutputFiles {
+		var paths []string
+		for _, f := range files {
+			paths = append(paths, "charts/"+f)
+		}
+		// In any order: the result lists them in the order it chooses.
+		slices.SortFunc(res.Files, func(a, b port.OutputFile) int { return strings.Compare(a.Filename, b.Filename) })
+		e.produced("the chart set", res, paths...)
+	}
+
+	// C++ exceptions: each error path raises the Python exception its
+	// package documents, and the session goes on.
+	e.expectStdout(id, "from matplotlib.ft2font import FT2Font\n"+
+		"import contourpy, kiwisolver, numpy as np\n"+
+		"kept = 'still here'\n"+
+		"try:\n    FT2Font('/workspace/no-such-font.ttf')\nexcept FileNotFoundError as e:\n    print('FT2Font:', type(e).__name__)\n"+
+		"try:\n    contourpy.contour_generator(z=np.arange(9.0).reshape(3, 3)).filled(5, 1)\nexcept ValueError as e:\n    print('contourpy:', e)\n"+
+		"v = kiwisolver.Variable('v')\ns = kiwisolver.Solver()\ns.addConstraint(v >= 10)\n"+
+		"try:\n    s.addConstraint(v <= 5)\nexcept kiwisolver.UnsatisfiableConstraint:\n    print('kiwisolver: UnsatisfiableConstraint')\n",
+		"FT2Font: FileNotFoundError\ncontourpy: upper_level must be larger than lower_level\nkiwisolver: UnsatisfiableConstraint\n")
+	e.expectStdout(id, "print(kept)", "still here\n")
+
+	caps, err := e.describe()
+	if err != nil || !caps.DisplaysValues || !caps.OutputFiles {
+		return
+	}
+	// Figures as a notebook shows them.
+	for _, c := range []struct{ what, code string }{
+		{"a figure left open", "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9]);"},
+		{"plt.show()", "import matplotlib.pyplot as plt\nplt.bar(['a', 'b'], [3, 5])\nplt.show()\nprint(plt.get_fignums())"},
+	} {
+		res := e.code(id, c.code)
+		if res.ReturnCode != 0 {
+			e.t.Fatalf("%s: return code %d, stderr %q", c.what, res.ReturnCode, clip(res.Stderr))
+		}
+		if c.what == "plt.show()" && res.Stdout != "[]\n" {
+			e.t.Errorf("%s: figures still open after show(): %q", c.what, clip(res.Stdout))
+		}
+		images := 0
+		for _, f := range res.Files {
+			data, _, ok := e.outputFile(id, f.FileID)
+			if ok && port.InlineImageType([]byte(data)) == "image/png" {
+				images++
+				if caps.InlineImages > 0 && (f.MediaType != "image/png" || string(f.Data) != data) {
+					e.t.Errorf("%s: %s is not inline as image/png (type %q, %d bytes)", c.what, f.Filename, f.MediaType, len(f.Data))
+				}
+			}
+		}
+		if images != 1 {
+			e.t.Errorf("%s: the result holds %d PNG images (files %v), want 1", c.what, images, res.Files)
+		}
+	}
+	e.expectStdout(id, "import matplotlib.pyplot as plt\nprint(plt.get_fignums())", "[]\n")
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -330,6 +331,9 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 			t.Fatalf("want %q first:\n%s\n%s", want, out, stderr.String())
 		}
 		t.Logf("%s", stdout.String())
+		if slices.Contains(args, "scientific") && !strings.Contains(stdout.String(), "ok: returns a matplotlib figure as ImageContent\n") {
+			t.Errorf("the scientific profile's figure was not checked:\n%s", stdout.String())
+		}
 		return stderr.String()
 	}
 
@@ -339,6 +343,11 @@ func TestMCPWithThePythonSDK(t *testing.T) {
 				client(t, mode, "stdio", bin, "--", "--sessions-dir", t.TempDir())
 			})
 		}
+		// The scientific profile: a matplotlib figure comes back as
+		// ImageContent.
+		t.Run("scientific", func(t *testing.T) {
+			client(t, "auto", "stdio", bin, "--", "--sessions-dir", t.TempDir(), "--profile", "scientific")
+		})
 		// Each session in a worker process of its own.
 		t.Run("process-isolation", func(t *testing.T) {
 			log := client(t, "auto", "stdio", bin, "--", "--sessions-dir", t.TempDir(), "--isolation", "process", "--min-workers", "1")

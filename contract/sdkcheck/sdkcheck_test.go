@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
+	_ "github.com/codeport/codeport/adapters/wasm/scientific"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract/messages"
 	"github.com/codeport/codeport/contract/responses"
@@ -189,7 +191,28 @@ func liveFixtures(t *testing.T) []fixture {
 			fixture{"live/messages/code-execution-tool-result/" + c.name, "anthropic.code_execution_tool_result", raw(t, result), nil},
 		)
 	}
-	return append(fx, liveOutputFiles(t, ctx, p)...)
+	fx = append(fx, liveOutputFiles(t, ctx, p)...)
+	return append(fx, liveFigure(t, ctx)...)
+}
+
+// figureCell draws a matplotlib figure and leaves it open: the scientific
+// profile returns it as an image, as a notebook shows it.
+const figureCell = "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9, 16])\nplt.title('squares');"
+
+// liveFigure: a matplotlib figure from the scientific profile, as the
+// Responses item carries it (an image output of the PNG's bytes).
+func liveFigure(t *testing.T, ctx context.Context) []fixture {
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithProfile("scientific") })
+	plan := newPlan(t, "call_live_figure", figureCell)
+	o := responses.RunCall(ctx, p, plan, 0)
+	if o.Kind != responses.Success || len(o.Files) != 1 || o.Files[0].MimeType != "image/png" || port.InlineImageType(o.Files[0].Data) != "image/png" {
+		t.Fatalf("live figure: %s %d files\n%s", o.Kind, len(o.Files), o.FunctionOutput())
+	}
+	item := plan.Item(o)
+	if len(item.Outputs) != 1 || item.Outputs[0].Type != "image" || !strings.HasPrefix(item.Outputs[0].URL, "data:image/png;base64,") {
+		t.Fatalf("live figure: item outputs %+v", item.Outputs)
+	}
+	return []fixture{{"live/responses/item/matplotlib-figure", "openai.code_interpreter_call", jsonValue(t, item), nil}}
 }
 
 // pngCell writes a real 1x1 PNG (and a CSV) with the standard library.

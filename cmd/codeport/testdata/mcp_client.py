@@ -108,6 +108,20 @@ async def exercise(client, logs):
     check(len(files) == 1 and files[0]["filename"] == "chart.png" and files[0]["size"] == len(png), f"chart.png file: {files}")
     ok("returns a PNG the cell wrote as ImageContent")
 
+    # A matplotlib figure left open at the cell's end, where the server has
+    # matplotlib (the scientific profile): an image the client shows.
+    result = await call(client, "run_python", {"code": "import importlib.util\nprint(importlib.util.find_spec('matplotlib') is not None)", "session_id": sid})
+    if result.structured_content["stdout"] == "True\n":
+        code = "import matplotlib.pyplot as plt\nplt.plot([1, 4, 9, 16])\nplt.title('squares');"
+        result = await call(client, "run_python", {"code": code, "session_id": sid})
+        images = [c for c in result.content if isinstance(c, types.ImageContent)]
+        check(len(images) == 1 and images[0].mime_type == "image/png", f"figure: {result.content!r}")
+        png = base64.b64decode(images[0].data)
+        check(png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR", f"the figure is not a PNG: {png[:24]!r}")
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        check(200 < width <= 640 and 200 < height <= 480, f"the figure is {width}x{height}")
+        ok("returns a matplotlib figure as ImageContent")
+
     # Streamed output: progress notifications (and log messages) carry the
     # output while the cell runs, before the result.
     progress = []
