@@ -22,7 +22,8 @@
 // sample counts.
 //
 // The scientific profile's workloads (S1 numpy matmul, S2 pandas groupby,
-// S3 sympy integrate, S4 sympy solve) run on two peers only: inproc with
+// S3 sympy integrate, S4 sympy solve, S5 a matplotlib chart saved as PNG)
+// run on two peers only: inproc with
 // --profile scientific, and native, the host's CPython in a cached virtual
 // environment with the package versions the profile's Describe lists (installed by pip on first use;
 // "absent" without python3 or pip).

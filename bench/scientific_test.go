@@ -66,6 +66,19 @@ var sciSolve = sciWorkload{
 	reps:   10,
 }
 
+// S5: a chart drawn and saved as PNG in memory (1,000 points, a legend
+// and a title), closed after: what a code interpreter is most often asked
+// for.
+var sciChart = sciWorkload{
+	prefix: "chart",
+	setup: "import io\nimport numpy as np\nimport matplotlib\nmatplotlib.use('agg')\n" +
+		"import matplotlib.pyplot as plt\nx = np.linspace(0, 10, 1000)",
+	code: "fig, ax = plt.subplots()\nax.plot(x, np.sin(x), label='sin')\nax.legend()\nax.set_title('S5')\n" +
+		"buf = io.BytesIO()\nfig.savefig(buf, format='png')\nplt.close(fig)\nprint(buf.getvalue()[:4] == b'\\x89PNG')",
+	want: "True\n",
+	reps: 10,
+}
+
 // BenchmarkS1Matmul: numpy's 200×200 matrix product in the scientific
 // profile, in process, beside native CPython with the same numpy.
 func BenchmarkS1Matmul(b *testing.B) { benchScientific(b, sciMatmul) }
@@ -78,6 +91,9 @@ func BenchmarkS3SympyIntegrate(b *testing.B) { benchScientific(b, sciIntegrate) 
 
 // BenchmarkS4SympySolve: a quadratic solved symbolically, the same way.
 func BenchmarkS4SympySolve(b *testing.B) { benchScientific(b, sciSolve) }
+
+// BenchmarkS5Chart: a matplotlib chart saved as PNG, the same way.
+func BenchmarkS5Chart(b *testing.B) { benchScientific(b, sciChart) }
 
 // benchScientific runs w on two peers: "inproc" (the in-process adapter
 // with the scientific profile; each sample is one Execute, as a client

@@ -238,6 +238,7 @@ var sciRows = []row{
 	{label: "S2 pandas groupby, 10**5 rows (ms)", workload: "S2Groupby", prefix: "groupby"},
 	{label: "S3 sympy integrate(sin(x)**2), cache cleared (ms)", workload: "S3SympyIntegrate", prefix: "integrate"},
 	{label: "S4 sympy solve of a quadratic, cache cleared (ms)", workload: "S4SympySolve", prefix: "solve"},
+	{label: "S5 matplotlib chart saved as PNG (ms)", workload: "S5Chart", prefix: "chart"},
 }
 
 // key is the metric a row's ratios compare: the median, or the value.
