@@ -295,8 +295,10 @@ func packagesMatplotlib(e *env) {
 		"try:\n    FT2Font('/workspace/no-such-font.ttf')\nexcept FileNotFoundError as e:\n    print('FT2Font:', type(e).__name__)\n"+
 		"try:\n    contourpy.contour_generator(z=np.arange(9.0).reshape(3, 3)).filled(5, 1)\nexcept ValueError as e:\n    print('contourpy:', e)\n"+
 		"v = kiwisolver.Variable('v')\ns = kiwisolver.Solver()\ns.addConstraint(v >= 10)\n"+
-		"try:\n    s.addConstraint(v <= 5)\nexcept kiwisolver.UnsatisfiableConstraint:\n    print('kiwisolver: UnsatisfiableConstraint')\n",
-		"FT2Font: FileNotFoundError\ncontourpy: upper_level must be larger than lower_level\nkiwisolver: UnsatisfiableConstraint\n")
+		"try:\n    s.addConstraint(v <= 5)\nexcept kiwisolver.UnsatisfiableConstraint:\n    print('kiwisolver: UnsatisfiableConstraint')\n"+
+		"import io\nfrom PIL import Image, UnidentifiedImageError\n"+
+		"try:\n    Image.open(io.BytesIO(b'not an image'))\nexcept UnidentifiedImageError:\n    print('PIL: UnidentifiedImageError')\n",
+		"FT2Font: FileNotFoundError\ncontourpy: upper_level must be larger than lower_level\nkiwisolver: UnsatisfiableConstraint\nPIL: UnidentifiedImageError\n")
 	e.expectStdout(id, "print(kept)", "still here\n")
 
 	caps, err := e.describe()
