@@ -255,13 +255,15 @@ type invokeFunc struct {
 	params  []api.ValueType
 	results []api.ValueType
 	// narrow are the params that are 32 bits wide, and narrowResult says
-	// whether the result is. wazero passes a host function each value in
-	// a 64-bit slot whose upper half is whatever its register held (an
-	// i32.wrap_i64 costs no instruction), and its compiled code takes a
-	// 32-bit value from a slot as it is, assuming that half is zero. A
-	// value handed on from one to the other must be zero-extended first:
-	// an i32 pointer with a dirty upper half, used as a memory address,
-	// reached far outside the linear memory and crashed the process.
+	// whether the result is. The call's stack holds each value in a 64-bit
+	// slot; a 32-bit value may leave stale bits in the upper half (the
+	// dispatcher writes its 32-bit result into the low half only, over
+	// the slot of the fp parameter). invoke_ clears the upper halves of
+	// what it passes on, both ways. Without it the real runtime's matplotlib
+	// crashed the process (SIGSEGV in compiled code storing through an
+	// address with a 64-bit garbage index); TestCxxInvokeZeroExtends holds
+	// the slots clean, and TestCxxInvokeDirtyUpperHalves runs dirty ones
+	// end to end.
 	narrow       []int
 	narrowResult bool
 }

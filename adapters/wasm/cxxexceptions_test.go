@@ -8,6 +8,9 @@ package wasm
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -33,11 +36,16 @@ const (
 	cxxAfter     = 24 // written after throw returns: must stay 0
 	cxxSum       = 28 // sum_vii's result
 	cxxDone      = 32 // invoke_at's caller went on after invoke_
+	cxxDirty     = 36 // the word the dirty_* exports' addresses point at
+	cxxCopy      = 40 // copy_vii's destination in stale_slot_at
 	cxxSeen      = 64 // + 4n: __THREW__ as nest_vi(n) saw it after its invoke_
 	cxxCont      = 128
 	cxxStackTop  = 65536 // the stack pointer's initial value
 	cxxMemLimit  = 16 << 20
 	cxxBufferPtr = 1024
+	// cxxDirtyHigh is the upper half the dirty_* exports give their
+	// 32-bit values' registers and slots.
+	cxxDirtyHigh = 0x12345678_00000000
 )
 
 // Indices of the test module's table.
@@ -52,13 +60,16 @@ const (
 	fpExit
 	fpSum
 	fpGrow
+	fpLoad
+	fpWrap
+	fpCopy
 	fpCount
 )
 
 // cxxTestModule is a module as LLVM's lowering would make it, before
 // wasmpatch: it imports env.invoke_vi, invoke_ii and invoke_vii,
-// codeport_cxx.throw and proc_exit, has clang's stack pointer as global 0
-// and a table of the functions named by the fp constants:
+// codeport_cxx.throw, proc_exit and fd_seek, has clang's stack pointer as
+// global 0 and a table of the functions named by the fp constants:
 //
 //	ok_vi(x):       [cxxOK] = x
 //	throw_vi(x):    __THREW__ = 1; [cxxArg] = x; throw(); [cxxAfter] = 99
@@ -72,6 +83,9 @@ const (
 //	exit_vi(x):     proc_exit(x)
 //	sum_vii(a, b):  [cxxSum] = a + b
 //	grow_vi(x):     memory.grow(x); unreachable
+//	load_ii(p):     [p]
+//	wrap_ii(x):     i32.wrap_i64(cxxDirtyHigh | x)
+//	copy_vii(p, q): [q] = [p]
 //
 // and exports, besides memory:
 //
@@ -86,6 +100,10 @@ const (
 //	codeport_run(kind, n) i64: the buffer's first byte selects fp, 255 for
 //	                           throw(); its second is the argument;
 //	                           invoke_vi(fp, arg); return 0 (completed)
+//	dirty_arg_at(fp) i32:      invoke_ii(fp, i32.wrap_i64(cxxDirtyHigh | cxxDirty))
+//	dirty_result_at(fp, x) i32: [invoke_ii(fp, x)]
+//	stale_slot_at(fp, p, q):   fd_seek(-1, cxxDirtyHigh, 0, 0);
+//	                           invoke_vii(fp, p, q)
 func cxxTestModule() []byte {
 	u32 := func(v uint64) []byte {
 		var b []byte
@@ -138,6 +156,10 @@ func cxxTestModule() []byte {
 	call := func(f uint32) []byte { return cat([]byte{0x10}, u32(uint64(f))) }
 	store := func(addr []byte, v ...[]byte) []byte { return cat(addr, cat(v...), []byte{0x36, 0x02, 0x00}) }
 	load := func(addr int32) []byte { return cat(c(addr), []byte{0x28, 0x02, 0x00}) }
+	loadAt := []byte{0x28, 0x02, 0x00} // i32.load of the address on the stack
+	dirty := func(low []byte) []byte { // i32.wrap_i64(cxxDirtyHigh | low)
+		return cat([]byte{0x42}, s32(cxxDirtyHigh), low, []byte{0xad, 0x84, 0xa7}) // i64.extend_i32_u; i64.or; i32.wrap_i64
+	}
 	var (
 		add, sub, eqz      = []byte{0x6a}, []byte{0x6b}, []byte{0x45}
 		ifThen, end        = []byte{0x04, 0x40}, []byte{0x0b}
@@ -146,7 +168,7 @@ func cxxTestModule() []byte {
 	)
 	// Types.
 	const (
-		tV, tI, tII, tIIV, tIII, tIIIV, tVI, tIIJ = 0, 1, 2, 3, 4, 5, 6, 7
+		tV, tI, tII, tIIV, tIII, tIIIV, tVI, tIIJ, tSeek = 0, 1, 2, 3, 4, 5, 6, 7, 8
 	)
 	types := section(1,
 		fnType(nil, nil),                 // tV
@@ -157,10 +179,11 @@ func cxxTestModule() []byte {
 		fnType([]byte{i32, i32, i32}, nil),
 		fnType(nil, []byte{i32}),
 		fnType([]byte{i32, i32}, []byte{i64}),
+		fnType([]byte{i32, i64, i32, i32}, []byte{i32}), // tSeek: fd_seek
 	)
 	// Imported functions.
 	const (
-		invokeVI, invokeII, invokeVII, throw, procExit = 0, 1, 2, 3, 4
+		invokeVI, invokeII, invokeVII, throw, procExit, fdSeek = 0, 1, 2, 3, 4, 5
 	)
 	imp := func(mod, field string, typ uint32) []byte {
 		return cat(name(mod), name(field), []byte{0x00}, u32(uint64(typ)))
@@ -170,9 +193,10 @@ func cxxTestModule() []byte {
 		imp("env", "invoke_ii", tIII),
 		imp("env", "invoke_vii", tIIIV),
 		imp("codeport_cxx", "throw", tV),
-		imp("wasi_snapshot_preview1", "proc_exit", tI))
-	// Defined functions, from 5: the table's, then the exports.
-	const first = 5
+		imp("wasi_snapshot_preview1", "proc_exit", tI),
+		imp("wasi_snapshot_preview1", "fd_seek", tSeek))
+	// Defined functions, from 6: the table's, then the exports.
+	const first = 6
 	threw := func(v int32) []byte { return store(c(cxxThrew), c(v)) }
 	invokeVIOf := func(fp, arg []byte) []byte { return cat(fp, arg, call(invokeVI)) }
 	tableFuncs := [][2][]byte{ // type, body
@@ -192,6 +216,9 @@ func cxxTestModule() []byte {
 		{{tI}, body(noLocals, get(0), call(procExit))},
 		{{tIIV}, body(noLocals, store(c(cxxSum), get(0), get(1), add))},
 		{{tI}, body(noLocals, get(0), []byte{0x40, 0x00}, drop, unreach)},
+		{{tII}, body(noLocals, get(0), loadAt)},
+		{{tII}, body(noLocals, dirty(get(0)))},
+		{{tIIV}, body(noLocals, store(get(1), get(0), loadAt))},
 	}
 	countedLoop := func(each []byte) []byte {
 		// for i := 0; i < n (local 1); i++ { each } with i in local 2
@@ -223,6 +250,14 @@ func cxxTestModule() []byte {
 			ifThen, call(throw), end,
 			invokeVIOf(cat(c(cxxBufferPtr), []byte{0x2d, 0x00, 0x00}), cat(c(cxxBufferPtr+1), []byte{0x2d, 0x00, 0x00})),
 			[]byte{0x42, 0x00})}, // i64.const 0: completed
+		{"dirty_arg_at", tII, body(noLocals, get(0), dirty(c(cxxDirty)), call(invokeII))},
+		{"dirty_result_at", tIII, body(noLocals, get(0), get(1), call(invokeII), loadAt)},
+		{"stale_slot_at", tIIIV, body(noLocals,
+			// fd_seek's offset, an i64, fills the 64-bit slot in which
+			// invoke_vii then gets p (the same slot of a Go call's
+			// stack of the same size, 4 slots, at the same depth).
+			c(-1), []byte{0x42}, s32(cxxDirtyHigh), c(0), c(0), call(fdSeek), drop,
+			get(0), get(1), get(2), call(invokeVII))},
 	}
 	var funcs, code, exports, elems [][]byte
 	for i, f := range tableFuncs {
@@ -539,6 +574,88 @@ func TestCxxInvokeAllocatesNothing(t *testing.T) {
 	call()
 	if n := testing.AllocsPerRun(100, call); n != 0 {
 		t.Errorf("%v allocations per call through invoke_", n)
+	}
+}
+
+// cxxChildEnv, set to a test's name, makes the test binary, run again by
+// cxxInChild, run that test's body itself.
+const cxxChildEnv = "CODEPORT_TEST_CXX_CHILD"
+
+// cxxInChild runs body in a child process running the test t alone, so
+// that a fault in compiled code, which kills the process, fails t instead
+// of ending go test.
+func cxxInChild(t *testing.T, body func(t *testing.T)) {
+	t.Helper()
+	if os.Getenv(cxxChildEnv) == t.Name() {
+		body(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), cxxChildEnv+"="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("the test's child process: %v\n%s", err, out)
+	}
+}
+
+// A 32-bit value reaches invoke_ in a 64-bit slot whose upper half need
+// not be zero: wazero stores only the low half of an i32 argument, so the
+// slot keeps the upper half of what it last held (in stale_slot_at,
+// invoke_vii's p lands where fd_seek's i64 was). invoke_ hands such slots
+// on to its dispatcher, and the dispatcher's result back. Every pointer
+// here must reach memory as the 32-bit address it is: one made by
+// i32.wrap_i64 of a wider value (dirty_arg_at), a result made that way
+// (dirty_result_at), one in a stale slot (stale_slot_at). wazero 1.12's
+// compiled code reads a 32-bit value from a slot with a 32-bit move, and
+// i32.wrap_i64 is one too, so this holds even without invoke_'s
+// zero-extension, which TestCxxInvokeZeroExtends checks; this test guards
+// against a wazero that would not. A wild address would fault and kill
+// the process, hence the child.
+func TestCxxInvokeDirtyUpperHalves(t *testing.T) {
+	cxxInChild(t, func(t *testing.T) {
+		it := cxxTestInstance(t, cxxTestEngine(t))
+		const want = 0xc0ffee
+		if !it.mod.Memory().WriteUint32Le(cxxDirty, want) {
+			t.Fatal("write out of range")
+		}
+		for range 3 { // slots reused after the first call
+			if r := uint32(mustCxxCall(t, it, "dirty_arg_at", fpLoad)[0]); r != want {
+				t.Errorf("invoke_ii(load_ii, wrapped pointer) = %#x, want %#x", r, want)
+			}
+			if r := uint32(mustCxxCall(t, it, "dirty_result_at", fpWrap, cxxDirty)[0]); r != want {
+				t.Errorf("[invoke_ii(wrap_ii, %d)] = %#x, want %#x", cxxDirty, r, want)
+			}
+			mustCxxCall(t, it, "stale_slot_at", fpCopy, cxxDirty, cxxCopy)
+			if v := cxxMem(t, it, cxxCopy); v != want {
+				t.Errorf("copy_vii through a stale slot stored %#x, want %#x", v, want)
+			}
+		}
+	})
+}
+
+// invoke_ hands the dispatcher its 32-bit params, and returns its 32-bit
+// result, with the slots' upper halves cleared (see invokeFunc.narrow):
+// called as wazero may call it, with dirty slots, and without the
+// instance's state in the context too.
+func TestCxxInvokeZeroExtends(t *testing.T) {
+	e := cxxTestEngine(t)
+	it := cxxTestInstance(t, e)
+	ii, vii := e.cxx.invokes[1], e.cxx.invokes[2]
+	for _, ctx := range []context.Context{it.callContext(context.Background()), context.Background()} {
+		stack := []uint64{cxxDirtyHigh | fpOKII, cxxDirtyHigh | 41}
+		ii.Call(ctx, it.mod, stack)
+		if stack[0] != 42 {
+			t.Errorf("invoke_ii(ok_ii, 41) left %#x in its result's slot, want 42", stack[0])
+		}
+		stack = []uint64{cxxDirtyHigh | fpSum, cxxDirtyHigh | 2, 0xffffffff_00000003}
+		vii.Call(ctx, it.mod, stack)
+		if v := cxxMem(t, it, cxxSum); v != 5 {
+			t.Errorf("sum_vii stored %d, want 5", v)
+		}
+		// The dispatcher returns nothing: the slots are what it was given.
+		if stack[0] != fpSum || stack[1] != 2 || stack[2] != 3 {
+			t.Errorf("invoke_vii handed its dispatcher %#x", stack)
+		}
 	}
 }
 
