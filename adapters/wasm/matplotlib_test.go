@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codeport/codeport/port"
 )
@@ -177,4 +178,26 @@ func plotCount(res port.Result) int {
 		}
 	}
 	return n
+}
+
+// A deadline stops a call inside matplotlib's C++ (Agg drawing a million
+// points, under the invoke_ trampolines of the exception lowering): the
+// interrupt passes through them rather than being caught as an exception,
+// the call times out, and the session's next call runs in a fresh
+// interpreter.
+func TestMatplotlibDeadlineInsideCxx(t *testing.T) {
+	a := scientificAdapter(t, nil)
+	id := newSession(t, a)
+	res := runTimeout(t, a, id, "import io, numpy as np, matplotlib.pyplot as plt\n"+
+		"print('drawing', flush=True)\n"+
+		"x = np.random.default_rng(0).random((2, 10**6))\n"+
+		"while True:\n"+
+		"    fig, ax = plt.subplots()\n"+
+		"    ax.plot(x[0], x[1], ',')\n"+
+		"    fig.savefig(io.BytesIO(), format='png')\n"+
+		"    plt.close(fig)\n", time.Second)
+	if res.Outcome != port.OutcomeTimedOut || res.Stdout != "drawing\n" {
+		t.Fatalf("a drawing past its deadline: outcome %s, stdout %q, stderr %q", res.Outcome, res.Stdout, res.Stderr)
+	}
+	expect(t, run(t, a, id, "import matplotlib.pyplot as plt\nprint(plt.get_fignums())"), "[]\n", 0, port.OutcomeCompleted)
 }

@@ -1,9 +1,11 @@
 // Package scientific holds the scientific runtime profile: the same CPython
 // 3.13 build as the default runtime, with the extension modules of numpy,
-// pandas and Pillow linked into the module (registered as built-in modules
-// under their dotted names), and the packages' Python code, with pandas'
-// pure-Python dependencies and sympy with mpmath, in a second zip beside
-// the standard library. Programs link it by importing
+// pandas, Pillow, matplotlib, contourpy and kiwisolver linked into the
+// module (registered as built-in modules under their dotted names), and
+// the packages' Python code, with their pure-Python dependencies and
+// sympy with mpmath, in a second zip beside the standard library
+// (matplotlib's data is also served as files, see SiteDir). Programs link
+// it by importing
 // adapters/wasm/scientific. Both are made by ../runtime/build.sh --profile
 // scientific from upstream sources fetched by package name and checked by
 // sha256; runtime/SHA256SUMS names them.
