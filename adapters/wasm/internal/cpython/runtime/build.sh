@@ -27,16 +27,19 @@
 #                           and pandas linked in, written to (or, with
 #                           --check, checked against) ../scientific/runtime/:
 #     python-scientific.wasm  the reactor of entry.c built with
-#                             -DCODEPORT_SCIENTIFIC: numpy's, pandas' and
-#                             Pillow's extension modules linked statically and
-#                             registered as built-in modules under their
-#                             dotted names
-#     site-scientific.zip     their Python code (Pillow's PIL), pandas' pure-Python
-#                             dependencies (dateutil, pytz, six), and
-#                             sympy with mpmath, bytecode
-#                             with sources, which that entry.c puts on
-#                             sys.path after the stdlib zip, as
-#                             /usr/local/lib/site-scientific.zip
+#                             -DCODEPORT_SCIENTIFIC: numpy's, pandas',
+#                             Pillow's, matplotlib's, contourpy's and
+#                             kiwisolver's extension modules linked
+#                             statically and registered as built-in modules
+#                             under their dotted names, with exceptions.cpp
+#                             (C++ exceptions, setjmp) and FreeType and qhull
+#     site-scientific.zip     their Python code (Pillow's PIL, matplotlib
+#                             with its mpl-data), their pure-Python
+#                             dependencies (dateutil, pytz, six, fontTools,
+#                             cycler, pyparsing, packaging), and sympy with
+#                             mpmath, bytecode with sources, which that
+#                             entry.c puts on sys.path after the stdlib zip,
+#                             as /usr/local/lib/site-scientific.zip
 #     SHA256SUMS   sha256sum(1) lines for both
 #   The default profile's files are the same bytes with either profile. See
 #   "The scientific profile" below for how numpy is built.
@@ -56,16 +59,18 @@
 #     come and go, the upstream tarball of a stable release stays.
 #   * tzdata (for zoneinfo, and localtime.c's TZ) is the PyPI wheel,
 #     fetched by pip.
-#   * --profile scientific only: numpy's, pandas' and Pillow's sdists,
-#     fetched by pip by name; pandas' pure-Python dependencies and sympy with mpmath,
-#     wheels fetched by pip with
+#   * --profile scientific only: numpy's, pandas', Pillow's, matplotlib's,
+#     contourpy's and kiwisolver's sdists, fetched by pip by name; FreeType
+#     and qhull, orig tarballs like the sources above; the pure-Python
+#     dependencies and sympy with mpmath, wheels fetched by pip with
 #     --require-hashes; the tools that build them (meson, meson-python,
 #     Cython, ninja, ...), wheels installed by pip with --require-hashes
 #     into a venv in the build directory; Debian's libc++/libc++abi for
 #     wasm32.
 #   * Upstream code is patched by patches/*.patch (small documented diffs):
 #     CPython's f-string tokenizer, sqlite's locking for WASI; with
-#     --profile scientific, numpy, pandas, Pillow, pytz and sympy.
+#     --profile scientific, numpy, pandas, Pillow, pytz, sympy, kiwisolver,
+#     contourpy and matplotlib.
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),
@@ -198,11 +203,13 @@ SCI_WHEELS=(
 # build isolation: Pillow builds with its own setuptools backend). Its C
 # extension modules are compiled straight from the lists in its setup.py
 # (no setuptools cross build): PIL._imaging with zlib (no JPEG, TIFF,
-# WebP, FreeType or littlecms), PIL._imagingmath and PIL._imagingmorph.
+# WebP or littlecms), PIL._imagingmath, PIL._imagingmorph, and
+# PIL._imagingft with the FreeType built for matplotlib (no raqm: basic
+# text layout).
 PILLOW_VERSION=11.3.0
 PILLOW_SDIST=pillow-11.3.0.tar.gz
 PILLOW_SHA256=3828ee7586cd0b2091b6209e5ad53e20d0649bbe87164a459d0676e035e8f523
-PILLOW_MODULES=(PIL._imaging PIL._imagingmath PIL._imagingmorph)
+PILLOW_MODULES=(PIL._imaging PIL._imagingft PIL._imagingmath PIL._imagingmorph)
 # matplotlib and the compiled packages it needs, kiwisolver and contourpy:
 # sdists fetched by pip by name (kiwisolver's metadata prepared in pip's
 # build isolation, like Pillow's), their C++ compiled straight from the
@@ -1380,7 +1387,7 @@ print("src/_imaging.c", *("src/%s.c" % x for x in v["_IMAGING"]), *("src/libImag
       o=$PILLOW_BLD/${m#PIL.}/$(echo "$src" | tr / _).o
       run_logged $XCC $XCFLAGS -DNDEBUG -fno-strict-overflow -Werror=implicit-function-declaration \
         -I"$SRC/cpython/Include" -I"$CROSS" -I"$PREFIX/include" -I"$PILLOW_SRC/src/libImaging" \
-        -DHAVE_LIBZ -DPILLOW_VERSION="\"$PILLOW_VERSION\"" -c "$f" -o "$o"
+        -I"$SRC/freetype/include" -I"$HERE/include" -DHAVE_LIBZ -DPILLOW_VERSION="\"$PILLOW_VERSION\"" -c "$f" -o "$o"
     done
     rm -f "$PILLOW_BLD/${m#PIL.}.a"
     run_logged $XAR rcsD "$PILLOW_BLD/${m#PIL.}.a" $(cd "$PILLOW_BLD" && ls "${m#PIL.}"/*.o | LC_ALL=C sort | sed "s|^|$PILLOW_BLD/|")
@@ -1509,13 +1516,24 @@ link_scientific() {
   {
     echo "/* Generated by build.sh (--profile scientific), included by entry.c:"
     echo " * the extension modules linked into this module, by dotted name. */"
+    echo "/* CPython's, internal: the dotted name a single-phase module's"
+    echo " * PyModule_Create gives the module (a shared library's loader sets it"
+    echo " * around the init function; pybind11's modules named themselves"
+    echo " * \"ft2font\", their classes' __module__ too, without it). */"
+    echo "extern const char *_PyImport_SwapPackageContext(const char *newcontext);"
     for m in $mods; do
       echo "extern PyObject *PyInit_${m##*.}(void);"
+      echo "static PyObject *codeport_init_$(echo "$m" | tr . _)(void) {"
+      echo "    const char *old = _PyImport_SwapPackageContext(\"$m\");"
+      echo "    PyObject *mod = PyInit_${m##*.}();"
+      echo "    _PyImport_SwapPackageContext(old);"
+      echo "    return mod;"
+      echo "}"
     done
     echo
     echo "static struct _inittab codeport_scientific_inittab[] = {"
     for m in $mods; do
-      echo "    {\"$m\", PyInit_${m##*.}},"
+      echo "    {\"$m\", codeport_init_$(echo "$m" | tr . _)},"
     done
     echo "    {NULL, NULL},"
     echo "};"
@@ -1752,10 +1770,10 @@ if [ "$PROFILE" = scientific ]; then
   build_numpy
   step pandas
   build_pandas
-  step pillow
-  build_pillow
   step freetype-qhull
   build_mpl_libs
+  step pillow
+  build_pillow
   step matplotlib
   build_matplotlib
   step sci-reactor
