@@ -182,10 +182,11 @@ func packagesPIL(e *env) {
 		"(30, 40, 3) uint8 [10, 120, 200] (20, 15)\n")
 }
 
-// chartSet draws what a code interpreter is most often asked for, each
+// ChartSet draws what a code interpreter is most often asked for, each
 // chart saved under charts/ and closed, and prints the backend, the files
-// and the figures left open.
-const chartSet = `import os
+// and the figures left open. It is exported for backends' own tests (the
+// wasm adapter compares the images with matplotlib's wheels').
+const ChartSet = `import os
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
@@ -255,7 +256,7 @@ print(plt.get_fignums())
 // its variables.
 func packagesMatplotlib(e *env) {
 	id := e.packageSession("matplotlib")
-	res := e.code(id, chartSet)
+	res := e.code(id, ChartSet)
 	files := []string{"bar.png", "contour.png", "formats.pdf", "formats.png", "formats.svg", "grid.png", "hist.png",
 		"imshow.png", "line.png", "scatter.png", "tricontour.png", "unicode.png"}
 	want := "agg\n['" + strings.Join(files, "', '") + "']\n[]\n"

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/conformance"
 	"github.com/codeport/codeport/port"
 )
 
@@ -22,8 +23,8 @@ import (
 // of matplotlib's test suite (matplotlib.testing.compare). Its charts
 // differ only where there is text: this runtime's FreeType is 2.13.3, the
 // wheels' 2.6.1, whose glyphs are rasterized a little differently even
-// unhinted (charts.py turns hinting off, as matplotlib's own image tests
-// do), and whose text extents can move a legend's frame or a constrained
+// unhinted (chartsPrefix turns hinting off, as matplotlib's own image
+// tests do), and whose text extents can move a legend's frame or a constrained
 // layout's axes by a fraction of a pixel. Measured: 0.4 to 6.6 across the
 // ten charts (unicode.png, the most text, is the largest). Everything
 // else is checked exactly: the same charts without text ("bare-*") must
@@ -52,15 +53,63 @@ func rmsDiff(a, b stdimage.Image) (float64, bool) {
 	return math.Sqrt(sum / float64(4*r.Dx()*r.Dy())), true
 }
 
-// The ten charts of testdata/charts/charts.py come out as matplotlib's
+// chartsPrefix turns FreeType's hinting off, as matplotlib's own image
+// tests do (matplotlib.testing.setup): hinting changes between FreeType
+// versions (this runtime has 2.13.3, the wheels 2.6.1), and text sizes
+// move layouts.
+const chartsPrefix = `import matplotlib
+matplotlib.rcParams["text.hinting"] = "none"
+matplotlib.rcParams["text.hinting_factor"] = 8
+`
+
+// chartsSuffix draws the charts again without text (axes off, no titles,
+// legends, labels or colour bar): what is left is Agg's rendering of
+// paths, markers, contours, triangulations and images, which must come
+// out pixel for pixel as the wheels draw it.
+const chartsSuffix = `
+def bare(name, draw, **kw):
+    fig, ax = plt.subplots(**kw)
+    draw(ax)
+    for a in fig.axes:
+        a.set_axis_off()
+    fig.savefig("charts/bare-%s.png" % name)
+    plt.close(fig)
+
+
+bare("line", lambda ax: (ax.plot(x, np.sin(x)), ax.plot(x, np.cos(x), "--")))
+bare("bar", lambda ax: ax.bar(["Q1", "Q2", "Q3", "Q4"], [3, 7, 2, 5]))
+bare("hist", lambda ax: ax.hist(np.random.default_rng(0).normal(size=1000), bins=30))
+bare("scatter", lambda ax: ax.scatter(*np.random.default_rng(1).random((2, 100)), c=np.random.default_rng(2).random(100)))
+bare("contour", lambda ax: ax.contour(X, Y, Z, levels=8))
+bare("tricontour", lambda ax: ax.tricontourf(px, py, np.sin(6 * px) * np.cos(6 * py)))
+bare("imshow", lambda ax: ax.imshow(Z, cmap="magma"))
+print(sorted(f for f in os.listdir("charts") if f.startswith("bare-")))
+`
+
+// chartsScript is what TestMatplotlibChartsMatchNative runs: the
+// conformance chart set between chartsPrefix and chartsSuffix. To draw
+// the reference images natively, write it out (CODEPORT_CHARTS_OUT, see
+// below) and run it with matplotlib's wheels:
+//
+//	python -m venv v && v/bin/pip install matplotlib==3.10.9 numpy==2.2.6 \
+//	  pandas==2.2.3 contourpy==1.3.3 kiwisolver==1.5.1 pillow==11.3.0
+//	cd "$CODEPORT_CHARTS_OUT" && v/bin/python charts.py && mv charts/*.png adapters/wasm/testdata/charts/native/
+//
+// (the SVG and PDF files are not compared: they embed the renderer's
+// version and, for PDF, a creation date).
+func chartsScript() string { return chartsPrefix + conformance.ChartSet + chartsSuffix }
+
+// The ten charts of the conformance chart set come out as matplotlib's
 // own wheels draw them (testdata/charts/native): within chartTolerance,
-// and their text-free versions pixel for pixel.
-// With CODEPORT_CHARTS_OUT set to a directory, the sandbox's images are
-// written there too.
+// and their text-free versions pixel for pixel. With CODEPORT_CHARTS_OUT
+// set to a directory, the script and the sandbox's images are written
+// there too.
 func TestMatplotlibChartsMatchNative(t *testing.T) {
-	code, err := os.ReadFile("testdata/charts/charts.py")
-	if err != nil {
-		t.Fatal(err)
+	code := chartsScript()
+	if dir := os.Getenv("CODEPORT_CHARTS_OUT"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "charts.py"), []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	refs, err := filepath.Glob("testdata/charts/native/*.png")
 	if err != nil || len(refs) != 17 {
@@ -68,7 +117,7 @@ func TestMatplotlibChartsMatchNative(t *testing.T) {
 	}
 	a := scientificAdapter(t, nil)
 	id := newSession(t, a)
-	res := run(t, a, id, string(code))
+	res := run(t, a, id, code)
 	if res.ReturnCode != 0 || !strings.HasPrefix(res.Stdout, "agg\n") {
 		t.Fatalf("the chart set: rc %d, stdout %q, stderr %q", res.ReturnCode, res.Stdout, res.Stderr)
 	}
