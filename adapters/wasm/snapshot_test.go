@@ -250,3 +250,34 @@ func TestSnapshotKeepsPermissionBits(t *testing.T) {
 	}
 	mustRun(t, p, r.ID, bits, "0o755 0o600 0o644 0o755 0o640\n")
 }
+
+// A session that drew charts is restored, in another adapter, with its
+// figures and fonts usable: matplotlib keeps its fonts open (FT2Font reads
+// them through a Python file), and the restored memory's descriptors are
+// not the new instance's.
+func TestSnapshotOfASessionThatDrewCharts(t *testing.T) {
+	ctx := context.Background()
+	sci := func(c wasm.Config) wasm.Config { return c.WithProfile("scientific") }
+	a, b := snapshotPort(t, sci), snapshotPort(t, sci)
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, a, s.ID, "import io, matplotlib.pyplot as plt\n"+
+		"fig, ax = plt.subplots()\nax.plot([1, 3, 2])\nax.set_title('before')\nfig.savefig(io.BytesIO(), format='png')\n"+
+		"kept = fig\nprint(len(plt.get_fignums()))", "1\n")
+	var buf bytes.Buffer
+	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, b, r.ID, "kept.axes[0].set_title('after, with new text: αβγ')\nb = io.BytesIO()\nkept.savefig(b, format='png')\n"+
+		"fig2, ax2 = plt.subplots()\nax2.text(0.5, 0.5, 'a new figure')\nb2 = io.BytesIO()\nfig2.savefig(b2, format='png')\n"+
+		"plt.close('all')\nprint(b.getvalue()[:4] == b2.getvalue()[:4] == b'\\x89PNG')", "True\n")
+}
