@@ -250,3 +250,22 @@ func TestMatplotlibDeadlineInsideCxx(t *testing.T) {
 	}
 	expect(t, run(t, a, id, "import matplotlib.pyplot as plt\nprint(plt.get_fignums())"), "[]\n", 0, port.OutcomeCompleted)
 }
+
+// A figure too large for the memory limit is a MemoryError the program can
+// catch, not a crash: Agg's allocation fails in C++, exceptions.cpp's
+// operator new throws std::bad_alloc (libc++abi's would abort), and
+// pybind11 turns it into MemoryError. Left open at the cell's end, the
+// figure is reported and closed, and the session keeps its variables.
+func TestMatplotlibFigureTooLargeIsMemoryError(t *testing.T) {
+	a := scientificAdapter(t, nil)
+	id := newSession(t, a)
+	expect(t, run(t, a, id, "import io, matplotlib.pyplot as plt\nkept = 7\n"+
+		"fig = plt.figure(figsize=(60, 60), dpi=300)\nplt.plot([1, 2])\n"+
+		"try:\n    fig.savefig(io.BytesIO(), format='png')\nexcept MemoryError as e:\n    print('MemoryError', e)\n"+
+		"plt.close('all')"), "MemoryError std::bad_alloc\n", 0, port.OutcomeCompleted)
+	res := run(t, a, id, "fig = plt.figure(figsize=(60, 60), dpi=300)\nplt.plot([1, 2]);")
+	if res.ReturnCode != 0 || res.StateLost || !strings.Contains(res.Stderr, "could not be drawn: MemoryError") || len(res.Files) != 0 {
+		t.Fatalf("a figure too large left open: rc %d, state lost %v, %d files, stderr %q", res.ReturnCode, res.StateLost, len(res.Files), res.Stderr)
+	}
+	expect(t, run(t, a, id, "print(plt.get_fignums(), kept)"), "[] 7\n", 0, port.OutcomeCompleted)
+}

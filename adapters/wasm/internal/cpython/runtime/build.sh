@@ -1546,7 +1546,7 @@ codeport/scientific/entry.o: codeport/scientific/entry.c codeport/scientific/sci
 	$(CC) -c $(PY_STDMODULE_CFLAGS) -DCODEPORT_SCIENTIFIC -Icodeport/scientific -o $@ codeport/scientific/entry.c
 
 codeport/scientific/exceptions.o: codeport/scientific/exceptions.cpp
-	$(CC) -c -x c++ -std=c++17 -O2 -o $@ codeport/scientific/exceptions.cpp
+	$(CC) -c -x c++ -std=c++17 -O2 -fexceptions -o $@ codeport/scientific/exceptions.cpp
 
 codeport/scientific/python.wasm: codeport/scientific/entry.o codeport/scientific/exceptions.o $(LINK_PYTHON_DEPS)
 	$(LINKCC) $(PY_CORE_LDFLAGS) $(LINKFORSHARED) -mexec-model=reactor -Wl,--fatal-warnings -o $@ \

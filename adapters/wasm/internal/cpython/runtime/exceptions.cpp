@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <typeinfo>
 
 namespace __cxxabiv1 {
@@ -352,3 +353,56 @@ uint32_t __wasm_setjmp_test(void *env, void *invocation) {
 }
 
 }  // extern "C"
+
+// operator new. libc++abi for wasm32 is built without exceptions: its
+// operator new aborts when malloc fails ("bad_alloc was thrown in
+// -fno-exceptions mode"), ending the call as a crash. These replace its
+// (weak) definitions with the standard behaviour: a failed allocation
+// throws std::bad_alloc, which pybind11 turns into MemoryError (a figure
+// too large for the memory limit, say) and the session goes on. The
+// nothrow forms return null, as they must; deletes stay libc++abi's
+// (free). Where nothing catches (numpy's and pandas' C++ is not lowered),
+// the call ends as before.
+void *operator new(std::size_t size) {
+  void *p = std::malloc(size ? size : 1);
+  if (!p) {
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void *operator new[](std::size_t size) { return ::operator new(size); }
+
+void *operator new(std::size_t size, const std::nothrow_t &) noexcept {
+  return std::malloc(size ? size : 1);
+}
+
+void *operator new[](std::size_t size, const std::nothrow_t &) noexcept {
+  return std::malloc(size ? size : 1);
+}
+
+void *operator new(std::size_t size, std::align_val_t align) {
+  std::size_t a = static_cast<std::size_t>(align);
+  if (a < sizeof(void *)) {
+    a = sizeof(void *);
+  }
+  void *p = std::aligned_alloc(a, (size + a - 1) / a * a);
+  if (!p) {
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void *operator new[](std::size_t size, std::align_val_t align) { return ::operator new(size, align); }
+
+void *operator new(std::size_t size, std::align_val_t align, const std::nothrow_t &) noexcept {
+  std::size_t a = static_cast<std::size_t>(align);
+  if (a < sizeof(void *)) {
+    a = sizeof(void *);
+  }
+  return std::aligned_alloc(a, (size + a - 1) / a * a);
+}
+
+void *operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t &tag) noexcept {
+  return ::operator new(size, align, tag);
+}
