@@ -103,6 +103,29 @@ func TestPatchRealModule(t *testing.T) {
 		return c
 	}
 	original, compiled := compile(in), compile(patched)
+	// The scientific runtime also imports what its C++ exceptions need
+	// (env.invoke_*, codeport_cxx.throw; adapters/wasm provides them):
+	// here stubs, which instantiation does not call.
+	stubs := map[string]wazero.HostModuleBuilder{}
+	for _, def := range original.ImportedFunctions() {
+		modName, name, _ := def.Import()
+		if modName != InvokeImportModule && modName != "codeport_cxx" {
+			continue
+		}
+		b, ok := stubs[modName]
+		if !ok {
+			b = rt.NewHostModuleBuilder(modName)
+			stubs[modName] = b
+		}
+		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(context.Context, api.Module, []uint64) {
+			panic(modName + "." + name + " is a stub in this test")
+		}), def.ParamTypes(), def.ResultTypes()).Export(name)
+	}
+	for _, b := range stubs {
+		if _, err := b.Instantiate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Instantiation alone, no start function: the original's data
 	// segments are in memory, the patched one's only after InitDataFunc.

@@ -115,11 +115,9 @@ type module struct {
 	in       []byte
 	sections []section
 
-	types     vecSection
-	emptyType int64 // index of the type () -> (), or -1
+	types vecSection
 	// typeKeys holds each type as encoded (form, params, results), by
-	// index: what an invoke_ dispatcher's call_indirect type is looked up
-	// by.
+	// index: what the patch looks types up by (patcher.typeIndex).
 	typeKeys []string
 
 	// invokes are the imported functions env.invoke_*, in import order:
@@ -166,7 +164,7 @@ func newModuleReader(in []byte) (*reader, error) {
 // every section but custom ones, whose content is opaque. Function bodies
 // are only delimited here: they are decoded while being rewritten.
 func parseModule(in []byte) (*module, error) {
-	m := &module{in: in, emptyType: -1, exportedGlobals: map[uint32]bool{}}
+	m := &module{in: in, exportedGlobals: map[uint32]bool{}}
 	r, err := newModuleReader(in)
 	if err != nil {
 		return nil, err
@@ -384,19 +382,16 @@ func (m *module) parseTypes(r *reader) error {
 			r.pos = at
 			return r.errorf(ErrUnsupported, "type %d has form %#x, not a function type (GC types are not supported)", i, form)
 		}
-		var n [2]uint32
-		for k := range n {
-			if n[k], err = r.u32("type arity"); err != nil {
+		for range 2 { // params, results
+			n, err := r.u32("type arity")
+			if err != nil {
 				return err
 			}
-			for j := uint32(0); j < n[k]; j++ {
+			for j := uint32(0); j < n; j++ {
 				if err := readValType(r, "value type"); err != nil {
 					return err
 				}
 			}
-		}
-		if n == [2]uint32{0, 0} && m.emptyType < 0 {
-			m.emptyType = int64(i)
 		}
 		m.typeKeys = append(m.typeKeys, string(r.buf[at:r.pos]))
 		return nil

@@ -99,14 +99,36 @@ type patcher struct {
 	safepointFunc   uint32 // index of the added safepoint function
 	initType        uint32 // their type index, () -> ()
 	exportGlobals   []uint32
-	// newTypes are the types appended to the type section, encoded: () ->
-	// () if the module lacks it, then the dispatchers' call_indirect types
-	// it lacks.
+	// newTypes are the types appended to the type section, encoded, in
+	// the order typeIndex first needed them: () -> () if the module lacks
+	// it, then the dispatchers' call_indirect types it lacks.
 	newTypes []string
+	// types maps each type, encoded, to its index (see typeIndex).
+	types map[string]uint32
 	// callTypes holds, per invoke_ import, the type index its dispatcher's
 	// call_indirect names; the dispatchers are the functions after the
 	// safepoint, in import order.
 	callTypes []uint32
+}
+
+// typeIndex is the index of the type key (encoded as the type section
+// holds it): the module's first equal type, or one appended after them.
+func (p *patcher) typeIndex(key string) uint32 {
+	if p.types == nil {
+		p.types = make(map[string]uint32, len(p.m.typeKeys))
+		for i, k := range p.m.typeKeys {
+			if _, dup := p.types[k]; !dup {
+				p.types[k] = uint32(i)
+			}
+		}
+	}
+	if i, ok := p.types[key]; ok {
+		return i
+	}
+	i := p.m.types.count + uint32(len(p.newTypes))
+	p.newTypes = append(p.newTypes, key)
+	p.types[key] = i
+	return i
 }
 
 func (p *patcher) write() ([]byte, error) {
@@ -117,13 +139,11 @@ func (p *patcher) write() ([]byte, error) {
 	p.budgetGlobal = p.interruptGlobal + 1
 	p.initFunc = m.importedFuncs + m.funcs.count
 	p.safepointFunc = p.initFunc + 1
-	if m.emptyType >= 0 {
-		p.initType = uint32(m.emptyType)
-	} else {
-		p.initType = m.types.count
-		p.newTypes = append(p.newTypes, emptyFuncType)
+	p.initType = p.typeIndex(emptyFuncType)
+	for _, inv := range m.invokes {
+		params, results := splitFuncType(m.typeKeys[inv.typeIdx])
+		p.callTypes = append(p.callTypes, p.typeIndex(string(encodeFuncType(params[1:], results))))
 	}
-	p.dispatcherTypes()
 	for i, mut := range m.mutable {
 		if idx := m.importedGlobals + uint32(i); mut && !m.exportedGlobals[idx] {
 			p.exportGlobals = append(p.exportGlobals, idx)
@@ -329,37 +349,6 @@ func (p *patcher) code() ([]byte, error) {
 
 // emptyFuncType is the type () -> (), encoded.
 const emptyFuncType = "\x60\x00\x00"
-
-// dispatcherTypes finds, for each invoke_ import of type (i32, T1..Tn) ->
-// R, the index of the type (T1..Tn) -> R, appending it to the type
-// section (after () -> (), if that is appended too) when the module has
-// none equal to it.
-func (p *patcher) dispatcherTypes() {
-	m := p.m
-	if len(m.invokes) == 0 {
-		return
-	}
-	index := make(map[string]uint32, len(m.typeKeys)+len(p.newTypes))
-	for i, key := range m.typeKeys {
-		if _, dup := index[key]; !dup {
-			index[key] = uint32(i)
-		}
-	}
-	for i, key := range p.newTypes {
-		index[key] = m.types.count + uint32(i)
-	}
-	for _, inv := range m.invokes {
-		params, results := splitFuncType(m.typeKeys[inv.typeIdx])
-		key := string(encodeFuncType(params[1:], results))
-		idx, ok := index[key]
-		if !ok {
-			idx = m.types.count + uint32(len(p.newTypes))
-			p.newTypes = append(p.newTypes, key)
-			index[key] = idx
-		}
-		p.callTypes = append(p.callTypes, idx)
-	}
-}
 
 func encodeFuncType(params, results string) []byte {
 	b := appendU32([]byte{0x60}, uint32(len(params)))
