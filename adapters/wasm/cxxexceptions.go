@@ -204,8 +204,8 @@ func cxxThrow(context.Context, api.Module, []uint64) {
 // share one structure between every session's goroutines, and leak an
 // entry whenever a close path missed the notifier. A call whose context
 // lacks the state (or carries another instance's) still works, slowly:
-// its invoke_ makes a fresh function every time (invokeFunc.callUncached,
-// about 3.5 µs and 12 KB).
+// its invoke_ makes a state of its own, and a fresh function (about
+// 3.5 µs and 12 KB).
 //
 // Only the goroutine running a call of the instance touches the state:
 // an instance runs one call at a time.
@@ -272,16 +272,18 @@ type invokeFunc struct {
 func (f *invokeFunc) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	st, _ := ctx.Value(cxxStateKey{}).(*cxxState)
 	if st == nil || st.mod != mod {
-		f.callUncached(ctx, mod, stack)
-		return
+		// A state for this invoke_ alone: slow (a new function each time),
+		// but right.
+		sp, ok := mod.ExportedGlobal(cxxStackPointer).(api.MutableGlobal)
+		if !ok {
+			panic(fmt.Errorf("%s.%s: the module does not export %s", wasmpatch.InvokeImportModule, f.name, cxxStackPointer))
+		}
+		st = &cxxState{mod: mod, sp: sp, sigs: make([]invokeStack, f.sig+1)}
 	}
 	s := &st.sigs[f.sig]
 	d := s.depth
 	if d == len(s.fns) {
-		s.fns = append(s.fns, nil)
-	}
-	if s.fns[d] == nil {
-		s.fns[d] = mod.ExportedFunction(f.export) // newCxxHost checked it exists
+		s.fns = append(s.fns, mod.ExportedFunction(f.export)) // newCxxHost checked it exists
 	}
 	sp := st.sp.Get()
 	f.zeroExtend(stack)
@@ -308,23 +310,6 @@ func (f *invokeFunc) zeroExtendResult(stack []uint64) {
 	if f.narrowResult {
 		stack[0] = uint64(uint32(stack[0]))
 	}
-}
-
-// callUncached is Call without the instance's state: a fresh dispatcher
-// function, safe at any depth.
-func (f *invokeFunc) callUncached(ctx context.Context, mod api.Module, stack []uint64) {
-	fn := mod.ExportedFunction(f.export)
-	g, ok := mod.ExportedGlobal(cxxStackPointer).(api.MutableGlobal)
-	if fn == nil || !ok {
-		panic(fmt.Errorf("%s.%s: the module lacks %s or %s", wasmpatch.InvokeImportModule, f.name, f.export, cxxStackPointer))
-	}
-	sp := g.Get()
-	f.zeroExtend(stack)
-	if err := fn.CallWithStack(ctx, stack); err != nil {
-		f.unwound(err, g, sp, stack)
-		return
-	}
-	f.zeroExtendResult(stack)
 }
 
 // unwound handles the error of the dispatcher's call: a throw is caught,

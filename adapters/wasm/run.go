@@ -114,13 +114,13 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 		case it.memoryBytes() >= memoryLimit-(4<<20):
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
 			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
-		case errors.Is(end.err, errUncaughtCxx):
-			// A crash like any other, but not a trap: say what it was.
-			r.outcome, r.returnCode = port.OutcomeProgramError, 1
-			note = "[codeport: the interpreter crashed (an uncaught C++ exception ended the call); a fresh one will run the next call (variables and imports are lost, files are kept)]"
 		default:
+			why := firstLine(end.err)
+			if errors.Is(end.err, errUncaughtCxx) {
+				why = "an uncaught C++ exception ended the call" // not a trap: say what it was
+			}
 			r.outcome, r.returnCode = port.OutcomeProgramError, 1
-			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(end.err))
+			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", why)
 		}
 	default:
 		status, rc := int32(end.packed>>32), int32(uint32(end.packed))
