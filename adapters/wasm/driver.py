@@ -733,12 +733,15 @@ def _make_handler():
                 data = data.encode("utf-8")
             if not isinstance(data, (bytes, bytearray)):
                 continue
-            shown[0] += 1
-            os.makedirs("/workspace/.display", exist_ok=True)
-            path = "/workspace/.display/cell%d-%d.%s" % (cells[0], shown[0], ext)
-            with open(path, "wb") as f:
+            with open(display_file(ext), "wb") as f:
                 f.write(data)
             return
+
+    def display_file(ext):
+        # The next rich file of this cell: its path under .display, made.
+        shown[0] += 1
+        os.makedirs("/workspace/.display", exist_ok=True)
+        return "/workspace/.display/cell%d-%d.%s" % (cells[0], shown[0], ext)
 
     # Figures, as Jupyter's inline backend shows them: with display on,
     # every matplotlib figure still open when a cell ends, and every one
@@ -756,15 +759,15 @@ def _make_handler():
             return
         for manager in helpers.Gcf.get_all_fig_managers():
             fig = manager.canvas.figure
-            shown[0] += 1
-            path = "/workspace/.display/cell%d-%d.png" % (cells[0], shown[0])
+            path = None
             try:
-                os.makedirs("/workspace/.display", exist_ok=True)
+                path = display_file("png")
                 fig.savefig(path, format="png", bbox_inches="tight")
             except Exception as e:
                 print("[codeport: figure %s could not be drawn: %s: %s]" % (manager.num, type(e).__name__, e), file=sys.stderr)
                 try:
-                    os.remove(path)  # what savefig wrote before it failed
+                    if path is not None:
+                        os.remove(path)  # what savefig wrote before it failed
                 except OSError:
                     pass
             finally:
