@@ -1392,12 +1392,26 @@ print("src/_imaging.c", *("src/%s.c" % x for x in v["_IMAGING"]), *("src/libImag
     rm -f "$PILLOW_BLD/${m#PIL.}.a"
     run_logged $XAR rcsD "$PILLOW_BLD/${m#PIL.}.a" $(cd "$PILLOW_BLD" && ls "${m#PIL.}"/*.o | LC_ALL=C sort | sed "s|^|$PILLOW_BLD/|")
   done
-  local ours theirs clash
-  ours=$(llvm-nm-19 --defined-only "$PILLOW_BLD"/*.a 2>/dev/null | awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
-  theirs=$(llvm-nm-19 --defined-only $(find "$NUMPY_BLD" "$PANDAS_BLD" -name '*.a') "$CROSS/libpython$PY_SHORT.a" 2>/dev/null |
-    awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
-  clash=$(LC_ALL=C comm -12 <(echo "$ours") <(echo "$theirs"))
-  [ -z "$clash" ] || die "Pillow defines symbols numpy, pandas or CPython define too: $clash"
+  no_clash "Pillow's modules" "$PILLOW_BLD"/*.a -- $(find "$NUMPY_BLD" "$PANDAS_BLD" -name '*.a') "$CROSS/libpython$PY_SHORT.a"
+}
+
+# no_clash WHAT ARCHIVE... -- OTHER...: the archives of WHAT are linked
+# whole into one module with the OTHER ones, so none of their global
+# symbols may be defined twice among them or by an OTHER archive (the link
+# would fail later, and less clearly).
+no_clash() {
+  local what=$1 ours=() dup clash
+  shift
+  while [ "$1" != -- ]; do
+    ours+=("$1")
+    shift
+  done
+  shift
+  defined() { llvm-nm-19 --defined-only --extern-only "$@" 2>/dev/null | awk '$2 ~ /[TDBRC]/ {print $3}'; }
+  dup=$(defined "${ours[@]}" | LC_ALL=C sort | uniq -d)
+  [ -z "$dup" ] || die "$what define a symbol twice: $dup"
+  clash=$(LC_ALL=C comm -12 <(defined "${ours[@]}" | LC_ALL=C sort -u) <(defined "$@" | LC_ALL=C sort -u))
+  [ -z "$clash" ] || die "$what define symbols that the modules linked before them define too: $clash"
 }
 
 # C++ exceptions and setjmp/longjmp (see exceptions.cpp): the flags that
@@ -1495,15 +1509,8 @@ build_matplotlib() {
     done
     sci_archive_of "$MPL_BLD/$m" "$m"
   done
-  local ours theirs clash
-  ours=$(llvm-nm-19 --defined-only --extern-only "$MPL_BLD"/*.a 2>/dev/null |
-    awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort | uniq -d)
-  [ -z "$ours" ] || die "matplotlib's libraries define a symbol twice: $ours"
-  ours=$(llvm-nm-19 --defined-only --extern-only "$MPL_BLD"/*.a 2>/dev/null | awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
-  theirs=$(llvm-nm-19 --defined-only $(find "$NUMPY_BLD" "$PANDAS_BLD" "$PILLOW_BLD" -name '*.a') "$CROSS/libpython$PY_SHORT.a" 2>/dev/null |
-    awk '$2 ~ /[TDBRC]/ {print $3}' | LC_ALL=C sort -u)
-  clash=$(LC_ALL=C comm -12 <(echo "$ours") <(echo "$theirs"))
-  [ -z "$clash" ] || die "matplotlib's libraries define symbols numpy, pandas, Pillow or CPython define too: $clash"
+  no_clash "matplotlib's libraries" "$MPL_BLD"/*.a -- \
+    $(find "$NUMPY_BLD" "$PANDAS_BLD" "$PILLOW_BLD" -name '*.a') "$CROSS/libpython$PY_SHORT.a"
 }
 
 # The scientific reactor: link_reactor's link plus numpy (see above).

@@ -5,10 +5,9 @@
 // the packages' Python code, with their pure-Python dependencies and
 // sympy with mpmath, in a second zip beside the standard library
 // (matplotlib's data is also served as files, see SiteDir). Programs link
-// it by importing
-// adapters/wasm/scientific. Both are made by ../runtime/build.sh --profile
-// scientific from upstream sources fetched by package name and checked by
-// sha256; runtime/SHA256SUMS names them.
+// it by importing adapters/wasm/scientific. Both are made by
+// ../runtime/build.sh --profile scientific from upstream sources fetched
+// by package name and checked by sha256; runtime/SHA256SUMS names them.
 //
 //	py := scientific.Runtime()
 //	compiled, err := rt.CompileModule(ctx, py.Module)
