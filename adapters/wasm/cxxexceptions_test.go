@@ -7,6 +7,7 @@ package wasm
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -105,18 +106,8 @@ const (
 //	stale_slot_at(fp, p, q):   fd_seek(-1, cxxDirtyHigh, 0, 0);
 //	                           invoke_vii(fp, p, q)
 func cxxTestModule() []byte {
-	u32 := func(v uint64) []byte {
-		var b []byte
-		for {
-			c := byte(v & 0x7f)
-			v >>= 7
-			if v == 0 {
-				return append(b, c)
-			}
-			b = append(b, c|0x80)
-		}
-	}
-	s32 := func(v int64) []byte {
+	u32 := func(v uint64) []byte { return binary.AppendUvarint(nil, v) } // unsigned LEB128
+	s32 := func(v int64) []byte {                                        // signed LEB128 (binary's Varint is zigzag)
 		var b []byte
 		for {
 			c := byte(v & 0x7f)
