@@ -162,12 +162,7 @@ func TestPatchErrors(t *testing.T) {
 			vecSec(secCode, body(nil, instrs...)))
 	}
 	alreadyPatched, _ := mustPatch(t, spinModule())
-	tests := []struct {
-		name string
-		in   []byte
-		kind error
-		msg  string // a part of the error message
-	}{
+	expectRefusals(t, []refusal{
 		{"already patched", alreadyPatched, ErrAlreadyPatched, "already exports codeport_interrupt"},
 		{"non-constant data offset",
 			wasmModule(
@@ -223,7 +218,22 @@ func TestPatchErrors(t *testing.T) {
 			ErrMalformed, "opcode 0x20 is not allowed in a constant expression"},
 		{"invalid UTF-8 name", wasmModule(customSec("\xff", nil)), ErrMalformed, "not valid UTF-8"},
 		{"empty input", nil, ErrMalformed, "unexpected end of input"},
-	}
+	})
+}
+
+// refusal is a module Patch must refuse: the kind of error, and a part of
+// its message.
+type refusal struct {
+	name string
+	in   []byte
+	kind error
+	msg  string
+}
+
+// expectRefusals checks that Patch refuses each module as said, with the
+// package's prefix on the message.
+func expectRefusals(t *testing.T, tests []refusal) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _, err := Patch(tc.in)
