@@ -69,6 +69,7 @@ wasm_race_tests=(
   TestHostileSnapshotStepNeverLosesStateSilently TestRestoredStepIsBounded
   TestSnapshotOfABusySession TestOutputIsStreamedWhileTheCellRuns
   TestStreamedOutputIsThePrefixOfTheResult TestBashStdoutIsStreamed
+  TestRecycledInstanceCarriesNothing TestInstancesRecyclingCannotResetAreClosed
 )
 wasm_race="^($(IFS='|'; echo "${wasm_race_tests[*]}"))\$"
 # The shards of the rest, as -run patterns, each skipping what the ones

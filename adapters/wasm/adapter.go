@@ -44,8 +44,11 @@ type adapter struct {
 	slots    int // live sessions plus those being created
 
 	// pool holds ready sandboxes; refill asks fillPool to top it up.
-	pool   chan *sandbox
-	refill chan struct{}
+	pool chan *sandbox
+	// spareDirs holds emptied sandbox directories for the next sandboxes
+	// (see sandbox.discard).
+	spareDirs chan string
+	refill    chan struct{}
 	// warm is closed once the pool first holds its size (WaitWarm).
 	warm     chan struct{}
 	warmOnce sync.Once
@@ -84,7 +87,8 @@ func newAdapter(cfg Config) (*adapter, error) {
 		return nil, err
 	}
 	a := &adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
-		pool: make(chan *sandbox, cfg.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{})}
+		pool: make(chan *sandbox, cfg.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{}),
+		spareDirs: make(chan string, spareSandboxDirs)}
 	if cfg.registerer != nil {
 		if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
@@ -126,6 +130,11 @@ func newAdapter(cfg Config) (*adapter, error) {
 			cfg.logger.Error("wasm runtime failed", "error", a.engErr)
 			close(a.ready)
 			return
+		}
+		if err := a.eng.learnHotPages(ctx, a.workspaceFigures()); err != nil {
+			cfg.logger.Warn("sessions copy the pages they write one by one", "error", err)
+		} else {
+			cfg.logger.Info("wasm session pages learnt", "hot_bytes", a.eng.image.shared.hotBytes())
 		}
 		cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
 		close(a.ready)
@@ -637,6 +646,7 @@ func (a *adapter) Close() error {
 		if a.eng != nil {
 			err = a.eng.close(context.Background())
 		}
+		a.removeSpareDirs()
 		err = errors.Join(err, a.releaseDirs())
 	})
 	return err

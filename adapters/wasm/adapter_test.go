@@ -496,8 +496,17 @@ func TestCapacityDestroyAndReclaim(t *testing.T) {
 	if res := <-done; res.Outcome != port.OutcomeCancelled {
 		t.Fatalf("call in a destroyed session: %s", res.Outcome)
 	}
-	if n := len(dirEntries(t, a.d.sessionsDir)); n != 0 {
-		t.Fatalf("%d session directories left behind", n)
+	// What is left is the emptied directories kept for the next sessions.
+	left := dirEntries(t, a.d.sessionsDir)
+	if len(left) != len(a.d.spareDirs) {
+		t.Fatalf("%d session directories left behind, %d of them kept empty for the next sessions", len(left), len(a.d.spareDirs))
+	}
+	for _, e := range left {
+		for _, sub := range sandboxSubdirs {
+			if inside := dirEntries(t, filepath.Join(a.d.sessionsDir, e.Name(), sub)); len(inside) != 0 {
+				t.Fatalf("a kept directory's %s holds %d entries", sub, len(inside))
+			}
+		}
 	}
 }
 

@@ -222,6 +222,19 @@ type invokeStack struct {
 	fns   []api.Function
 }
 
+// idle says no invoke_ is under way (a nil state has none).
+func (st *cxxState) idle() bool {
+	if st == nil {
+		return true
+	}
+	for _, s := range st.sigs {
+		if s.depth != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 type cxxStateKey struct{}
 
 // newState makes the invoke_ state of a new instance of the module.

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -68,6 +69,18 @@ type engine struct {
 	shellsMu  sync.Mutex
 	shells    *wasmshell.Engine
 	shellsErr error
+
+	// Recycling (recycle.go): instances reset for the next sessions, the
+	// census of a new instance's descriptors they must match, and counts
+	// of instances recycled and reused. census is nil when recycling is
+	// off (learnHotPages could not set it up).
+	spares      chan *interpreter
+	sparesMu    sync.Mutex // held to add to spares, and to close them
+	census      *fdCensus
+	freshCensus []byte
+	closed      atomic.Bool
+	recycled    atomic.Int64
+	reused      atomic.Int64
 }
 
 // shellEngine returns the shell guest's engine, compiling it (or loading
@@ -241,6 +254,7 @@ func (e *engine) close(ctx context.Context) error {
 	if e.shells != nil {
 		err = errors.Join(err, e.shells.Close(ctx))
 	}
+	e.closeSpares()
 	e.image.shared.close()
 	return err
 }
@@ -269,19 +283,12 @@ const (
 // bootTemplate starts CPython and the driver in an instance of its own,
 // imports warm, and takes the image of its memory and globals.
 func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, notShared, err error) {
-	dir, err := os.MkdirTemp("", "codeport-template-")
+	m, cleanup, err := scratchMounts("codeport-template-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
+		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
-	work, tmp := filepath.Join(dir, "workspace"), filepath.Join(dir, "tmp")
-	for _, d := range []string{work, tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("%w: template directory: %v", port.ErrRuntimeFailure, err)
-		}
-	}
-	quota := workspace.NewQuota(1 << 20)
-	it, err := e.instantiate(ctx, mounts{workspace.NewSysFS(work, quota), workspace.NewSysFS(tmp, quota)})
+	defer cleanup()
+	it, err := e.instantiate(ctx, m)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -323,6 +330,84 @@ func (e *engine) bootTemplate(ctx context.Context, warm []string) (img *image, n
 	return takeImage(it.mod, e.rt.Module)
 }
 
+// scratchMounts are a /workspace and /tmp in a new temporary directory,
+// for an instance that is no session's (the template, the probe of
+// learnHotPages); cleanup removes them.
+func scratchMounts(prefix string) (m mounts, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return mounts{}, nil, fmt.Errorf("%w: scratch directory: %v", port.ErrRuntimeFailure, err)
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	work, tmp := filepath.Join(dir, "workspace"), filepath.Join(dir, "tmp")
+	for _, d := range []string{work, tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			cleanup()
+			return mounts{}, nil, fmt.Errorf("%w: scratch directory: %v", port.ErrRuntimeFailure, err)
+		}
+	}
+	quota := workspace.NewQuota(1 << 20)
+	return mounts{workspace.NewSysFS(work, quota), workspace.NewSysFS(tmp, quota)}, cleanup, nil
+}
+
+// hotProbe is the call learnHotPages runs in its probe session: the
+// smallest cell, whose pages (the compiler's, the driver's, the output
+// path's) every call writes.
+const hotProbe = "x = 1 + 1\nprint(x)"
+
+// learnHotPages starts a session from the image, as start does, runs
+// hotProbe in it, and records the image's pages it wrote as the ones every
+// later mapping copies at once (sharedImage.hot). A session writes these
+// anyway; copying them up front replaces a copy-on-write fault per page,
+// each flushing a shared mapping on every core, with one system call.
+// What this cannot learn (no pagemap, no mapping) leaves sessions as
+// they were: faulting page by page.
+func (e *engine) learnHotPages(ctx context.Context, figures string) error {
+	if e.image.shared == nil {
+		return nil
+	}
+	m, cleanup, err := scratchMounts("codeport-probe-")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	it, alloc, err := e.restored(ctx, m)
+	if err != nil {
+		return err
+	}
+	defer it.kill()
+	if !alloc.mapped {
+		return errors.New("the probe's memory is not a mapping of the image")
+	}
+	for _, req := range []struct {
+		kind    byte
+		payload string
+	}{{requestSession, figures}, {requestCell, hotProbe}} {
+		if r := it.run(ctx, req.kind, req.payload, time.Minute, 4096, 1<<62); r.dead || r.outcome != port.OutcomeCompleted {
+			return fmt.Errorf("the probe session: %s: %s", r.outcome, strings.TrimSpace(r.stderr))
+		}
+	}
+	written, err := alloc.writtenPages()
+	if err != nil {
+		return err
+	}
+	e.image.shared.setHot(written)
+	// The probe, done with its call, is what a recycled instance must
+	// match: no file open, and its descriptors' census.
+	if n := it.openFiles.Load(); n != 0 {
+		return fmt.Errorf("the probe session left %d files open; instances are not recycled", n)
+	}
+	census, err := newFdCensus(e)
+	if err != nil {
+		return fmt.Errorf("instances are not recycled: %w", err)
+	}
+	if e.freshCensus, err = census.take(ctx, it.mod); err != nil {
+		return fmt.Errorf("instances are not recycled: %w", err)
+	}
+	e.census, e.spares = census, make(chan *interpreter, spareInstances)
+	return nil
+}
+
 // guestMounts are the guest paths instantiate mounts, in its order, and
 // the root made around them ("/", mounted last): the image and session
 // snapshots record the descriptors and paths of these preopened
@@ -343,11 +428,12 @@ type mounts struct {
 // directories, which the image records, are the same.
 func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error) {
 	it := &interpreter{interrupt: make(chan struct{})}
+	it.slots = [2]*mountSlot{newMountSlot(m.work, &it.openFiles), newMountSlot(m.tmp, &it.openFiles)}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
-		WithSysFSMount(m.work, workspace.GuestRoot).(sysfs.FSConfig).
-		WithSysFSMount(m.tmp, "/tmp").
-		WithFSMount(e.rt.Lib, cpython.StdlibDir).(sysfs.FSConfig).
-		WithSysFSMount(e.root, "/")
+		WithSysFSMount(it.slots[0], workspace.GuestRoot).(sysfs.FSConfig).
+		WithSysFSMount(it.slots[1], "/tmp").(sysfs.FSConfig).
+		WithSysFSMount(newMountSlot(&sysfs.AdaptFS{FS: e.rt.Lib}, &it.openFiles), cpython.StdlibDir).(sysfs.FSConfig).
+		WithSysFSMount(newMountSlot(e.root, &it.openFiles), "/")
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(). // a reactor: the host calls its exports
@@ -392,6 +478,16 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 // which a session then makes its own (start) or overwrites with a
 // snapshot's memory (restoreInterpreter).
 func (e *engine) fromImage(ctx context.Context, m mounts) (*interpreter, error) {
+	it, _, err := e.restored(ctx, m)
+	return it, err
+}
+
+// restored is fromImage, with the allocation of the instance's memory
+// (nil where the image is not shared).
+func (e *engine) restored(ctx context.Context, m mounts) (*interpreter, *allocation, error) {
+	if it := e.spare(m); it != nil {
+		return it, it.alloc, nil
+	}
 	var alloc *allocation
 	ictx := ctx
 	if e.image.shared != nil {
@@ -400,13 +496,14 @@ func (e *engine) fromImage(ctx context.Context, m mounts) (*interpreter, error) 
 	}
 	it, err := e.instantiate(ictx, m)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := e.image.restore(it.mod, alloc != nil && alloc.mapped); err != nil {
 		it.kill()
-		return nil, fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err)
+		return nil, nil, fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err)
 	}
-	return it, nil
+	it.alloc = alloc
+	return it, alloc, nil
 }
 
 // start makes a session's interpreter: an instance restored from the
@@ -444,10 +541,18 @@ type interpreter struct {
 	cxx *cxxState
 
 	// interrupt is closed when the instance is being stopped: host calls
-	// that block (sleeps) return at once.
+	// that block (sleeps) return at once. stopped says it was.
 	interrupt chan struct{}
+	stopped   atomic.Bool
 	stopOnce  sync.Once
 	closeOnce sync.Once
+
+	// What recycling needs (recycle.go): the memory's allocation (nil
+	// where the image is not shared), the /workspace and /tmp mounts, and
+	// the files open through any mount.
+	alloc     *allocation
+	slots     [2]*mountSlot
+	openFiles atomic.Int64
 }
 
 // callContext is ctx for a call of the instance's exports: its host
@@ -492,6 +597,7 @@ func (it *interpreter) sleep(ns int64) {
 // host sleep returns. The instance is unusable afterwards.
 func (it *interpreter) halt() {
 	it.stopOnce.Do(func() {
+		it.stopped.Store(true)
 		it.stopFlag.Set(1)
 		close(it.interrupt)
 	})

@@ -126,6 +126,11 @@ func (img *image) restore(mod api.Module, mapped bool) error {
 			clear(view[lo:hi])
 		}
 	}
+	return img.setGlobals(mod)
+}
+
+// setGlobals sets mod's mutable globals to the image's.
+func (img *image) setGlobals(mod api.Module) error {
 	for _, g := range img.globals {
 		mg, ok := mod.ExportedGlobal(g.name).(api.MutableGlobal)
 		if !ok {

@@ -3,7 +3,11 @@
 package wasm
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -20,9 +24,27 @@ type sharedImage struct {
 	fd   int
 	size uint64
 	// closed is set by close; allocations made after it fall back to
-	// the Go heap.
+	// the Go heap. mu is held for reading by what uses fd after an
+	// allocation (a reset), and for writing by close.
 	closed atomic.Bool
+	mu     sync.RWMutex
+	// hot are the runs of pages that a session writes as it starts and
+	// runs its first call (learnHotPages): each new mapping has them
+	// copied at once, in one system call per run. Left to the program,
+	// each would be read first (WebAssembly loads and stores separately),
+	// mapped shared, then written: a copy-on-write fault whose flush of
+	// the shared entry interrupts every other core the process runs on.
+	// Measured, those flushes were 40% of a session churn's CPU. Set
+	// before the first session; read-only after. hotPage is the same per
+	// page.
+	hot     []pageRun
+	hotPage []bool
+	// view is the image mapped read-only and shared, until close.
+	view []byte
 }
+
+// pageRun is a run of pages, in bytes from the memory's start.
+type pageRun struct{ lo, hi uint64 }
 
 func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
 	fd, err := unix.MemfdCreate("codeport-interpreter-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -51,6 +73,13 @@ func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
 		return fail("seal the image", err)
 	}
+	// A read-only view, which a reset copies pages from: the page cache's
+	// pages themselves, no second copy.
+	view, err := unix.Mmap(fd, 0, len(memory), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return fail("map the image", err)
+	}
+	s.view = view
 	return s, nil
 }
 
@@ -72,6 +101,10 @@ func (s *sharedImage) readAt(p []byte, off int) error {
 
 func (s *sharedImage) close() {
 	if s != nil && !s.closed.Swap(true) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		_ = unix.Munmap(s.view)
+		s.view = nil
 		_ = unix.Close(s.fd)
 	}
 }
@@ -83,6 +116,7 @@ func (s *sharedImage) close() {
 type allocation struct {
 	image  *sharedImage
 	mapped bool
+	mem    *mappedMemory // the mapping, when mapped
 }
 
 func (s *sharedImage) allocation() *allocation { return &allocation{image: s} }
@@ -106,7 +140,130 @@ func (a *allocation) Allocate(capBytes, maxBytes uint64) experimental.LinearMemo
 		return newHeapMemory(capBytes, maxBytes)
 	}
 	a.mapped = true
-	return &mappedMemory{region: unsafe.Slice((*byte)(base), reserve), open: s.size}
+	region := unsafe.Slice((*byte)(base), reserve)
+	for _, r := range s.hot {
+		// Best effort: a kernel without MADV_POPULATE_WRITE (before 5.14)
+		// leaves the pages to fault one by one, as before.
+		if err := unix.Madvise(region[r.lo:r.hi], unix.MADV_POPULATE_WRITE); err != nil {
+			break
+		}
+	}
+	a.mem = &mappedMemory{region: region, open: s.size}
+	return a.mem
+}
+
+// setHot records the pages a session writes (written, a page per entry,
+// over the image's size) as the ones every new mapping copies at once.
+func (s *sharedImage) setHot(written []bool) {
+	s.hot, s.hotPage = nil, written
+	for i := 0; i < len(written); {
+		if !written[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(written) && written[j] {
+			j++
+		}
+		s.hot = append(s.hot, pageRun{uint64(i) * imageChunk, min(uint64(j)*imageChunk, s.size)})
+		i = j
+	}
+}
+
+// hotBytes is what setHot made every mapping copy at once.
+func (s *sharedImage) hotBytes() int {
+	n := 0
+	for _, r := range s.hot {
+		n += int(r.hi - r.lo)
+	}
+	return n
+}
+
+// reset makes the memory the image again, as a new mapping of it would
+// be, for an instance used again (recycle.go). The pages the instance
+// wrote (writtenPages) are copied back from the image in place: no fault,
+// no flush of another core's view. That keeps them the instance's own;
+// when more than keptPages of them are outside the hot set, those are
+// dropped instead (the next access maps the image's page again). The
+// memory must not have grown past the image, and nothing may run in it.
+func (a *allocation) reset() error {
+	s := a.image
+	if a.mem == nil || a.mem.open != s.size {
+		return errors.New("the memory is not the image's size")
+	}
+	written, err := a.writtenPages()
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed.Load() {
+		return errors.New("the image is closed")
+	}
+	hot := func(i int) bool { return i < len(s.hotPage) && s.hotPage[i] }
+	cold := 0
+	for i, w := range written {
+		if w && !hot(i) {
+			cold++
+		}
+	}
+	region := a.mem.region
+	for i := 0; i < len(written); {
+		if !written[i] {
+			i++
+			continue
+		}
+		h := hot(i)
+		j := i + 1
+		for j < len(written) && written[j] && hot(j) == h {
+			j++
+		}
+		lo, hi := uint64(i)*imageChunk, min(uint64(j)*imageChunk, s.size)
+		if h || cold <= keptPages {
+			copy(region[lo:hi], s.view[lo:hi])
+		} else if err := unix.Madvise(region[lo:hi], unix.MADV_DONTNEED); err != nil {
+			return fmt.Errorf("drop written pages: %w", err)
+		}
+		i = j
+	}
+	return nil
+}
+
+// keptPages bounds the pages outside the hot set that a reset copies back
+// rather than drops: a session's own few (measured: 14 pages for a
+// print) stay copied, at no memory cost beyond what that session held.
+const keptPages = 256
+
+// writtenPages tells, per page of the image's span of the mapping the
+// allocation made, whether it is the instance's own copy (written) rather
+// than the image's page or nothing: /proc/self/pagemap's present bit set
+// and its file-or-shared bit clear. Flags need no privilege to read;
+// page frame numbers, which this does not use, would.
+func (a *allocation) writtenPages() ([]bool, error) {
+	if a.mem == nil || a.mem.region == nil {
+		return nil, errors.New("the memory is not a mapping of the image")
+	}
+	if os.Getpagesize() != imageChunk {
+		return nil, fmt.Errorf("host pages of %d bytes, not %d", os.Getpagesize(), imageChunk)
+	}
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pages := int((a.image.size + imageChunk - 1) / imageChunk)
+	entries := make([]byte, 8*pages)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(a.mem.region)))
+	if _, err := f.ReadAt(entries, int64(base/imageChunk*8)); err != nil {
+		return nil, fmt.Errorf("read pagemap: %w", err)
+	}
+	written := make([]bool, pages)
+	for i := range written {
+		e := binary.LittleEndian.Uint64(entries[8*i:])
+		const present, fileOrShared = 1 << 63, 1 << 61
+		written[i] = e&present != 0 && e&fileOrShared == 0
+	}
+	return written, nil
 }
 
 // mappedMemory is a linear memory over a reservation whose first open

@@ -27,3 +27,13 @@ func (*sharedImage) allocation() *allocation { return &allocation{} }
 func (*allocation) Allocate(capBytes, maxBytes uint64) experimental.LinearMemory {
 	return newHeapMemory(capBytes, maxBytes)
 }
+
+func (*sharedImage) setHot([]bool) {}
+
+func (*sharedImage) hotBytes() int { return 0 }
+
+func (*allocation) writtenPages() ([]bool, error) {
+	return nil, errors.New("no mapped memory to inspect")
+}
+
+func (*allocation) reset() error { return errors.New("no mapped memory to reset") }

@@ -74,6 +74,9 @@ const memoryLimit = 128 << 20
 // figures are what must come back after the load.
 type figures struct {
 	rss, threads, fds, goroutines, sessionDirs, sessionsLive int64
+	// spareDirs are emptied sandbox directories the adapter keeps for
+	// its next sessions (at most maxSpareDirs), not counted in dirs.
+	spareDirs int64
 	// The server's temporary directory (upload, snapshot and restore
 	// spools) and its hibernate-dir: regular files, and the disk they use.
 	spoolFiles, spoolBytes, hibFiles, hibBytes int64
@@ -342,7 +345,7 @@ func compare(name string, before, after figures, goroutines bool) []string {
 	if after.threads > before.threads+8 {
 		grew("threads grew")
 	}
-	if after.sessionDirs > before.sessionDirs || after.sessionsLive > before.sessionsLive {
+	if after.sessionDirs > before.sessionDirs || after.sessionsLive > before.sessionsLive || after.spareDirs > before.spareDirs+maxSpareDirs {
 		grew(fmt.Sprintf("sessions or their directories were left behind (before: %q; after: %q)", before.dirs, after.dirs))
 	}
 	// Spools are removed when their request ends; hibernated sessions'
@@ -548,14 +551,23 @@ func measure(base string, pid int, d dirs) (figures, error) {
 	return f, sc.Err()
 }
 
+// maxSpareDirs is how many emptied sandbox directories the wasm adapter
+// keeps for its next sessions (adapters/wasm's spareSandboxDirs).
+const maxSpareDirs = 8
+
 // listDirs lists the directories below root, relative to it: session
 // workspaces, their temporary directories and the server's claim. What a
 // session made inside its workspace is not listed, only that it is there.
-func listDirs(root string) []string {
-	var out []string
+// Emptied sandbox directories, which the adapter keeps for its next
+// sessions, are counted (spare) rather than listed.
+func listDirs(root string) (out []string, spare int64) {
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
+		}
+		if isEmptySandbox(p) {
+			spare++
+			return filepath.SkipDir
 		}
 		rel, _ := filepath.Rel(root, p)
 		out = append(out, rel)
@@ -564,7 +576,23 @@ func listDirs(root string) []string {
 		}
 		return nil
 	})
-	return out
+	return out, spare
+}
+
+// isEmptySandbox says whether dir holds exactly a sandbox's three
+// directories, all empty.
+func isEmptySandbox(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 3 {
+		return false
+	}
+	for _, sub := range []string{"workspace", "tmp", "outputs"} {
+		inside, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil || len(inside) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // diskUse counts the regular files below root and the disk they use

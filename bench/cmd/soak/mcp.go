@@ -254,7 +254,7 @@ func measureProcess(pid int, d dirs) (figures, error) {
 		return f, err
 	}
 	f.fds = int64(len(fds))
-	f.dirs = listDirs(d.sessions)
+	f.dirs, f.spareDirs = listDirs(d.sessions)
 	f.sessionDirs = int64(len(f.dirs))
 	f.spoolFiles, f.spoolBytes = diskUse(d.tmp)
 	if d.hibernate != "" {
