@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero/sys"
@@ -40,8 +41,6 @@ type callEnd struct {
 func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeout time.Duration, outputLimit int, memoryLimit int64) cellResult {
 	it.stdout.begin(outputLimit)
 	it.stderr.begin(outputLimit)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	start := time.Now()
 
 	var r cellResult
@@ -58,34 +57,46 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 		return it.finish(r, start, note)
 	}
 
-	done := make(chan callEnd, 1)
-	go func() {
-		// The call's context is not the caller's: a stop is the interrupt
-		// global, and the instance must never be closed under a call.
-		res, err := it.runFn.Call(it.callContext(context.Background()), uint64(kind), uint64(len(payload)))
-		var packed uint64
-		if len(res) > 0 {
-			packed = res[0]
+	// The call runs on this goroutine; a deadline or ctx ending stops it
+	// from a callback (halt), and the call returns at its next loop
+	// header. (A goroutine per call cost a hand-off each way, a third of
+	// a short call's time.) The call's context is not the caller's: a
+	// stop is the interrupt global, and the instance must never be
+	// closed under a call.
+	var reason atomic.Pointer[port.Outcome]
+	stop := func(o port.Outcome, done chan struct{}) func() {
+		return func() {
+			defer close(done)
+			if reason.CompareAndSwap(nil, &o) {
+				it.halt()
+			}
 		}
-		done <- callEnd{packed, err}
-	}()
-	var stopped port.Outcome
-	var end callEnd
-	select {
-	case end = <-done:
-	case <-timer.C:
-		stopped = port.OutcomeTimedOut
-	case <-ctx.Done():
-		stopped = port.OutcomeCancelled
 	}
-	if stopped != "" {
-		it.halt()
-		end = <-done
+	timedOut, cancelled := make(chan struct{}), make(chan struct{})
+	timer := time.AfterFunc(timeout, stop(port.OutcomeTimedOut, timedOut))
+	unwatch := context.AfterFunc(ctx, stop(port.OutcomeCancelled, cancelled))
+	res, err := it.runFn.Call(it.callContext(context.Background()), uint64(kind), uint64(len(payload)))
+	// A stop that has begun is awaited: after this, nothing halts the
+	// instance but its owner.
+	if !timer.Stop() {
+		<-timedOut
+	}
+	if !unwatch() {
+		<-cancelled
+	}
+	end := callEnd{err: err}
+	if len(res) > 0 {
+		end.packed = res[0]
+	}
+	var stopped port.Outcome
+	if o := reason.Load(); o != nil {
+		// Stopped, or about to be: the instance has its interrupt set (or
+		// soon will) and is not used again.
+		r.dead = true
+		stopped = *o
 		if end.err == nil {
-			// It finished as it was stopped: its result stands, but the
-			// instance has its interrupt set and is not used again.
+			// It finished as it was stopped: its result stands.
 			stopped = ""
-			r.dead = true
 			note = "[codeport: the call finished at its deadline; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
 		}
 	}
