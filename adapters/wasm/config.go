@@ -241,7 +241,7 @@ func NewConfig() Config {
 // starts from: standard modules models reach for, whose first import costs
 // milliseconds each in WebAssembly.
 var defaultWarmModules = []string{
-	"collections", "csv", "dataclasses", "datetime", "decimal", "fractions",
+	"asyncio", "collections", "csv", "dataclasses", "datetime", "decimal", "fractions",
 	"functools", "itertools", "json", "math", "pathlib", "random", "re",
 	"statistics", "string", "textwrap", "typing",
 }

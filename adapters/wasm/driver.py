@@ -76,12 +76,15 @@ def _install_sleep():
     time.sleep = sleep
 
 
-def _install_asyncio():
+def _fix_asyncio(se):
     # asyncio's event loop wakes itself through a socket pair, which WASI
     # does not have (asyncio.run fails with ENOTSUP). With one thread and no
     # signal handlers nothing ever needs to wake it: the loop runs without.
-    import asyncio.selector_events as se
-
+    # Fixed as asyncio.selector_events is imported (see
+    # _install_after_import): importing asyncio here took 130 ms of the
+    # driver's 140 at start-up, which a process that never uses it (a
+    # command-line run) should not pay; the warm modules put it in the
+    # image a server's sessions start from.
     def make_self_pipe(self):
         self._ssock = self._csock = None
 
@@ -581,13 +584,12 @@ def _make_handler():
     # Before asyncio's import, which imports socket and threading: they
     # copy these functions from _socket and _thread.
     _install_absent_capabilities()
-    _install_asyncio()
     _install_utime()
     _install_user()
     _install_links()
     # matplotlib.pyplot's show() shows figures as a notebook does (see
     # flush_figures below; pyplot is imported after this, if at all).
-    _install_after_import({"matplotlib.pyplot": lambda m: fix_pyplot(m)})
+    _install_after_import({"matplotlib.pyplot": lambda m: fix_pyplot(m), "asyncio.selector_events": _fix_asyncio})
     workspace = [0, 0]  # the workspace's limit and a directory's cost, in bytes
     _install_disk_usage(workspace)
     main = types.ModuleType("__main__")
@@ -1127,5 +1129,5 @@ def _make_handler():
 
 
 handle = _make_handler()
-del _make_handler, _install_sleep, _install_asyncio, _install_absent_capabilities, _install_utime
+del _make_handler, _install_sleep, _fix_asyncio, _install_absent_capabilities, _install_utime
 del _install_user, _install_links, _replace_os, _install_after_import, _install_disk_usage, _open_fds

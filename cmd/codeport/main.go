@@ -145,7 +145,13 @@ func newBinder(reg prometheus.Registerer) *binding.Binder {
 // first session: for a command that starts one session, or none.
 func noWarmUp(cfg *binding.Config) {
 	if s, ok := cfg.Settings("wasm").(*wasm.Settings); ok {
+		// Nor warm modules, unless configured: importing them in the
+		// image costs the one session what importing them in it would,
+		// and most of it for modules it never imports.
 		s.WarmPool = 0
+		if s.WarmModules == nil {
+			s.WarmModules = wasm.ModuleList{}
+		}
 	}
 	if s, ok := cfg.Settings("subprocess").(*subprocess.Settings); ok {
 		s.WarmPool, s.MinWorkers = 0, 0
