@@ -112,7 +112,8 @@ schemacheck:
 	$(GO) test -count=1 -v ./contract/schemacheck
 
 ## bench: the package benchmarks, then one side-by-side run of the same workloads
-## on codeport (in process, over HTTP), pydantic-monty (a cached venv) and, when
+## on codeport (in process, over HTTP), pydantic-monty (a cached venv), eryx
+## (pyeryx in a cached venv on python3.13 or python3.12) and, when
 ## CODEPORT_BENCH_REFERENCE_URL names one, the reference backend: prints the
 ## table and refreshes bench/results.md
 bench:

@@ -39,8 +39,9 @@
 // not installed.
 //
 // The table is made by bench/cmd/sidebyside, which runs these benchmarks,
-// drives pydantic-monty through bench/monty_driver.py for the same
-// workloads, and writes bench/results.md (`make bench`):
+// drives pydantic-monty through bench/monty_driver.py and eryx (pyeryx)
+// through bench/eryx_driver.py for the same workloads, and writes
+// bench/results.md (`make bench`):
 //
 //	go test -run '^$' -bench . -benchtime 1x ./bench        # the numbers alone
 //	go run ./bench/cmd/sidebyside -out bench/results.md    # the table

@@ -55,7 +55,8 @@ type peer struct {
 var errAbsent = errors.New("peer absent")
 
 // peers lists the Go-driven columns in the table's order. Adding a peer is
-// one entry. (pydantic-monty is driven from Python by bench/monty_driver.py.)
+// one entry. (pydantic-monty and eryx are driven from Python by
+// bench/monty_driver.py and bench/eryx_driver.py.)
 func peers() []peer {
 	return []peer{
 		{name: "inproc", start: startInProcess},

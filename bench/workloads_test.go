@@ -16,7 +16,8 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-// The workloads' programs; bench/monty_driver.py runs the same ones.
+// The workloads' programs; bench/monty_driver.py and bench/eryx_driver.py
+// run the same ones.
 const (
 	firstCode = "print(1 + 1)"
 	firstOut  = "2\n"

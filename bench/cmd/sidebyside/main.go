@@ -1,13 +1,17 @@
 // Command sidebyside runs codeport's side-by-side benchmarks (package
-// bench) and the same workloads on pydantic-monty, prints the table and
-// writes it, with a description of the machine, to bench/results.md.
+// bench) and the same workloads on pydantic-monty and eryx, prints the
+// table and writes it, with a description of the machine, to
+// bench/results.md.
 //
 //	go run ./bench/cmd/sidebyside -out bench/results.md   # what `make bench` runs
 //	CODEPORT_BENCH_REFERENCE_URL=http://127.0.0.1:18080 go run ./bench/cmd/sidebyside
 //
 // pydantic-monty runs in a virtual environment under the user's cache
 // directory (codeport/bench-venv-...), built on first use with python3 -m
-// venv and pip; without python3 or pip its column is absent.
+// venv and pip; without python3 or pip its column is absent. eryx (pyeryx)
+// runs the same way in a virtual environment of its own on the first of
+// python3.13 and python3.12 that runs (its only wheel is cp312-abi3);
+// without one its column is absent.
 package main
 
 import (
@@ -32,6 +36,14 @@ import (
 // montyVersion is the pydantic-monty the comparison pins (1.5.0 does not
 // install: its client package was never published at that version).
 const montyVersion = "1.4.0"
+
+// eryxVersion is the pyeryx (eryx's Python package: CPython 3.14 in
+// Wasmtime) the comparison pins.
+const eryxVersion = "0.11.0"
+
+// eryxPythons are the interpreters tried, in order, for eryx's environment:
+// pyeryx's only wheel is cp312-abi3, so it needs a Python >= 3.12.
+var eryxPythons = []string{"python3.13", "python3.12"}
 
 func main() {
 	out := flag.String("out", "", "write the results to this markdown file (relative to the module root)")
@@ -69,6 +81,15 @@ func run(out string, scale float64, force bool) error {
 		notes = append(notes, "pydantic-monty absent: "+firstLine(err.Error()))
 	}
 
+	fmt.Println("== eryx (pyeryx)", eryxVersion)
+	eryxMeta, err := eryx(ctx, root, env, &res)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eryx column absent:", err)
+		notes = append(notes, "eryx absent: "+firstLine(err.Error()))
+	} else if o := eryxMeta["omitted"]; o != "" {
+		notes = append(notes, "eryx cannot run: "+o)
+	}
+
 	md := res.Markdown()
 	elapsed := time.Since(start).Round(time.Second)
 	fmt.Println()
@@ -84,7 +105,7 @@ func run(out string, scale float64, force bool) error {
 	if (goErr != nil || res.AnyFailed()) && !force {
 		return fmt.Errorf("not writing %s: a benchmark failed (-force writes it anyway): %w", out, errors.Join(goErr, errors.New("see the output above")))
 	}
-	doc := document(ctx, md, meta, notes, elapsed)
+	doc := document(ctx, md, meta, eryxMeta, notes, elapsed)
 	path := out
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
@@ -135,19 +156,48 @@ func monty(ctx context.Context, root string, env []string, res *table.Results) (
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, py, filepath.Join(root, "bench", "monty_driver.py"))
-	cmd.Dir, cmd.Env, cmd.Stderr = root, env, os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("bench/monty_driver.py: %w", err)
-	}
 	var o montyOutput
-	if err := json.Unmarshal(b, &o); err != nil {
-		return nil, fmt.Errorf("bench/monty_driver.py output: %w", err)
+	if err := runDriver(ctx, root, env, py, "monty_driver.py", &o); err != nil {
+		return nil, err
 	}
 	res.Add(table.Monty, o.Monty)
 	res.Add(table.Native, o.Native)
 	return o.Meta, nil
+}
+
+// eryxOutput is what bench/eryx_driver.py prints.
+type eryxOutput struct {
+	Eryx map[string]table.Metrics `json:"eryx"`
+	Meta map[string]string        `json:"meta"`
+}
+
+// eryx runs its driver in the pinned environment and adds its column.
+func eryx(ctx context.Context, root string, env []string, res *table.Results) (map[string]string, error) {
+	py, err := eryxPython(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var o eryxOutput
+	if err := runDriver(ctx, root, env, py, "eryx_driver.py", &o); err != nil {
+		return nil, err
+	}
+	res.Add(table.Eryx, o.Eryx)
+	return o.Meta, nil
+}
+
+// runDriver runs bench/<script> with py and decodes the JSON it prints
+// into out.
+func runDriver(ctx context.Context, root string, env []string, py, script string, out any) error {
+	cmd := exec.CommandContext(ctx, py, filepath.Join(root, "bench", script))
+	cmd.Dir, cmd.Env, cmd.Stderr = root, env, os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("bench/%s: %w", script, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("bench/%s output: %w", script, err)
+	}
+	return nil
 }
 
 // montyPython returns the python of a cached virtual environment with the
@@ -157,16 +207,102 @@ func montyPython(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("python3 is not on PATH: %w", err)
 	}
-	v, err := exec.CommandContext(ctx, python3, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+	v, err := pythonVersion(ctx, python3)
 	if err != nil {
 		return "", fmt.Errorf("python3 does not run: %w", err)
 	}
+	return venvPython(ctx, python3, fmt.Sprintf("py%s-monty%s", v, montyVersion), "pydantic-monty=="+montyVersion)
+}
+
+// eryxPython returns the python of a cached virtual environment with the
+// pinned pyeryx, building it on first use on the first of eryxPythons that
+// runs and is at least 3.12.
+func eryxPython(ctx context.Context) (string, error) {
+	var tried []string
+	for _, name := range eryxPythons {
+		python, v, err := findPython(ctx, name, 3, 12)
+		if err != nil {
+			tried = append(tried, err.Error())
+			continue
+		}
+		return venvPython(ctx, python, fmt.Sprintf("py%s-eryx%s", v, eryxVersion), "pyeryx=="+eryxVersion)
+	}
+	return "", fmt.Errorf("no Python >= 3.12 for pyeryx (its only wheel is cp312-abi3): %s", strings.Join(tried, "; "))
+}
+
+// findPython returns the path and "major.minor" version of the
+// interpreter name on PATH, when it runs and is at least major.minor. A
+// pyenv shim whose version is not the selected one does not run ("pyenv:
+// python3.12: command not found"); then the interpreter is the one of
+// the last pyenv version that has name (pyenv whence lists them in version
+// order; pyenv prefix gives its directory).
+func findPython(ctx context.Context, name string, major, minor int) (string, string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", "", fmt.Errorf("%s is not on PATH", name)
+	}
+	v, err := pythonVersion(ctx, path)
+	if err != nil {
+		alt, altErr := pyenvPython(ctx, name)
+		if altErr != nil {
+			return "", "", fmt.Errorf("%s does not run (%v) and %v", name, firstLine(err.Error()), altErr)
+		}
+		if v, err = pythonVersion(ctx, alt); err != nil {
+			return "", "", fmt.Errorf("%s does not run: %v", alt, firstLine(err.Error()))
+		}
+		path = alt
+	}
+	var gotMajor, gotMinor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &gotMajor, &gotMinor); err != nil {
+		return "", "", fmt.Errorf("%s: version %q: %w", path, v, err)
+	}
+	if gotMajor < major || gotMajor == major && gotMinor < minor {
+		return "", "", fmt.Errorf("%s is Python %s, older than %d.%d", path, v, major, minor)
+	}
+	return path, v, nil
+}
+
+// pyenvPython is name in the last pyenv version that has it.
+func pyenvPython(ctx context.Context, name string) (string, error) {
+	pyenv, err := exec.LookPath("pyenv")
+	if err != nil {
+		return "", errors.New("pyenv is not on PATH")
+	}
+	out, err := exec.CommandContext(ctx, pyenv, "whence", name).Output()
+	versions := strings.Fields(string(out))
+	if err != nil || len(versions) == 0 {
+		return "", fmt.Errorf("no pyenv version has %s", name)
+	}
+	version := versions[len(versions)-1]
+	prefix, err := exec.CommandContext(ctx, pyenv, "prefix", version).Output()
+	if err != nil {
+		return "", fmt.Errorf("pyenv prefix %s: %w", version, err)
+	}
+	return filepath.Join(strings.TrimSpace(string(prefix)), "bin", name), nil
+}
+
+// pythonVersion is the "major.minor" of the interpreter at path.
+func pythonVersion(ctx context.Context, path string) (string, error) {
+	cmd := exec.CommandContext(ctx, path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	v, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(v)), nil
+}
+
+// venvPython returns the python of the cached virtual environment
+// bench-venv-<tag> made with python and holding requirement (a pinned
+// package name), building it on first use.
+func venvPython(ctx context.Context, python, tag, requirement string) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
 	parent := filepath.Join(cache, "codeport")
-	dir := filepath.Join(parent, fmt.Sprintf("bench-venv-py%s-monty%s", strings.TrimSpace(string(v)), montyVersion))
+	dir := filepath.Join(parent, "bench-venv-"+tag)
 	py := filepath.Join(dir, "bin", "python")
 	const marker = ".codeport-bench-complete"
 	if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
@@ -178,8 +314,8 @@ func montyPython(ctx context.Context) (string, error) {
 	}
 	_ = os.RemoveAll(dir) // a half-built one
 	steps := [][]string{
-		{python3, "-m", "venv", dir},
-		{py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet", "pydantic-monty==" + montyVersion},
+		{python, "-m", "venv", dir},
+		{py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet", requirement},
 	}
 	for _, s := range steps {
 		if msg, err := exec.CommandContext(ctx, s[0], s[1:]...).CombinedOutput(); err != nil {
@@ -193,15 +329,19 @@ func montyPython(ctx context.Context) (string, error) {
 }
 
 // document is bench/results.md: the table, the machine, the command.
-func document(ctx context.Context, md string, meta map[string]string, notes []string, elapsed time.Duration) string {
+func document(ctx context.Context, md string, meta, eryxMeta map[string]string, notes []string, elapsed time.Duration) string {
 	var sb strings.Builder
 	sb.WriteString("# Side-by-side benchmarks\n\n")
 	sb.WriteString("Written by `make bench` (bench/cmd/sidebyside); do not edit by hand. " +
 		"Each workload runs on every peer in one run; see bench/doc.go and bench/workloads_test.go for what each measures, " +
-		"bench/monty_driver.py for pydantic-monty.\n\n")
+		"bench/monty_driver.py for pydantic-monty, bench/eryx_driver.py for eryx.\n\n")
 	sb.WriteString("Peers: codeport in process (adapters/wasm, CPython 3.13 on wazero); codeport over HTTP (the same behind " +
 		"server.NewHandler on a loopback server, client adapters/http with keep-alive); codeport subprocess (adapters/subprocess: each session in a worker process of its own, idle workers kept warm; its memory is this process and its workers); " +
-		"pydantic-monty (its worker pool, driven from Python); the reference backend (otari-sandbox-container, one CPython " +
+		"pydantic-monty (its worker pool, driven from Python); " +
+		"eryx (pyeryx: CPython 3.14 in Wasmtime inside the Python process that drives it; W1 warm, W3, the curve and the burst lease " +
+		"stateless sandboxes from its SandboxPool, which refills only on demand; W1 cold, W2, W4, W5 and W6 use a fresh eryx.Session, " +
+		"its only stateful kind, of which it keeps no pool; concurrent clients are threads, as execute releases the GIL; " +
+		"its memory is that one process); the reference backend (otari-sandbox-container, one CPython " +
 		"subprocess per session, driven by the same adapters/http client as codeport over HTTP). " +
 		"\"absent\": the peer is not there; \"n/a\": it cannot run or report that workload. " +
 		"The reference has no warm pool: its two W1 rows measure the same path twice. " +
@@ -220,6 +360,10 @@ func document(ctx context.Context, md string, meta map[string]string, notes []st
 	if meta != nil {
 		fmt.Fprintf(&sb, "- pydantic-monty %s on Python %s; native CPython %s\n", meta["monty_version"], meta["python"], meta["native_python"])
 	}
+	if eryxMeta != nil {
+		fmt.Fprintf(&sb, "- pyeryx %s (sandbox CPython %s) on Python %s; the driver's first session, off the clock: %s ms; its SandboxFactory: %s\n",
+			eryxMeta["eryx_version"], eryxMeta["sandbox_python"], eryxMeta["python"], eryxMeta["first_session_ms"], eryxMeta["factory"])
+	}
 	if u := os.Getenv("CODEPORT_BENCH_REFERENCE_URL"); u != "" {
 		fmt.Fprintf(&sb, "- reference backend at %s (same machine)\n", u)
 	}
@@ -237,7 +381,8 @@ func document(ctx context.Context, md string, meta map[string]string, notes []st
 	}
 	fmt.Fprintf(&sb, "%s\n```\n\n", strings.TrimSpace(strings.Join(append(vars, "make bench"), " ")))
 	sb.WriteString("which runs `go run ./bench/cmd/sidebyside -out bench/results.md`, i.e. " +
-		"`go test -run '^$' -bench . -benchtime 1x ./bench` and `bench/monty_driver.py` in a pinned pydantic-monty environment.\n")
+		"`go test -run '^$' -bench . -benchtime 1x ./bench`, `bench/monty_driver.py` in a pinned pydantic-monty environment " +
+		"and `bench/eryx_driver.py` in a pinned pyeryx environment.\n")
 	return sb.String()
 }
 

@@ -1,10 +1,12 @@
 // Package table turns the side-by-side benchmarks' results into the
 // markdown tables of bench/results.md: it parses `go test -bench` output
-// (the Go-driven peers) and merges the JSON of bench/monty_driver.py.
+// (the Go-driven peers) and merges the JSON of bench/monty_driver.py and
+// bench/eryx_driver.py.
 //
 //	var r table.Results
 //	if err := r.ParseGoBench(goTestOutput); err != nil { ... }
 //	r.Add("monty", montyResults)
+//	r.Add("eryx", eryxResults)
 //	fmt.Print(r.Markdown())
 package table
 
@@ -37,15 +39,21 @@ type Results struct {
 // each of them. native is the host's CPython, measured for W5 only.
 const (
 	Monty     = "monty"
+	Eryx      = "eryx"
 	Reference = "reference"
 	Native    = "native"
 )
+
+// others are the peers each codeport column is compared with, in the
+// table's order.
+var others = []string{Monty, Eryx, Reference}
 
 var labels = map[string]string{
 	"inproc":     "codeport in process",
 	"http":       "codeport over HTTP",
 	"subprocess": "codeport subprocess",
 	Monty:        "pydantic-monty",
+	Eryx:         "eryx",
 	Reference:    "reference (otari)",
 	Native:       "native CPython",
 }
@@ -163,23 +171,23 @@ const (
 var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx}
 
 // Columns are the peers in the table's order: the Go-driven peers as they
-// came, monty just before the reference, native and the cluster peers left
-// out.
+// came, then monty, eryx and the reference; native and the cluster peers
+// left out.
 func (r *Results) Columns() []string {
 	var cols []string
 	for _, p := range r.Peers {
-		if p != Monty && p != Reference && p != Native && !slices.Contains(clusterPeers, p) {
+		if !slices.Contains(others, p) && p != Native && !slices.Contains(clusterPeers, p) {
 			cols = append(cols, p)
 		}
 	}
-	return append(cols, Monty, Reference)
+	return append(cols, others...)
 }
 
 // codeport is the codeport columns: the ones compared with the peers.
 func (r *Results) codeport() []string {
 	var out []string
 	for _, c := range r.Columns() {
-		if c != Monty && c != Reference {
+		if !slices.Contains(others, c) {
 			out = append(out, c)
 		}
 	}
@@ -298,7 +306,7 @@ func mdHead(cells ...string) string {
 }
 
 // Markdown renders the tables: the workloads by peer (p50 / p95), the
-// ratios of each codeport column to monty and the reference, the curve by
+// ratios of each codeport column to monty, eryx and the reference, the curve by
 // concurrent clients, the burst, W5 against native CPython, and the
 // scientific profile's workloads against native CPython.
 func (r *Results) Markdown() string {
@@ -322,7 +330,7 @@ func (r *Results) Markdown() string {
 	sb.WriteString("\n### Ratios: codeport ÷ peer, on the medians (×0.5 = codeport takes half the time; for sessions/s above ×1 is better)\n\n")
 	head = []string{"workload"}
 	for _, c := range r.codeport() {
-		for _, o := range []string{Monty, Reference} {
+		for _, o := range others {
 			head = append(head, Label(c)+" ÷ "+Label(o))
 		}
 	}
@@ -330,7 +338,7 @@ func (r *Results) Markdown() string {
 	for _, w := range rows {
 		cells := []string{w.label}
 		for _, c := range r.codeport() {
-			for _, o := range []string{Monty, Reference} {
+			for _, o := range others {
 				cells = append(cells, r.ratio(c, o, w))
 			}
 		}

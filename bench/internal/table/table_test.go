@@ -44,17 +44,23 @@ func TestParseAndRender(t *testing.T) {
 		t.Error("failure not recorded")
 	}
 	r.Add(Monty, map[string]Metrics{"W1Warm": {"first-p50-ms": 0.5, "first-p95-ms": 0.6}})
-	if got, want := strings.Join(r.Columns(), ","), "inproc,http,subprocess,monty,reference"; got != want {
+	r.Add(Eryx, map[string]Metrics{
+		"W1Warm": {"first-p50-ms": 0.25, "first-p95-ms": 0.4},
+		"Burst":  {"burst-p50-ms": 8, "burst-p95-ms": 14, "burst-max-ms": 18, "requests": 24, "pool": 2, "hits": 6, "misses": 18},
+	})
+	if got, want := strings.Join(r.Columns(), ","), "inproc,http,subprocess,monty,eryx,reference"; got != want {
 		t.Errorf("columns %s, want %s", got, want)
 	}
 	md := r.Markdown()
 	for _, want := range []string{
-		"| W1 first result, warm pool hit (ms) | 1.54 / 1.71 | 4.59 / 4.83 | absent | 0.500 / 0.600 | 30.9 / 40.0 |",
-		"| W6 RSS per idle session (MiB) | 9.97 | n/a | n/a | n/a | failed |",
-		"| W1 first result, warm pool hit (ms) | ×3.09 | ×0.050 | ×9.17 | ×0.149 | absent | absent |",
+		"| W1 first result, warm pool hit (ms) | 1.54 / 1.71 | 4.59 / 4.83 | absent | 0.500 / 0.600 | 0.250 / 0.400 | 30.9 / 40.0 |",
+		"| W6 RSS per idle session (MiB) | 9.97 | n/a | n/a | n/a | n/a | failed |",
+		"| W1 first result, warm pool hit (ms) | ×3.09 | ×6.17 | ×0.050 | ×9.17 | ×18.3 | ×0.149 | absent | absent | absent |",
+		"| codeport in process ÷ pydantic-monty | codeport in process ÷ eryx | codeport in process ÷ reference (otari) |",
 		"| 2 | 1.31 / 743 ms, 5.21/s |",
 		"| codeport in process | 2 | 24 | 1840 | 2360 | 2406 | 6 / 18 |",
 		"| pydantic-monty | n/a |",
+		"| eryx | 2 | 24 | 8.00 | 14.0 | 18.0 | 6 / 18 |",
 		"| S1 numpy 200×200 matmul (ms) | 24.0 / 26.0 | 0.400 / 0.500 | ×60.0 |",
 		"| S2 pandas groupby, 10**5 rows (ms) | 30.0 / 33.0 | absent | absent |",
 		"| W2 `print(1)` in a live session (ms) | 0.668 / 1.02 | 0.769 / 1.08 | ×1.15 |",
@@ -82,7 +88,7 @@ func TestMissingPeerIsAbsent(t *testing.T) {
 	if err := r.ParseGoBench(strings.NewReader(goOutput)); err != nil {
 		t.Fatal(err)
 	}
-	if md := r.Markdown(); !strings.Contains(md, "| W1 first result, warm pool hit (ms) | 1.54 / 1.71 | 4.59 / 4.83 | absent | absent | 30.9 / 40.0 |") {
-		t.Errorf("monty not shown absent:\n%s", md)
+	if md := r.Markdown(); !strings.Contains(md, "| W1 first result, warm pool hit (ms) | 1.54 / 1.71 | 4.59 / 4.83 | absent | absent | absent | 30.9 / 40.0 |") {
+		t.Errorf("monty and eryx not shown absent:\n%s", md)
 	}
 }

@@ -1,0 +1,434 @@
+"""Drive eryx (pyeryx) through bench's workloads; print JSON on stdout.
+
+A cross-check against a real peer, not product code: bench/cmd/sidebyside
+runs it in a virtual environment with a pinned pyeryx (on a Python >= 3.12:
+its only wheel is cp312-abi3) and merges its numbers into the table. The
+workloads and metric names mirror bench/workloads_test.go, as
+bench/monty_driver.py does; what eryx cannot express is left out (the
+table shows it as n/a) and named in the metadata's "omitted".
+
+Eryx's model: CPython 3.14 compiled to WebAssembly, run by Wasmtime inside
+this process (no worker processes). It has two ways to run code:
+
+- `eryx.Session()`: a stateful interpreter (variables persist across
+  `execute` calls); there is no pool of sessions, so making one is always a
+  cold start from eryx's pre-initialized runtime, and dropping it destroys it.
+- `SandboxFactory().create_pool(min_idle=...)`: a pool of warm sandboxes; an
+  `acquire()` leases one and leaving the `with` block returns it. A sandbox
+  is stateless (each `execute` starts from a fresh interpreter), and the pool
+  does not refill in the background: a lease with no idle sandbox creates one
+  on demand, which its stats count.
+
+So: a warm pool hit (W1Warm), create + call + destroy (W3), the curve and the
+burst lease from a pool, as monty's checkouts do; the cold start (W1Cold) and
+everything that needs a live session's state (W2, W4, W5, W6) use a fresh
+Session. Concurrent clients are threads: `execute` and `acquire` release the
+GIL.
+
+The process's first Session compiles eryx's runtime (most of a second, once
+per process); it is made before any workload, off every clock, like codeport's
+interpreter image. Building a SandboxFactory takes tens of seconds, so the
+factory is saved next to this environment's interpreter
+(sys.prefix/eryx-factory-<version>.bin) and loaded from there by later runs.
+
+Environment: CODEPORT_BENCH_SCALE scales the sample counts (default 1);
+CODEPORT_BENCH_BURST_POOL and CODEPORT_BENCH_BURST shape the burst.
+"""
+
+import json
+import os
+import platform
+import sys
+import threading
+import time
+
+import eryx
+
+FIRST_CODE, FIRST_OUT = 'print(1 + 1)', '2\n'
+LIVE_CODE, LIVE_OUT = 'print(1)', '1\n'
+CPU_CODE = 'total = 0\nfor i in range(10**6):\n    total += i * i\nprint(total)'
+CPU_OUT = '333332833333500000\n'
+IDLE_CODE = 'x = 1'
+TEN_CELLS = [
+    'x = 1',
+    'x += 1',
+    'x *= 3',
+    'def f(n):\n    return n * x + 1',
+    'y = f(2)',
+    'xs = [f(i) for i in range(5)]',
+    's = sum(xs) + y',
+    "d = {'x': x, 'y': y, 's': s}",
+    "x = d['s'] - x",
+    'print(x, y, s, xs)',
+]
+TEN_CELLS_OUT = '72 13 78 [1, 7, 13, 19, 25]\n'
+DEFAULT_POOL = 2
+CURVE_CLIENTS = [1, 2, 4, 8, 16]
+IDLE_SESSIONS = 16
+
+# What eryx cannot run, by workload, with the reason (none so far: every
+# workload of monty_driver.py has an eryx counterpart).
+OMITTED = {}
+
+
+def scale():
+    try:
+        v = float(os.environ.get('CODEPORT_BENCH_SCALE', '1'))
+    except ValueError:
+        return 1.0
+    return v if v > 0 else 1.0
+
+
+def reps(n):
+    return max(3, round(n * scale()))
+
+
+def env_int(name, default):
+    try:
+        v = int(os.environ.get(name, ''))
+    except ValueError:
+        return default
+    return v if v > 0 else default
+
+
+def report(prefix, samples):
+    """p50 and p95 in ms, as internal/measure.Report computes them."""
+    s = sorted(samples)
+    q = lambda p: s[int(p * (len(s) - 1))] * 1e3  # noqa: E731
+    return {prefix + '-p50-ms': q(0.50), prefix + '-p95-ms': q(0.95)}
+
+
+def run(target, code, want):
+    """Executes code in a Session or a leased sandbox and checks its output.
+    A Python exception in the sandbox raises eryx.ExecutionError."""
+    res = target.execute(code)
+    if want and res.stdout_text != want:
+        raise RuntimeError(f'{code!r} printed {res.stdout_text!r}, want {want!r}')
+
+
+_factory = None
+_factory_note = ''
+
+
+def factory():
+    """The process's SandboxFactory, loaded from the environment's saved copy
+    or built (and saved) on first use."""
+    global _factory, _factory_note
+    if _factory is not None:
+        return _factory
+    path = os.path.join(sys.prefix, f'eryx-factory-{eryx.__version__}.bin')
+    t0 = time.perf_counter()
+    if os.path.exists(path):
+        try:
+            _factory = eryx.SandboxFactory.load(path)
+            _factory_note = f'loaded from the environment in {(time.perf_counter() - t0) * 1e3:.0f} ms'
+            return _factory
+        except eryx.EryxError as e:
+            print(f'eryx: saved factory unusable, rebuilding: {e}', file=sys.stderr)
+    _factory = eryx.SandboxFactory()
+    _factory_note = f'built in {time.perf_counter() - t0:.1f} s'
+    tmp = f'{path}.{os.getpid()}.tmp'
+    try:
+        _factory.save(tmp)
+        os.replace(tmp, path)
+        _factory_note += ' and saved in the environment'
+    except (OSError, eryx.EryxError) as e:
+        print(f'eryx: factory not saved: {e}', file=sys.stderr)
+        remove_quietly(tmp)
+    return _factory
+
+
+def remove_quietly(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def new_pool(min_idle, max_size=None):
+    kwargs = {'min_idle': min_idle}
+    if max_size is not None:
+        kwargs['max_size'] = max_size
+    return factory().create_pool(**kwargs)
+
+
+def first_result(pool):
+    """W1's span on a pool: lease to the first result; then the lease ends."""
+    t0 = time.perf_counter()
+    with pool.acquire() as s:
+        run(s, FIRST_CODE, FIRST_OUT)
+        d = time.perf_counter() - t0
+    return d
+
+
+def w1_warm():
+    n = reps(20)
+    with new_pool(DEFAULT_POOL) as pool:
+        time.sleep(0.5)
+        samples = []
+        for _ in range(n):
+            samples.append(first_result(pool))
+            time.sleep(0.02)
+    return report('first', samples)
+
+
+def w1_cold():
+    """A fresh Session each sample: eryx keeps no pool of sessions."""
+    n = reps(20)
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        s = eryx.Session()
+        run(s, FIRST_CODE, FIRST_OUT)
+        samples.append(time.perf_counter() - t0)
+        del s
+        time.sleep(0.02)
+    return report('first', samples)
+
+
+def w2():
+    n = reps(300)
+    s = eryx.Session()
+    run(s, LIVE_CODE, LIVE_OUT)  # the first call's one-off costs
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        run(s, LIVE_CODE, LIVE_OUT)
+        samples.append(time.perf_counter() - t0)
+    return report('call', samples)
+
+
+def w3():
+    n = reps(15)
+    with new_pool(DEFAULT_POOL) as pool:
+        time.sleep(0.5)
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            with pool.acquire() as s:
+                run(s, LIVE_CODE, LIVE_OUT)
+            samples.append(time.perf_counter() - t0)
+            time.sleep(0.02)
+    return report('ccd', samples)
+
+
+def w4():
+    """Ten cells in a fresh Session made off the clock (leased sandboxes keep
+    no state between calls)."""
+    n = reps(15)
+    samples = []
+    for _ in range(n):
+        s = eryx.Session()
+        t0 = time.perf_counter()
+        for i, code in enumerate(TEN_CELLS):
+            run(s, code, TEN_CELLS_OUT if i == len(TEN_CELLS) - 1 else '')
+        samples.append(time.perf_counter() - t0)
+        del s
+    return report('cells', samples)
+
+
+def w5():
+    n = reps(5)
+    s = eryx.Session()
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        run(s, CPU_CODE, CPU_OUT)
+        samples.append(time.perf_counter() - t0)
+    return report('loop', samples)
+
+
+def rss_tree(pid):
+    """Resident bytes of pid and its descendants, from /proc (eryx runs in
+    this process; the tree is measured as monty_driver.py does)."""
+    children = {}
+    for name in os.listdir('/proc'):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f'/proc/{name}/status') as f:
+                for line in f:
+                    if line.startswith('PPid:'):
+                        children.setdefault(int(line.split()[1]), []).append(int(name))
+                        break
+        except OSError:
+            pass
+    total, stack, seen = 0, [pid], set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f'/proc/{p}/status') as f:
+                for line in f:
+                    if line.startswith('VmRSS:'):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            pass
+        stack.extend(children.get(p, []))
+    return total
+
+
+def w6_memory():
+    """Idle Sessions that have run x = 1 (a session, not a stateless lease,
+    is what stays idle holding state)."""
+    warm = eryx.Session()
+    run(warm, IDLE_CODE, '')
+    time.sleep(0.2)
+    before = rss_tree(os.getpid())
+    sessions = []
+    for _ in range(IDLE_SESSIONS):
+        s = eryx.Session()
+        run(s, IDLE_CODE, '')
+        sessions.append(s)
+    time.sleep(0.2)
+    after = rss_tree(os.getpid())
+    del sessions, warm
+    return {'MiB/session': (after - before) / IDLE_SESSIONS / (1 << 20)}
+
+
+def curve():
+    span = 3.0 * scale()
+    out = {}
+    with new_pool(DEFAULT_POOL, max(CURVE_CLIENTS)) as pool:
+        for clients in CURVE_CLIENTS:
+            time.sleep(0.5)
+            lat, lock = [], threading.Lock()
+            start = time.perf_counter()
+            stop = start + span
+
+            def client():
+                while time.perf_counter() < stop:
+                    d = first_result(pool)
+                    with lock:
+                        lat.append(d)
+
+            in_threads(clients, client)
+            elapsed = time.perf_counter() - start
+            out.update(report(f'c{clients}', lat))
+            out[f'c{clients}-sessions/s'] = len(lat) / elapsed
+    return out
+
+
+def in_threads(n, fn):
+    """Runs fn in n threads at once, waits for all, and raises the first
+    exception any of them raised."""
+    errors = []
+
+    def guarded():
+        try:
+            fn()
+        except Exception as e:  # raised below, in the caller's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def burst():
+    """As bench's BenchmarkBurst: each request holds its lease until the
+    round ends, so none is served by another's returned sandbox. The pool
+    does not refill in the background, so the sandboxes it created during a
+    round are the cold starts and the rest of the leases its hits."""
+    pool_size = env_int('CODEPORT_BENCH_BURST_POOL', DEFAULT_POOL)
+    size = env_int('CODEPORT_BENCH_BURST', 8)
+    lat, hits, misses = [], 0, 0
+    for _ in range(reps(5)):
+        # A fresh pool each round, so that exactly pool_size sandboxes wait.
+        with new_pool(pool_size, size) as pool:
+            time.sleep(0.5)
+            before = pool.stats()
+            barrier = threading.Barrier(size)
+            got, leases, lock = [], [], threading.Lock()
+
+            def one():
+                barrier.wait()
+                t0 = time.perf_counter()
+                lease = pool.acquire()
+                with lock:
+                    leases.append(lease)
+                run(lease, FIRST_CODE, FIRST_OUT)
+                d = time.perf_counter() - t0
+                with lock:
+                    got.append(d)
+
+            try:
+                in_threads(size, one)
+            finally:
+                after = pool.stats()
+                for lease in leases:
+                    lease.release()
+            created = after.total_creations - before.total_creations
+            misses += created
+            hits += (after.total_acquisitions - before.total_acquisitions) - created
+            lat.extend(got)
+    out = report('burst', lat)
+    out['burst-max-ms'] = max(lat) * 1e3
+    out['requests'] = float(len(lat))
+    out['pool'] = float(pool_size)
+    out['hits'] = float(hits)
+    out['misses'] = float(misses)
+    return out
+
+
+def main():
+    # The process's one-off costs (compiling eryx's runtime), off every
+    # clock; and the sandbox's own Python version.
+    t0 = time.perf_counter()
+    s = eryx.Session()
+    run(s, FIRST_CODE, FIRST_OUT)
+    first_session_ms = (time.perf_counter() - t0) * 1e3
+    sandbox_python = s.execute('import sys; print(sys.version.split()[0])').stdout_text.strip()
+    del s
+
+    results = {}
+    steps = [
+        ('W1Warm', w1_warm),
+        ('W1Cold', w1_cold),
+        ('W2LiveCall', w2),
+        ('W3CreateCallDestroy', w3),
+        ('W4TenCells', w4),
+        ('W5CPULoop', w5),
+        ('W6IdleMemory', w6_memory),
+        ('Curve', curve),
+        ('Burst', burst),
+    ]
+    for name, fn in steps:
+        if name in OMITTED:
+            continue
+        t0 = time.perf_counter()
+        try:
+            results[name] = fn()
+        except Exception as e:  # one workload's failure is that cell's n/a
+            results[name] = {'na': 1.0}
+            print(f'eryx {name}: {type(e).__name__}: {e}', file=sys.stderr)
+        print(f'eryx {name}: {time.perf_counter() - t0:.1f}s', file=sys.stderr)
+    json.dump(
+        {
+            'eryx': results,
+            'meta': {
+                'eryx_version': eryx.__version__,
+                'python': platform.python_version(),
+                'sandbox_python': sandbox_python,
+                'first_session_ms': f'{first_session_ms:.0f}',
+                'factory': _factory_note,
+                'clients': 'threads (execute and acquire release the GIL)',
+                'model': 'W1Warm, W3, Curve, Burst: leases of a SandboxFactory pool (stateless sandboxes); '
+                'W1Cold, W2, W4, W5, W6: a fresh eryx.Session (state kept across calls)',
+                'omitted': '; '.join(f'{k}: {v}' for k, v in OMITTED.items()),
+            },
+        },
+        sys.stdout,
+    )
+    print()
+
+
+if __name__ == '__main__':
+    main()
