@@ -118,7 +118,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 	go func() {
 		defer a.bg.Done()
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.MemoryLimit, cfg.warmModules(py), !cfg.lazyShell, cfg.logger)
+		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.ImageCache, cfg.MemoryLimit, cfg.warmModules(py), !cfg.lazyShell, a.workspaceFigures(), cfg.logger)
 		switch {
 		case a.engErr != nil && ctx.Err() != nil:
 			// Close stopped it (a server that could not listen closes
@@ -130,11 +130,6 @@ func newAdapter(cfg Config) (*adapter, error) {
 			cfg.logger.Error("wasm runtime failed", "error", a.engErr)
 			close(a.ready)
 			return
-		}
-		if err := a.eng.learnHotPages(ctx, a.workspaceFigures()); err != nil {
-			cfg.logger.Warn("sessions copy the pages they write one by one", "error", err)
-		} else {
-			cfg.logger.Info("wasm session pages learnt", "hot_bytes", a.eng.image.shared.hotBytes())
 		}
 		cfg.logger.Info("wasm runtime ready", "compile_seconds", time.Since(t).Seconds())
 		close(a.ready)

@@ -135,8 +135,8 @@ func cacheEntries(dir string) map[string]string {
 	out := map[string]string{}
 	versions, _ := os.ReadDir(dir)
 	for _, v := range versions {
-		if !v.IsDir() {
-			continue
+		if !v.IsDir() || v.Name() == imageDirName {
+			continue // the interpreter images are not compiled code
 		}
 		files, _ := os.ReadDir(filepath.Join(dir, v.Name()))
 		for _, f := range files {

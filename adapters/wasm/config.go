@@ -29,6 +29,7 @@ const RuntimeVersion = cpython.Version
 // JSON; all of them are checked by Validate. Sizes are in bytes.
 type Settings struct {
 	CompilationCacheDir string        `json:"compilation_cache_dir,omitempty" setting:"compile-cache-dir" help:"wazero compilation cache (empty: compile in memory at every start)"`
+	ImageCache          bool          `json:"image_cache" setting:"image-cache" help:"keep the interpreter image in the compilation cache, so that a start maps it instead of booting CPython (processes sharing the cache then share the image's str hash secret)"`
 	SessionsDir         string        `json:"sessions_dir,omitempty" setting:"sessions-dir" help:"host directory for session workspaces (empty: a private temporary directory)"`
 	Timeout             time.Duration `json:"timeout" setting:"timeout" help:"execution timeout of a call that asks for none"`
 	MaxTimeout          time.Duration `json:"max_timeout" setting:"max-timeout" help:"ceiling a requested timeout is clamped to"`
@@ -65,6 +66,7 @@ type Settings struct {
 func DefaultSettings() Settings {
 	return Settings{
 		CompilationCacheDir: DefaultCompilationCacheDir(),
+		ImageCache:          true,
 		Timeout:             30 * time.Second,
 		MaxTimeout:          300 * time.Second,
 		MemoryLimit:         256 << 20,

@@ -6,9 +6,13 @@
 // The interpreter is compiled once per process (and cached on disk across
 // restarts). At start the adapter boots CPython once, in a template
 // instance, imports the common modules, and takes an image of its memory
-// and globals; every session is a fresh instance restored from that image,
-// mapped copy-on-write, so a session starts in milliseconds and shares the
-// pages it does not write. Each session has its own workspace directory,
+// and globals (kept in the same cache, so a later start maps it instead of
+// booting); every session starts from that image, mapped copy-on-write, so
+// a session starts in well under a millisecond and shares the pages it
+// does not write. The pages every session writes are copied at once, and
+// an instance whose session ended cleanly is reset to the image and used
+// again (recycle.go says what is put back, and when an instance is closed
+// instead). Each session has its own workspace directory,
 // mounted as /workspace and used as the working directory, and a private
 // /tmp. Nothing else of the host is visible: no other files, no environment,
 // no network, no host callbacks.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/google/uuid"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -74,6 +75,9 @@ type engine struct {
 	// census of a new instance's descriptors they must match, and counts
 	// of instances recycled and reused. census is nil when recycling is
 	// off (learnHotPages could not set it up).
+	// imageCached says the image was read from the compilation cache
+	// directory rather than booted (imagecache.go).
+	imageCached bool
 	spares      chan *interpreter
 	sparesMu    sync.Mutex // held to add to spares, and to close them
 	census      *fdCensus
@@ -170,7 +174,7 @@ func newInterpreterRuntime(ctx context.Context, py cpython.Runtime, cache wazero
 // guest at the same time (each loaded instead from the cache in cacheDir
 // when it holds them), reporting progress to the logger, then makes the
 // interpreter image.
-func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryBytes int64, warm []string, withShell bool, logger *slog.Logger) (*engine, error) {
+func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCache bool, memoryBytes int64, warm []string, withShell bool, figures string, logger *slog.Logger) (*engine, error) {
 	cache, err := openCache(cacheDir)
 	if err != nil {
 		logger.Warn("compilation cache unavailable; compiling in memory", "dir", cacheDir, "error", err)
@@ -229,22 +233,79 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, memoryB
 	logger.Info("wasm modules ready", attrs...)
 	e := &engine{runtime: rt, rt: py, compiled: compiled, cxx: cxx, cache: cache, memoryBytes: memoryBytes, shells: shells,
 		root: guestroot.New(guestMounts()...)}
-	t = time.Now()
-	var notShared error
-	if e.image, notShared, err = e.bootTemplate(ctx, warm); err != nil {
+	imageDir := cacheDir
+	if !imageCache {
+		imageDir = ""
+	}
+	if err := e.makeImage(ctx, imageDir, warm, figures, logger); err != nil {
 		if shells != nil {
 			_ = shells.Close(ctx)
 		}
 		_ = rt.Close(ctx)
 		return nil, err
 	}
+	return e, nil
+}
+
+// makeImage sets e.image: the cached one under cacheDir (none if "") if
+// there is one for this runtime, driver and warm list, which a probe session then
+// checks (learnHotPages), or one booted and cached. figures are the
+// workspace's, for the probe session.
+func (e *engine) makeImage(ctx context.Context, cacheDir string, warm []string, figures string, logger *slog.Logger) error {
+	t := time.Now()
+	key := ""
+	if cacheDir != "" {
+		key = imageKey(e.rt, warm)
+	}
+	if key != "" {
+		img, err := loadImage(cacheDir, key)
+		switch {
+		case err == nil:
+			e.image = img
+			e.image.id = uuid.NewString()
+			// The probe session is the image's check: a cached image that
+			// cannot start a session is replaced (learnHotPages sets
+			// nothing it keeps until it succeeds).
+			err := e.learnHotPages(ctx, figures)
+			if !errors.Is(err, errProbeSession) {
+				e.imageCached = true
+				if err != nil {
+					logger.Warn("sessions copy the pages they write one by one", "error", err)
+				}
+				logger.Info("wasm interpreter image ready", "profile", e.rt.Profile, "from_cache", true, "load_seconds", time.Since(t).Seconds(),
+					"memory_bytes", img.size, "nonzero_bytes", img.residentBytes(), "hot_bytes", img.shared.hotBytes())
+				return nil
+			}
+			logger.Warn("the cached interpreter image failed its probe session; booting a new one", "error", err)
+			e.image = nil
+			img.shared.close()
+		case !errors.Is(err, fs.ErrNotExist):
+			logger.Warn("the cached interpreter image cannot be used; booting a new one", "error", err)
+		}
+	}
+	t = time.Now()
+	img, notShared, err := e.bootTemplate(ctx, warm)
+	if err != nil {
+		return err
+	}
+	e.image = img
 	e.image.id = uuid.NewString()
 	if notShared != nil {
 		logger.Warn("interpreter image not shared; each session copies it", "error", notShared)
 	}
-	logger.Info("wasm interpreter image ready", "profile", py.Profile, "boot_seconds", time.Since(t).Seconds(),
-		"memory_bytes", e.image.size, "nonzero_bytes", e.image.residentBytes(), "shared", e.image.shared != nil)
-	return e, nil
+	logger.Info("wasm interpreter image ready", "profile", e.rt.Profile, "boot_seconds", time.Since(t).Seconds(),
+		"memory_bytes", img.size, "nonzero_bytes", img.residentBytes(), "shared", img.shared != nil)
+	if err := e.learnHotPages(ctx, figures); err != nil {
+		logger.Warn("sessions copy the pages they write one by one", "error", err)
+	} else {
+		logger.Info("wasm session pages learnt", "hot_bytes", img.shared.hotBytes())
+	}
+	if key != "" && img.shared != nil {
+		if err := saveImage(cacheDir, key, img); err != nil {
+			logger.Warn("could not cache the interpreter image", "dir", cacheDir, "error", err)
+		}
+	}
+	return nil
 }
 
 func (e *engine) close(ctx context.Context) error {
@@ -373,7 +434,7 @@ func (e *engine) learnHotPages(ctx context.Context, figures string) error {
 	defer cleanup()
 	it, alloc, err := e.restored(ctx, m)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errProbeSession, err)
 	}
 	defer it.kill()
 	if !alloc.mapped {
@@ -384,7 +445,7 @@ func (e *engine) learnHotPages(ctx context.Context, figures string) error {
 		payload string
 	}{{requestSession, figures}, {requestCell, hotProbe}} {
 		if r := it.run(ctx, req.kind, req.payload, time.Minute, 4096, 1<<62); r.dead || r.outcome != port.OutcomeCompleted {
-			return fmt.Errorf("the probe session: %s: %s", r.outcome, strings.TrimSpace(r.stderr))
+			return fmt.Errorf("%w: %s: %s", errProbeSession, r.outcome, strings.TrimSpace(r.stderr))
 		}
 	}
 	written, err := alloc.writtenPages()
@@ -407,6 +468,10 @@ func (e *engine) learnHotPages(ctx context.Context, figures string) error {
 	e.census, e.spares = census, make(chan *interpreter, spareInstances)
 	return nil
 }
+
+// errProbeSession is learnHotPages failing to start or run its session
+// from the image (rather than failing to learn from it).
+var errProbeSession = errors.New("the probe session failed")
 
 // guestMounts are the guest paths instantiate mounts, in its order, and
 // the root made around them ("/", mounted last): the image and session

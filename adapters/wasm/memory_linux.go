@@ -47,11 +47,21 @@ type sharedImage struct {
 type pageRun struct{ lo, hi uint64 }
 
 func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
+	return buildSharedImage(len(memory), chunks, func(lo int, run []byte) error {
+		copy(run, memory[lo:])
+		return nil
+	})
+}
+
+// buildSharedImage makes the sharedImage of a memory of size bytes whose
+// non-zero chunks are chunks: fill writes each run of consecutive
+// non-zero chunks, in order, into run (starting at byte lo).
+func buildSharedImage(size int, chunks []bool, fill func(lo int, run []byte) error) (*sharedImage, error) {
 	fd, err := unix.MemfdCreate("codeport-interpreter-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	s := &sharedImage{fd: fd, size: uint64(len(memory))}
+	s := &sharedImage{fd: fd, size: uint64(size)}
 	fail := func(what string, err error) (*sharedImage, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -60,14 +70,28 @@ func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
 		return fail("ftruncate", err)
 	}
 	// Zero chunks stay holes: they take no memory, and read as zeros.
-	for i, nonZero := range chunks {
-		if !nonZero {
+	var buf []byte
+	for i := 0; i < len(chunks); {
+		if !chunks[i] {
+			i++
 			continue
 		}
-		lo, hi := i*imageChunk, min((i+1)*imageChunk, len(memory))
-		if _, err := unix.Pwrite(fd, memory[lo:hi], int64(lo)); err != nil {
+		j := i + 1
+		for j < len(chunks) && chunks[j] {
+			j++
+		}
+		lo, hi := i*imageChunk, min(j*imageChunk, size)
+		if cap(buf) < hi-lo {
+			buf = make([]byte, hi-lo)
+		}
+		run := buf[:hi-lo]
+		if err := fill(lo, run); err != nil {
+			return fail("read the image", err)
+		}
+		if _, err := unix.Pwrite(fd, run, int64(lo)); err != nil {
 			return fail("write the image", err)
 		}
+		i = j
 	}
 	// Sealed, nothing can change the image under the sessions mapping it.
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
@@ -75,7 +99,7 @@ func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
 	}
 	// A read-only view, which a reset copies pages from: the page cache's
 	// pages themselves, no second copy.
-	view, err := unix.Mmap(fd, 0, len(memory), unix.PROT_READ, unix.MAP_SHARED)
+	view, err := unix.Mmap(fd, 0, size, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return fail("map the image", err)
 	}

@@ -16,6 +16,10 @@ func newSharedImage([]byte, []bool) (*sharedImage, error) {
 	return nil, errors.New("copy-on-write images need Linux")
 }
 
+func buildSharedImage(int, []bool, func(int, []byte) error) (*sharedImage, error) {
+	return nil, errors.New("copy-on-write images need Linux")
+}
+
 func (*sharedImage) readAt([]byte, int) error { return errors.New("no shared image") }
 
 func (*sharedImage) close() {}

@@ -35,6 +35,13 @@ const (
 //go:embed runtime/python.wasm
 var module []byte
 
+//go:embed runtime/SHA256SUMS
+var sums string
+
+// BuildID names the default runtime's build: the SHA256SUMS of its
+// artifacts.
+func BuildID() string { return sums }
+
 //go:embed runtime/python313.zip
 var artifacts embed.FS
 

@@ -30,6 +30,11 @@ func TestEmbeddedArtifactsMatchSHA256SUMS(t *testing.T) {
 		{"scientific/runtime/SHA256SUMS", sci, "python-scientific.wasm", scientific.SiteZip},
 	} {
 		want := readSums(t, c.sums)
+		// The runtime's ID is its SHA256SUMS (what hosts key derived
+		// state by).
+		if text, err := os.ReadFile(c.sums); err != nil || !strings.HasPrefix(c.rt.ID, string(text)) {
+			t.Errorf("%s's ID does not begin with %s (%v)", c.rt.Profile, c.sums, err)
+		}
 		zip, err := fs.ReadFile(c.rt.Lib, c.zip)
 		if err != nil {
 			t.Fatal(err)

@@ -30,11 +30,16 @@ type Runtime struct {
 	// Limitations are what a program cannot do with the packages, in a
 	// sentence each, for the capability description.
 	Limitations []string
+	// ID names the build: its artifacts' SHA256SUMS (which a test keeps
+	// true to the embedded bytes). A host can key what it derives from
+	// the build (an interpreter image) by it without hashing megabytes.
+	// Empty: unknown.
+	ID string
 }
 
 // Default returns the standard-library runtime of runtime/.
 func Default() Runtime {
-	return Runtime{Profile: DefaultProfile, Module: Module(), Lib: Stdlib()}
+	return Runtime{Profile: DefaultProfile, Module: Module(), Lib: Stdlib(), ID: BuildID()}
 }
 
 // DefaultProfile names the runtime that has the standard library only.

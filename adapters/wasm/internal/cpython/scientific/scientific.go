@@ -39,6 +39,9 @@ const MatplotlibData = "matplotlib/mpl-data"
 //go:embed runtime/python-scientific.wasm
 var module []byte
 
+//go:embed runtime/SHA256SUMS
+var sums string
+
 //go:embed runtime/site-scientific.zip
 var artifacts embed.FS
 
@@ -60,6 +63,8 @@ func Runtime() cpython.Runtime {
 		Profile: Profile,
 		Module:  module,
 		Lib:     cpython.Union(layers...),
+		// Its library includes the default runtime's standard library.
+		ID: sums + cpython.BuildID(),
 		Packages: []port.Package{
 			{Name: "numpy", Version: NumpyVersion},
 			{Name: "pandas", Version: PandasVersion},

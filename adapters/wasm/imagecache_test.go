@@ -1,0 +1,95 @@
+package wasm
+
+import (
+	"os"
+	"testing"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
+	"github.com/codeport/codeport/internal/testcache"
+	"github.com/codeport/codeport/port"
+)
+
+// An interpreter image is cached beside the compiled code; a process
+// that finds it starts its sessions from it, and one that finds it damaged
+// boots a new one and replaces it. Either way its sessions are what a
+// booted image's are.
+func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
+	// The tests' shared compilation cache (compiling anew takes long), and
+	// a warm list of this test's own (a module that does not exist is
+	// skipped), so that no other test process uses this image file.
+	dir := testcache.Dir()
+	warm := []string{"json", "codeport_image_cache_test"}
+	open := func() *testAdapter {
+		return newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(0, warm) })
+	}
+	fingerprintOf := func(a *testAdapter) string {
+		id := newSession(t, a)
+		defer destroy(t, a, id)
+		res := run(t, a, id, fingerprint)
+		expect(t, res, res.Stdout, 0, port.OutcomeCompleted)
+		return res.Stdout
+	}
+	_ = os.Remove(imagePath(dir, imageKey(cpython.Default(), warm)))
+	booted := open()
+	if booted.d.eng.imageCached {
+		t.Fatal("an empty cache gave an image")
+	}
+	want := fingerprintOf(booted)
+	path := imagePath(dir, imageKey(booted.d.eng.rt, warm))
+	t.Cleanup(func() { _ = os.Remove(path) })
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the booted image was not cached: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		damage func([]byte) []byte
+		cached bool
+	}{
+		{"whole", func(b []byte) []byte { return b }, true},
+		{"a byte changed", func(b []byte) []byte { b[len(b)/2] ^= 1; return b }, false},
+		{"truncated", func(b []byte) []byte { return b[:len(b)-1] }, false},
+		{"a byte added", func(b []byte) []byte { return append(b, 0) }, false},
+		{"empty", func([]byte) []byte { return nil }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.WriteFile(path, c.damage(append([]byte(nil), whole...)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a := open()
+			if a.d.eng.imageCached != c.cached {
+				t.Fatalf("image from the cache: %v, want %v", a.d.eng.imageCached, c.cached)
+			}
+			if got := fingerprintOf(a); got != want {
+				t.Fatalf("a session differs from a booted image's:\n got %s\nwant %s", got, want)
+			}
+			// A damaged file was replaced by a whole one.
+			b, err := os.ReadFile(path)
+			if err != nil || len(b) != len(whole) {
+				t.Fatalf("the cached image after: %d bytes (%v), want %d", len(b), err, len(whole))
+			}
+		})
+	}
+	// With image-cache off, nothing is read or written.
+	off := newTestAdapter(t, func(c Config) Config {
+		c.ImageCache = false
+		return c.WithWarmPool(0, warm)
+	})
+	if off.d.eng.imageCached {
+		t.Fatal("image-cache off read the cached image")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	offToo := newTestAdapter(t, func(c Config) Config {
+		c.ImageCache = false
+		return c.WithWarmPool(0, warm)
+	})
+	if _, err := os.Stat(path); err == nil || offToo.d.eng.imageCached {
+		t.Fatal("image-cache off wrote an image")
+	}
+	// Another warm list is another image.
+	if k := imageKey(booted.d.eng.rt, []string{"csv"}); imagePath(dir, k) == path {
+		t.Fatal("two warm lists share an image")
+	}
+}
