@@ -588,3 +588,36 @@ func workerSocketDir(t *testing.T, pid int) string {
 	t.Fatalf("worker %d was given no socket directory", pid)
 	return ""
 }
+
+// With recycle-after above one, a worker whose session ended hosts the
+// next, and that session finds nothing of the last one; after that many
+// sessions the worker is retired.
+func TestRecycleAfterReusesAWorkerCleanly(t *testing.T) {
+	if workerBin == "" {
+		t.Fatal("no worker binary: see TestMain's output")
+	}
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 1).WithRecycleAfter(3)
+	})
+	ctx := context.Background()
+	var pids []int
+	for i := range 4 {
+		id := newSession(t, a)
+		pids = append(pids, subprocess.SessionPID(a, id))
+		if res := run(t, a, id, "print('secret' in globals())\nsecret = 1\nn = open('/workspace/left', 'w').write('x')"); res.Stdout != "False\n" {
+			t.Fatalf("session %d: %q %q: the last session's state carried over", i, res.Stdout, res.Stderr)
+		}
+		if res := run(t, a, id, "import os\nprint(os.listdir('/workspace'))"); res.Stdout != "['left']\n" {
+			t.Fatalf("session %d sees files %q", i, res.Stdout)
+		}
+		if err := a.DestroySession(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pids[0] == 0 || pids[1] != pids[0] || pids[2] != pids[0] {
+		t.Fatalf("three sessions in a row had workers %v, want one", pids[:3])
+	}
+	if pids[3] == pids[0] {
+		t.Fatalf("the worker hosted a fourth session (%v): recycle-after 3 retires it after three", pids)
+	}
+}

@@ -20,6 +20,7 @@ type Settings struct {
 	wasm.Settings
 	MinWorkers        int   `json:"min_workers" setting:"min-workers" help:"with isolation process: idle worker processes kept started and warm"`
 	SessionsPerWorker int   `json:"sessions_per_worker" setting:"sessions-per-worker" help:"with isolation process: sessions a worker process hosts (1: a process per session)"`
+	RecycleAfter      int   `json:"recycle_after" setting:"recycle-after" help:"with isolation process: sessions a worker hosts in its life, one after another, before it is retired (0: sessions-per-worker; more reuses a worker whose sessions ended, its interpreter reset to the image)"`
 	WorkerMemoryLimit int64 `json:"worker_memory_limit" setting:"worker-memory-limit" unit:"bytes" help:"with isolation process: OS memory limit of a worker (RLIMIT_DATA, with RLIMIT_AS 2.5GiB above it) (0: twice the memory limit per session plus 512MiB)"`
 }
 
@@ -36,6 +37,8 @@ func (s Settings) Validate() error {
 		errs = append(errs, err)
 	}
 	switch {
+	case s.RecycleAfter < 0:
+		errs = append(errs, errors.New("subprocess adapter settings: recycle-after must not be negative"))
 	case s.MinWorkers < 0 || s.SessionsPerWorker < 1:
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers must be 0 or more and sessions-per-worker at least 1"))
 	case s.MinWorkers*s.SessionsPerWorker > s.MaxSessions:
@@ -56,7 +59,6 @@ type Config struct {
 	Settings
 	command        []string
 	maxWorkers     int // 0: max-sessions / sessions-per-worker
-	recycleAfter   int // 0: sessions-per-worker
 	killGrace      time.Duration
 	startTimeout   time.Duration
 	cgroupMemory   bool
@@ -116,9 +118,14 @@ func (c Config) WithWorkers(min, max int) Config {
 func (c Config) WithSessionsPerWorker(n int) Config { c.SessionsPerWorker = n; return c }
 
 // WithRecycleAfter retires a worker once it has hosted n sessions (the
-// default, 1, makes a worker die with its session: nothing a program left
-// in the process can reach the next session).
-func (c Config) WithRecycleAfter(n int) Config { c.recycleAfter = n; return c }
+// default, 0, is sessions-per-worker: with one session per worker, a
+// worker dies with its session, and nothing a program left in the process
+// can reach the next session). More reuses a worker whose sessions ended:
+// the wasm adapter resets their interpreters to the image (nothing a
+// program did inside the sandbox carries over; a flaw that let a program
+// out of it would persist in the process), and a session then starts in
+// milliseconds instead of a process's start.
+func (c Config) WithRecycleAfter(n int) Config { c.RecycleAfter = n; return c }
 
 // WithKillGrace sets how long past a call's deadline (or its caller's
 // cancellation) the adapter waits for the worker's answer before it kills
@@ -217,8 +224,8 @@ func (c Config) workers() int {
 
 // recycle is how many sessions a worker hosts before it is retired.
 func (c Config) recycle() int {
-	if c.recycleAfter > 0 {
-		return c.recycleAfter
+	if c.RecycleAfter > 0 {
+		return c.RecycleAfter
 	}
 	return c.SessionsPerWorker
 }
@@ -235,8 +242,6 @@ func (c Config) validate() error {
 		return bad("no worker command")
 	case c.maxWorkers < 0 || c.maxWorkers > 0 && c.MinWorkers > c.maxWorkers:
 		return bad("workers: need 0 <= min <= max (got %d, %d)", c.MinWorkers, c.maxWorkers)
-	case c.recycleAfter < 0:
-		return bad("recycle-after must not be negative")
 	case c.killGrace <= 0 || c.startTimeout <= 0 || c.healthInterval <= 0:
 		return bad("durations must be positive")
 	}
