@@ -202,6 +202,22 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 			prog.done(moduleShell)
 		}()
 	}
+	// A cached image is read while the module compiles (or loads): they
+	// need nothing of each other until the image's probe session.
+	imageDir := cacheDir
+	if !imageCache {
+		imageDir = ""
+	}
+	cached := make(chan cachedImage, 1)
+	go func() {
+		var c cachedImage
+		if imageDir != "" {
+			if c.key = imageKey(py, warm); c.key != "" {
+				c.img, c.err = loadImage(imageDir, c.key)
+			}
+		}
+		cached <- c
+	}()
 	t := time.Now()
 	rt, compiled, cxx, err := newInterpreterRuntime(ctx, py, cache, memoryBytes)
 	interpDur := time.Since(t)
@@ -209,6 +225,9 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 	wg.Wait()
 	prog.stop()
 	if err != nil || shellErr != nil {
+		if c := <-cached; c.img != nil {
+			c.img.shared.close()
+		}
 		if shells != nil {
 			_ = shells.Close(ctx)
 		}
@@ -233,11 +252,7 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 	logger.Info("wasm modules ready", attrs...)
 	e := &engine{runtime: rt, rt: py, compiled: compiled, cxx: cxx, cache: cache, memoryBytes: memoryBytes, shells: shells,
 		root: guestroot.New(guestMounts()...)}
-	imageDir := cacheDir
-	if !imageCache {
-		imageDir = ""
-	}
-	if err := e.makeImage(ctx, imageDir, warm, figures, logger); err != nil {
+	if err := e.makeImage(ctx, imageDir, <-cached, warm, figures, logger); err != nil {
 		if shells != nil {
 			_ = shells.Close(ctx)
 		}
@@ -247,18 +262,23 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 	return e, nil
 }
 
-// makeImage sets e.image: the cached one under cacheDir (none if "") if
-// there is one for this runtime, driver and warm list, which a probe session then
-// checks (learnHotPages), or one booted and cached. figures are the
+// cachedImage is what newEngine read of the image cache: the image's key
+// ("" when none is kept), and the image or why there is none.
+type cachedImage struct {
+	key string
+	img *image
+	err error
+}
+
+// makeImage sets e.image: c's, read from cacheDir (none if "") for this
+// runtime, driver and warm list, which a probe session then checks
+// (learnHotPages), or one booted and cached. figures are the
 // workspace's, for the probe session.
-func (e *engine) makeImage(ctx context.Context, cacheDir string, warm []string, figures string, logger *slog.Logger) error {
+func (e *engine) makeImage(ctx context.Context, cacheDir string, c cachedImage, warm []string, figures string, logger *slog.Logger) error {
 	t := time.Now()
-	key := ""
-	if cacheDir != "" {
-		key = imageKey(e.rt, warm)
-	}
+	key := c.key
 	if key != "" {
-		img, err := loadImage(cacheDir, key)
+		img, err := c.img, c.err
 		switch {
 		case err == nil:
 			e.image = img
