@@ -261,8 +261,8 @@ const keptPages = 256
 // writtenPages tells, per page of the image's span of the mapping the
 // allocation made, whether it is the instance's own copy (written) rather
 // than the image's page or nothing: /proc/self/pagemap's present bit set
-// and its file-or-shared bit clear. Flags need no privilege to read;
-// page frame numbers, which this does not use, would.
+// and its file-or-shared bit clear, or its swapped bit set. Flags need no
+// privilege to read; page frame numbers, which this does not use, would.
 func (a *allocation) writtenPages() ([]bool, error) {
 	if a.mem == nil || a.mem.region == nil {
 		return nil, errors.New("the memory is not a mapping of the image")
@@ -284,8 +284,10 @@ func (a *allocation) writtenPages() ([]bool, error) {
 	written := make([]bool, pages)
 	for i := range written {
 		e := binary.LittleEndian.Uint64(entries[8*i:])
-		const present, fileOrShared = 1 << 63, 1 << 61
-		written[i] = e&present != 0 && e&fileOrShared == 0
+		// A copy swapped out is the instance's too: only a private page
+		// is swapped (a page of the image is dropped and read again).
+		const present, swapped, fileOrShared = 1 << 63, 1 << 62, 1 << 61
+		written[i] = e&present != 0 && e&fileOrShared == 0 || e&swapped != 0
 	}
 	return written, nil
 }
