@@ -513,12 +513,13 @@ type mounts struct {
 // directories, which the image records, are the same.
 func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error) {
 	it := &interpreter{interrupt: make(chan struct{})}
-	it.slots = [2]*mountSlot{newMountSlot(m.work, &it.openFiles), newMountSlot(m.tmp, &it.openFiles)}
+	it.slots = [4]*mountSlot{newMountSlot(m.work, &it.openFiles), newMountSlot(m.tmp, &it.openFiles),
+		newMountSlot(&sysfs.AdaptFS{FS: e.rt.Lib}, &it.openFiles), newMountSlot(e.root, &it.openFiles)}
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
 		WithSysFSMount(it.slots[0], workspace.GuestRoot).(sysfs.FSConfig).
 		WithSysFSMount(it.slots[1], "/tmp").(sysfs.FSConfig).
-		WithSysFSMount(newMountSlot(&sysfs.AdaptFS{FS: e.rt.Lib}, &it.openFiles), cpython.StdlibDir).(sysfs.FSConfig).
-		WithSysFSMount(newMountSlot(e.root, &it.openFiles), "/")
+		WithSysFSMount(it.slots[2], cpython.StdlibDir).(sysfs.FSConfig).
+		WithSysFSMount(it.slots[3], "/")
 	modCfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(). // a reactor: the host calls its exports
@@ -636,7 +637,7 @@ type interpreter struct {
 	// where the image is not shared), the /workspace and /tmp mounts, and
 	// the files open through any mount.
 	alloc     *allocation
-	slots     [2]*mountSlot
+	slots     [4]*mountSlot // in guestMounts' order
 	openFiles atomic.Int64
 }
 

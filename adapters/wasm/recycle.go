@@ -35,7 +35,8 @@ import (
 //     its standard streams and preopened directories as they were at
 //     instantiation (fdCensus, read through WASI's own functions);
 //   - mounts: /workspace and /tmp are slots (mountSlot) pointed at the next
-//     session's directories;
+//     session's directories, and every mount's root handle (which WASI
+//     opens itself) is opened anew;
 //   - a call stopped, trapped or out of memory, and a module that exited:
 //     never recycled.
 
@@ -364,8 +365,9 @@ func (e *engine) recycleErr(it *interpreter) error {
 	if err := e.image.setGlobals(it.mod); err != nil {
 		return err
 	}
-	it.slots[0].park()
-	it.slots[1].park()
+	for _, slot := range it.slots {
+		slot.park()
+	}
 	return nil
 }
 
@@ -374,7 +376,12 @@ func (e *engine) recycleErr(it *interpreter) error {
 func (e *engine) spare(m mounts) *interpreter {
 	select {
 	case it := <-e.spares:
-		if err := errors.Join(it.slots[0].set(m.work), it.slots[1].set(m.tmp)); err != nil {
+		// /workspace and /tmp are the next session's; the library and
+		// the root are the same file systems, their root handles opened
+		// anew (a directory read left half done is not the next
+		// session's).
+		lib, root := it.slots[2].cur(), it.slots[3].cur()
+		if err := errors.Join(it.slots[0].set(m.work), it.slots[1].set(m.tmp), it.slots[2].set(lib), it.slots[3].set(root)); err != nil {
 			it.kill()
 			return nil
 		}
