@@ -28,6 +28,13 @@
 // environment with the package versions the profile's Describe lists (installed by pip on first use;
 // "absent" without python3 or pip).
 //
+// BenchmarkScale (scale_test.go) fills one in-process node through its
+// server with CODEPORT_BENCH_LIVE live idle sessions (default 1,000) and
+// CODEPORT_BENCH_HIBERNATED hibernated ones (default 10,000), and reports
+// the memory and disk they take and the latency of a call to a random one
+// of each kind; it is not in the side-by-side table (no peer holds as
+// many).
+//
 // Several nodes behind nginx (multinode_test.go) have workloads of their
 // own, named Nginx*, on real `codeport serve` processes and Debian's nginx
 // with deploy/nginx's configuration: W2 and W3 straight to a node of a

@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	httpadapter "github.com/codeport/codeport/adapters/http"
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/contract/server"
+	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/port"
+)
+
+// BenchmarkScale: one node holding CODEPORT_BENCH_LIVE (default 1,000)
+// live idle sessions and CODEPORT_BENCH_HIBERNATED (default 10,000)
+// hibernated ones, each created by a client through the server (HTTP on
+// loopback) and having run one call. Reports the resident memory the live
+// ones add (per session), the disk the hibernated ones take (saved as
+// their difference from the process's image: no hibernate-dir), and p50/p99
+// of a call to a random live session and to a random hibernated one
+// (which wakes it). The hibernated sessions are made first, in batches
+// that each wait for the reaper to hibernate them (they hold no
+// max-sessions slot once asleep).
+func BenchmarkScale(b *testing.B) {
+	live := envInt("CODEPORT_BENCH_LIVE", 1000)
+	asleep := envInt("CODEPORT_BENCH_HIBERNATED", 10000)
+	batch := min(live, 500)
+	dir := b.TempDir()
+	reg := prometheus.NewRegistry()
+	p, err := wasm.New(wasm.NewConfig().WithSessionsDir(filepath.Join(dir, "sessions")).
+		WithMaxSessions(live+batch+8).WithSessionLifetimes(time.Hour, time.Hour, 4*time.Hour).
+		WithHibernation(time.Second, "").WithMetrics(reg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	if err := wasm.WaitWarm(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(server.NewHandler(p))
+	defer srv.Close()
+	c, err := httpadapter.New(httpadapter.NewConfig(srv.URL))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	create := func() string {
+		s, err := c.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res, err := c.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"}); err != nil || res.ReturnCode != 0 {
+			b.Fatalf("x = 1: %v %+v", err, res)
+		}
+		return s.ID
+	}
+	call := func(id string) time.Duration {
+		t0 := time.Now()
+		res, err := c.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+		if err != nil || res.Stdout != "1\n" {
+			b.Fatalf("print(x) in %s: %v %+v", id, err, res)
+		}
+		return time.Since(t0)
+	}
+	hibernated := func() int { return int(gather(reg)["codeport_sessions_hibernated"]) }
+	for b.Loop() {
+		var sleeping, awake []string
+		for len(sleeping) < asleep {
+			for range min(batch, asleep-len(sleeping)) {
+				sleeping = append(sleeping, create())
+			}
+			deadline := time.Now().Add(10 * time.Minute)
+			for hibernated() < len(sleeping) {
+				if time.Now().After(deadline) {
+					b.Fatalf("%d of %d sessions hibernated after 10 minutes", hibernated(), len(sleeping))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		before := settledRSS()
+		for range live {
+			awake = append(awake, create())
+		}
+		grown := settledRSS() - before
+		// Calls to live sessions come first: each call to a hibernated
+		// one wakes it, and a woken session is live.
+		var liveLat, wakeLat []time.Duration
+		for range reps(2000) {
+			liveLat = append(liveLat, call(awake[rand.IntN(len(awake))]))
+		}
+		for _, i := range rand.Perm(len(sleeping))[:min(len(sleeping), reps(200))] {
+			wakeLat = append(wakeLat, call(sleeping[i]))
+		}
+		_, disk := diskUse(dir) // the hibernated sessions' files, in the sessions directory
+		measure.Report(b, "live-call", liveLat)
+		measure.Report(b, "hibernated-call", wakeLat)
+		b.ReportMetric(float64(grown)/float64(max(live, 1))/(1<<20), "MiB/live-session")
+		b.ReportMetric(float64(disk)/float64(max(asleep, 1))/(1<<10), "KiB/hibernated-session")
+		b.ReportMetric(float64(live), "live")
+		b.ReportMetric(float64(asleep), "hibernated")
+		fmt.Fprintf(os.Stderr, "scale: %d live sessions add %d MiB; %d hibernated take %d MiB of disk\n", live, grown>>20, asleep, disk>>20)
+	}
+}
+
+// diskUse is the files below root and the disk they take (allocated
+// blocks).
+func diskUse(root string) (files, bytes int64) {
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			files++
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				bytes += st.Blocks * 512
+			} else {
+				bytes += fi.Size()
+			}
+		}
+		return nil
+	})
+	return files, bytes
+}
