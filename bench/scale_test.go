@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -104,6 +105,8 @@ func BenchmarkScale(b *testing.B) {
 		_, disk := diskUse(dir) // the hibernated sessions' files, in the sessions directory
 		measure.Report(b, "live-call", liveLat)
 		measure.Report(b, "hibernated-call", wakeLat)
+		b.ReportMetric(p99(liveLat), "live-call-p99-ms")
+		b.ReportMetric(p99(wakeLat), "hibernated-call-p99-ms")
 		b.ReportMetric(float64(grown)/float64(max(live, 1))/(1<<20), "MiB/live-session")
 		b.ReportMetric(float64(disk)/float64(max(asleep, 1))/(1<<10), "KiB/hibernated-session")
 		b.ReportMetric(float64(live), "live")
@@ -130,4 +133,11 @@ func diskUse(root string) (files, bytes int64) {
 		return nil
 	})
 	return files, bytes
+}
+
+// p99 is the 99th percentile of samples, in milliseconds.
+func p99(samples []time.Duration) float64 {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return float64(s[int(0.99*float64(len(s)-1))]) / float64(time.Millisecond)
 }
