@@ -24,13 +24,15 @@ import (
 //
 // What an instance carries from one session to the next, and how each is
 // put back:
-//   - linear memory: the pages it wrote are copied back from the image or
-//     mapped to it again (allocation.reset); an instance whose memory grew
+//   - linear memory: the pages it wrote are copied back from the image, or
+//     dropped so that the image's page shows again (allocation.reset; a
+//     page swapped out counts as written); an instance whose memory grew
 //     is not recycled (a memory cannot shrink, and a larger one would be
 //     the next session's to see);
 //   - mutable globals: set to the image's, as a new instance's are;
-//   - the function table: never written (the runtime module has no table
-//     instructions: wasmpatch.MutatesTables is checked at start);
+//   - the function table: never written (the runtime modules have no
+//     instruction that writes a table: wasmpatch.TableWrites, which
+//     TestCommittedRuntimesWriteNoTable checks);
 //   - descriptors: an instance is recycled only with no file open and with
 //     its standard streams and preopened directories as they were at
 //     instantiation (fdCensus, read through WASI's own functions);
@@ -45,8 +47,9 @@ import (
 const spareInstances = 4
 
 // mountSlot is an instance's mount of a file system that can change
-// between its sessions (for /workspace and /tmp; the others never change)
-// and that counts the files opened through it and not yet closed.
+// between its sessions (/workspace's and /tmp's do; the library's and the
+// root's stay) and that counts the files opened through it and not yet
+// closed.
 //
 // WASI opens each preopened directory itself, once, the first time a path
 // is resolved through it, and keeps it open for the instance's life. That
