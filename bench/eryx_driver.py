@@ -43,59 +43,13 @@ import threading
 import time
 
 import eryx
-
-FIRST_CODE, FIRST_OUT = 'print(1 + 1)', '2\n'
-LIVE_CODE, LIVE_OUT = 'print(1)', '1\n'
-CPU_CODE = 'total = 0\nfor i in range(10**6):\n    total += i * i\nprint(total)'
-CPU_OUT = '333332833333500000\n'
-IDLE_CODE = 'x = 1'
-TEN_CELLS = [
-    'x = 1',
-    'x += 1',
-    'x *= 3',
-    'def f(n):\n    return n * x + 1',
-    'y = f(2)',
-    'xs = [f(i) for i in range(5)]',
-    's = sum(xs) + y',
-    "d = {'x': x, 'y': y, 's': s}",
-    "x = d['s'] - x",
-    'print(x, y, s, xs)',
-]
-TEN_CELLS_OUT = '72 13 78 [1, 7, 13, 19, 25]\n'
-DEFAULT_POOL = 2
-CURVE_CLIENTS = [1, 2, 4, 8, 16]
-IDLE_SESSIONS = 16
+from peerbench import (CPU_CODE, CPU_OUT, CURVE_CLIENTS, DEFAULT_POOL, FIRST_CODE, FIRST_OUT, IDLE_CODE,
+                       IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, env_int, in_threads,
+                       report, reps, rss_tree, scale)
 
 # What eryx cannot run, by workload, with the reason (none so far: every
 # workload of monty_driver.py has an eryx counterpart).
 OMITTED = {}
-
-
-def scale():
-    try:
-        v = float(os.environ.get('CODEPORT_BENCH_SCALE', '1'))
-    except ValueError:
-        return 1.0
-    return v if v > 0 else 1.0
-
-
-def reps(n):
-    return max(3, round(n * scale()))
-
-
-def env_int(name, default):
-    try:
-        v = int(os.environ.get(name, ''))
-    except ValueError:
-        return default
-    return v if v > 0 else default
-
-
-def report(prefix, samples):
-    """p50 and p95 in ms, as internal/measure.Report computes them."""
-    s = sorted(samples)
-    q = lambda p: s[int(p * (len(s) - 1))] * 1e3  # noqa: E731
-    return {prefix + '-p50-ms': q(0.50), prefix + '-p95-ms': q(0.95)}
 
 
 def run(target, code, want):
@@ -238,39 +192,6 @@ def w5():
     return report('loop', samples)
 
 
-def rss_tree(pid):
-    """Resident bytes of pid and its descendants, from /proc (eryx runs in
-    this process; the tree is measured as monty_driver.py does)."""
-    children = {}
-    for name in os.listdir('/proc'):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f'/proc/{name}/status') as f:
-                for line in f:
-                    if line.startswith('PPid:'):
-                        children.setdefault(int(line.split()[1]), []).append(int(name))
-                        break
-        except OSError:
-            pass
-    total, stack, seen = 0, [pid], set()
-    while stack:
-        p = stack.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            with open(f'/proc/{p}/status') as f:
-                for line in f:
-                    if line.startswith('VmRSS:'):
-                        total += int(line.split()[1]) * 1024
-                        break
-        except OSError:
-            pass
-        stack.extend(children.get(p, []))
-    return total
-
-
 def w6_memory():
     """Idle Sessions that have run x = 1 (a session, not a stateless lease,
     is what stays idle holding state)."""
@@ -310,26 +231,6 @@ def curve():
             out.update(report(f'c{clients}', lat))
             out[f'c{clients}-sessions/s'] = len(lat) / elapsed
     return out
-
-
-def in_threads(n, fn):
-    """Runs fn in n threads at once, waits for all, and raises the first
-    exception any of them raised."""
-    errors = []
-
-    def guarded():
-        try:
-            fn()
-        except Exception as e:  # raised below, in the caller's thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=guarded) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
 
 
 def burst():

@@ -1,0 +1,116 @@
+"""What bench's Python drivers share: the workloads' programs (as in
+bench/workloads_test.go), their sample counts, the percentiles they report
+(as internal/measure.Report computes them) and the helpers to measure a
+process tree and run clients at once. bench/monty_driver.py and
+bench/eryx_driver.py import it from beside them; each runs in its own
+virtual environment, so this module imports nothing but the standard
+library.
+"""
+
+import os
+import threading
+
+FIRST_CODE, FIRST_OUT = 'print(1 + 1)', '2\n'
+LIVE_CODE, LIVE_OUT = 'print(1)', '1\n'
+CPU_CODE = 'total = 0\nfor i in range(10**6):\n    total += i * i\nprint(total)'
+CPU_OUT = '333332833333500000\n'
+IDLE_CODE = 'x = 1'
+TEN_CELLS = [
+    'x = 1',
+    'x += 1',
+    'x *= 3',
+    'def f(n):\n    return n * x + 1',
+    'y = f(2)',
+    'xs = [f(i) for i in range(5)]',
+    's = sum(xs) + y',
+    "d = {'x': x, 'y': y, 's': s}",
+    "x = d['s'] - x",
+    'print(x, y, s, xs)',
+]
+TEN_CELLS_OUT = '72 13 78 [1, 7, 13, 19, 25]\n'
+DEFAULT_POOL = 2
+CURVE_CLIENTS = [1, 2, 4, 8, 16]
+IDLE_SESSIONS = 16
+
+
+
+def scale():
+    try:
+        v = float(os.environ.get('CODEPORT_BENCH_SCALE', '1'))
+    except ValueError:
+        return 1.0
+    return v if v > 0 else 1.0
+
+
+def reps(n):
+    return max(3, round(n * scale()))
+
+
+def env_int(name, default):
+    try:
+        v = int(os.environ.get(name, ''))
+    except ValueError:
+        return default
+    return v if v > 0 else default
+
+
+def report(prefix, samples):
+    """p50 and p95 in ms, as internal/measure.Report computes them."""
+    s = sorted(samples)
+    q = lambda p: s[int(p * (len(s) - 1))] * 1e3  # noqa: E731
+    return {prefix + '-p50-ms': q(0.50), prefix + '-p95-ms': q(0.95)}
+
+
+
+def rss_tree(pid):
+    """Resident bytes of pid and its descendants, from /proc."""
+    children = {}
+    for name in os.listdir('/proc'):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f'/proc/{name}/status') as f:
+                for line in f:
+                    if line.startswith('PPid:'):
+                        children.setdefault(int(line.split()[1]), []).append(int(name))
+                        break
+        except OSError:
+            pass
+    total, stack, seen = 0, [pid], set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f'/proc/{p}/status') as f:
+                for line in f:
+                    if line.startswith('VmRSS:'):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            pass
+        stack.extend(children.get(p, []))
+    return total
+
+
+
+def in_threads(n, fn):
+    """Runs fn in n threads at once, waits for all, and raises the first
+    exception any of them raised."""
+    errors = []
+
+    def guarded():
+        try:
+            fn()
+        except Exception as e:  # raised below, in the caller's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
