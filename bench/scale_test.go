@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -102,7 +101,7 @@ func BenchmarkScale(b *testing.B) {
 		for _, i := range rand.Perm(len(sleeping))[:min(len(sleeping), reps(200))] {
 			wakeLat = append(wakeLat, call(sleeping[i]))
 		}
-		_, disk := diskUse(dir) // the hibernated sessions' files, in the sessions directory
+		_, disk := measure.DiskUse(dir) // the hibernated sessions' files, in the sessions directory
 		measure.Report(b, "live-call", liveLat)
 		measure.Report(b, "hibernated-call", wakeLat)
 		b.ReportMetric(p99(liveLat), "live-call-p99-ms")
@@ -113,26 +112,6 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(asleep), "hibernated")
 		fmt.Fprintf(os.Stderr, "scale: %d live sessions add %d MiB; %d hibernated take %d MiB of disk\n", live, grown>>20, asleep, disk>>20)
 	}
-}
-
-// diskUse is the files below root and the disk they take (allocated
-// blocks).
-func diskUse(root string) (files, bytes int64) {
-	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			files++
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				bytes += st.Blocks * 512
-			} else {
-				bytes += fi.Size()
-			}
-		}
-		return nil
-	})
-	return files, bytes
 }
 
 // p99 is the 99th percentile of samples, in milliseconds.

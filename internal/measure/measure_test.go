@@ -2,6 +2,7 @@ package measure
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -35,4 +36,24 @@ func selfCPU(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestDiskUse(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "b", "f"), make([]byte, 10000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "g"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, bytes := DiskUse(dir)
+	if files != 2 || bytes < 10000 {
+		t.Fatalf("DiskUse = %d files, %d bytes; want 2 files and at least 10000 bytes", files, bytes)
+	}
+	if files, bytes := DiskUse(filepath.Join(dir, "missing")); files != 0 || bytes != 0 {
+		t.Fatalf("a missing directory: %d files, %d bytes", files, bytes)
+	}
 }

@@ -261,7 +261,7 @@ func run(binary string, duration, warmup time.Duration, clients int, isolation s
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Minute):
-			now, err := measure(base, cmd.Process.Pid, d)
+			now, err := readFigures(base, cmd.Process.Pid, d)
 			if err == nil {
 				fmt.Printf("%6s  %5d iterations  rss %s  goroutines %d  threads %d  fds %d  session dirs %d  spool %d files %s  hibernated %d files %s\n",
 					time.Since(start).Round(time.Second), iterations.Load(), mib(now.rss), now.goroutines, now.threads, now.fds, now.sessionDirs,
@@ -508,7 +508,7 @@ func settle(base string, pid int, d dirs) (figures, error) {
 	var last figures
 	for i := range 30 {
 		time.Sleep(2 * time.Second)
-		f, err := measure(base, pid, d)
+		f, err := readFigures(base, pid, d)
 		if err != nil {
 			return figures{}, err
 		}
@@ -527,7 +527,7 @@ type dirs struct {
 	hibernate string
 }
 
-func measure(base string, pid int, d dirs) (figures, error) {
+func readFigures(base string, pid int, d dirs) (figures, error) {
 	f, err := measureProcess(pid, d)
 	if err != nil {
 		return f, err
@@ -593,28 +593,6 @@ func isEmptySandbox(dir string) bool {
 		}
 	}
 	return true
-}
-
-// diskUse counts the regular files below root and the disk they use
-// (allocated blocks, so a sparse file counts what it holds).
-func diskUse(root string) (files, bytes int64) {
-	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		files++
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			bytes += st.Blocks * 512
-		} else {
-			bytes += fi.Size()
-		}
-		return nil
-	})
-	return files, bytes
 }
 
 func waitHealthy(base string, limit time.Duration) error {

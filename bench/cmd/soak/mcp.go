@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codeport/codeport/internal/measure"
 )
 
 // The MCP listener (codeport mcp --listen) in the hostile phase: a second
@@ -256,9 +258,9 @@ func measureProcess(pid int, d dirs) (figures, error) {
 	f.fds = int64(len(fds))
 	f.dirs, f.spareDirs = listDirs(d.sessions)
 	f.sessionDirs = int64(len(f.dirs))
-	f.spoolFiles, f.spoolBytes = diskUse(d.tmp)
+	f.spoolFiles, f.spoolBytes = measure.DiskUse(d.tmp)
 	if d.hibernate != "" {
-		f.hibFiles, f.hibBytes = diskUse(d.hibernate)
+		f.hibFiles, f.hibBytes = measure.DiskUse(d.hibernate)
 	}
 	return f, nil
 }
