@@ -44,8 +44,8 @@ import time
 
 import eryx
 from peerbench import (CPU_CODE, CPU_OUT, CURVE_CLIENTS, DEFAULT_POOL, FIRST_CODE, FIRST_OUT, IDLE_CODE,
-                       IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, env_int, in_threads,
-                       report, reps, rss_tree, scale)
+                       IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, curve_on, env_int,
+                       in_threads, report, reps, rss_tree)
 
 # What eryx cannot run, by workload, with the reason (none so far: every
 # workload of monty_driver.py has an eryx counterpart).
@@ -211,26 +211,8 @@ def w6_memory():
 
 
 def curve():
-    span = 3.0 * scale()
-    out = {}
     with new_pool(DEFAULT_POOL, max(CURVE_CLIENTS)) as pool:
-        for clients in CURVE_CLIENTS:
-            time.sleep(0.5)
-            lat, lock = [], threading.Lock()
-            start = time.perf_counter()
-            stop = start + span
-
-            def client():
-                while time.perf_counter() < stop:
-                    d = first_result(pool)
-                    with lock:
-                        lat.append(d)
-
-            in_threads(clients, client)
-            elapsed = time.perf_counter() - start
-            out.update(report(f'c{clients}', lat))
-            out[f'c{clients}-sessions/s'] = len(lat) / elapsed
-    return out
+        return curve_on(pool, first_result)
 
 
 def burst():

@@ -28,8 +28,8 @@ import time
 
 import pydantic_monty as pm
 from peerbench import (CPU_CODE, CPU_OUT, CURVE_CLIENTS, DEFAULT_POOL, FIRST_CODE, FIRST_OUT, IDLE_CODE,
-                       IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, env_int, in_threads,
-                       report, reps, rss_tree, scale)
+                       IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, curve_on, env_int,
+                       in_threads, report, reps, rss_tree)
 
 
 def run(session, code, want):
@@ -146,26 +146,8 @@ def w6_memory():
 
 
 def curve():
-    span = 3.0 * scale()
-    out = {}
     with pm.Monty(min_processes=DEFAULT_POOL, max_processes=max(CURVE_CLIENTS)) as pool:
-        for clients in CURVE_CLIENTS:
-            time.sleep(0.5)
-            lat, lock = [], threading.Lock()
-            start = time.perf_counter()
-            stop = start + span
-
-            def client():
-                while time.perf_counter() < stop:
-                    d = first_result(pool)
-                    with lock:
-                        lat.append(d)
-
-            in_threads(clients, client)
-            elapsed = time.perf_counter() - start
-            out.update(report(f'c{clients}', lat))
-            out[f'c{clients}-sessions/s'] = len(lat) / elapsed
-    return out
+        return curve_on(pool, first_result)
 
 
 def burst():

@@ -9,6 +9,7 @@ library.
 
 import os
 import threading
+import time
 
 FIRST_CODE, FIRST_OUT = 'print(1 + 1)', '2\n'
 LIVE_CODE, LIVE_OUT = 'print(1)', '1\n'
@@ -114,3 +115,28 @@ def in_threads(n, fn):
     if errors:
         raise errors[0]
 
+
+
+def curve_on(pool, first_result):
+    """BenchmarkCurve's loop: for each count of CURVE_CLIENTS, that many
+    clients run first_result(pool) over and over for 3 s (scaled); the
+    first results' p50 and p95 and the sessions completed per second."""
+    span = 3.0 * scale()
+    out = {}
+    for clients in CURVE_CLIENTS:
+        time.sleep(0.5)
+        lat, lock = [], threading.Lock()
+        start = time.perf_counter()
+        stop = start + span
+
+        def client():
+            while time.perf_counter() < stop:
+                d = first_result(pool)
+                with lock:
+                    lat.append(d)
+
+        in_threads(clients, client)
+        elapsed = time.perf_counter() - start
+        out.update(report(f'c{clients}', lat))
+        out[f'c{clients}-sessions/s'] = len(lat) / elapsed
+    return out
