@@ -30,23 +30,20 @@ func mustRun(t *testing.T, p *port.Port, id, code, want string) {
 	}
 }
 
-// A snapshot made by one adapter restores in another of the same build,
-// which booted its own interpreter image (with another str hash secret):
-// the snapshot carries the whole memory, so dictionaries and sets built
-// before it still find their keys, and new ones agree with them.
-func TestSnapshotMovesBetweenAdapters(t *testing.T) {
-	ctx := context.Background()
-	a, b := snapshotPort(t, nil), snapshotPort(t, nil)
+// moveSession runs code (which must print want) in a new session of a,
+// snapshots it, closes a (so that nothing of it is left when b restores),
+// and restores the session in b.
+func moveSession(ctx context.Context, t *testing.T, a, b *port.Port, code, want string) port.Session {
+	t.Helper()
 	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, a, s.ID, "d = {str(i): i for i in range(50000)}\nseen = set(d)\nprint(len(d))", "50000\n")
+	mustRun(t, a, s.ID, code, want)
 	var buf bytes.Buffer
 	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The first adapter is gone before the second restores.
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +51,17 @@ func TestSnapshotMovesBetweenAdapters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// A snapshot made by one adapter restores in another of the same build,
+// which booted its own interpreter image (with another str hash secret):
+// the snapshot carries the whole memory, so dictionaries and sets built
+// before it still find their keys, and new ones agree with them.
+func TestSnapshotMovesBetweenAdapters(t *testing.T) {
+	ctx := context.Background()
+	a, b := snapshotPort(t, nil), snapshotPort(t, nil)
+	r := moveSession(ctx, t, a, b, "d = {str(i): i for i in range(50000)}\nseen = set(d)\nprint(len(d))", "50000\n")
 	mustRun(t, b, r.ID, "k = ''.join(['4', '2', '1'])\nprint(d[k], k in seen, hash(k) == hash('421'), sum(d[str(i)] for i in range(50000)) == sum(range(50000)))",
 		"421 True True True\n")
 }
@@ -259,24 +267,9 @@ func TestSnapshotOfASessionThatDrewCharts(t *testing.T) {
 	ctx := context.Background()
 	sci := func(c wasm.Config) wasm.Config { return c.WithProfile("scientific") }
 	a, b := snapshotPort(t, sci), snapshotPort(t, sci)
-	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, a, s.ID, "import io, matplotlib.pyplot as plt\n"+
+	r := moveSession(ctx, t, a, b, "import io, matplotlib.pyplot as plt\n"+
 		"fig, ax = plt.subplots()\nax.plot([1, 3, 2])\nax.set_title('before')\nfig.savefig(io.BytesIO(), format='png')\n"+
 		"kept = fig\nprint(len(plt.get_fignums()))", "1\n")
-	var buf bytes.Buffer
-	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := b.RestoreSession(ctx, bytes.NewReader(buf.Bytes()), port.SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	mustRun(t, b, r.ID, "kept.axes[0].set_title('after, with new text: αβγ')\nb = io.BytesIO()\nkept.savefig(b, format='png')\n"+
 		"fig2, ax2 = plt.subplots()\nax2.text(0.5, 0.5, 'a new figure')\nb2 = io.BytesIO()\nfig2.savefig(b2, format='png')\n"+
 		"plt.close('all')\nprint(b.getvalue()[:4] == b2.getvalue()[:4] == b'\\x89PNG')", "True\n")
