@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -139,7 +138,7 @@ func loadImage(cacheDir, key string) (*image, error) {
 	defer f.Close()
 	h := sha256.New()
 	br := bufio.NewReaderSize(f, 1<<20)
-	r := &hashingReader{r: br, h: h}
+	r := io.TeeReader(br, h) // what is read is hashed; the trailer is read from br
 	head := make([]byte, len(imageMagic)+len(key))
 	if _, err := io.ReadFull(r, head); err != nil {
 		return nil, fmt.Errorf("image header: %w", err)
@@ -217,16 +216,4 @@ func loadImage(cacheDir, key string) (*image, error) {
 	}
 	img.shared = shared
 	return img, nil
-}
-
-// hashingReader hashes what is read through it.
-type hashingReader struct {
-	r io.Reader
-	h hash.Hash
-}
-
-func (hr *hashingReader) Read(p []byte) (int, error) {
-	n, err := hr.r.Read(p)
-	hr.h.Write(p[:n])
-	return n, err
 }
