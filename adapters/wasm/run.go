@@ -25,12 +25,6 @@ type cellResult struct {
 	duration       time.Duration
 }
 
-// callEnd is what one codeport_run call returned.
-type callEnd struct {
-	packed uint64
-	err    error
-}
-
 // run executes one request, bounded by timeout and by ctx. The request is
 // one call of the module's codeport_run export, and its completion is that
 // call's return: nothing the program writes anywhere can end it early or
@@ -84,9 +78,9 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	if !unwatch() {
 		<-cancelled
 	}
-	end := callEnd{err: err}
+	var packed uint64
 	if len(res) > 0 {
-		end.packed = res[0]
+		packed = res[0]
 	}
 	var stopped port.Outcome
 	if o := reason.Load(); o != nil {
@@ -94,7 +88,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 		// soon will) and is not used again.
 		r.dead = true
 		stopped = *o
-		if end.err == nil {
+		if err == nil {
 			// It finished as it was stopped: its result stands.
 			stopped = ""
 			note = "[codeport: the call finished at its deadline; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
@@ -110,11 +104,11 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 		r.dead = true
 		r.outcome, r.returnCode = port.OutcomeCancelled, port.ReturnCodeCancelled
 		note = "[codeport: execution was cancelled and stopped; a fresh interpreter will run the next call (variables and imports are lost, files are kept)]"
-	case end.err != nil:
+	case err != nil:
 		r.dead = true
 		var exit *sys.ExitError
 		switch {
-		case errors.As(end.err, &exit):
+		case errors.As(err, &exit):
 			// os._exit(n).
 			r.returnCode = int(exit.ExitCode())
 			r.outcome = port.OutcomeCompleted
@@ -126,15 +120,15 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
 			note = fmt.Sprintf("[codeport: the program ran out of memory (the session's limit is %s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", bytesize.Format(memoryLimit))
 		default:
-			why := firstLine(end.err)
-			if errors.Is(end.err, errUncaughtCxx) {
+			why := firstLine(err)
+			if errors.Is(err, errUncaughtCxx) {
 				why = "an uncaught C++ exception ended the call" // not a trap: say what it was
 			}
 			r.outcome, r.returnCode = port.OutcomeProgramError, 1
 			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", why)
 		}
 	default:
-		status, rc := int32(end.packed>>32), int32(uint32(end.packed))
+		status, rc := int32(packed>>32), int32(uint32(packed))
 		r.returnCode = int(rc)
 		switch status {
 		case statusOK:
