@@ -452,12 +452,12 @@ func (e *engine) learnHotPages(ctx context.Context, figures string) error {
 		return err
 	}
 	defer cleanup()
-	it, alloc, err := e.restored(ctx, m)
+	it, err := e.fromImage(ctx, m)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errProbeSession, err)
 	}
 	defer it.kill()
-	if !alloc.mapped {
+	if it.alloc == nil || !it.alloc.mapped {
 		return errors.New("the probe's memory is not a mapping of the image")
 	}
 	for _, req := range []struct {
@@ -468,7 +468,7 @@ func (e *engine) learnHotPages(ctx context.Context, figures string) error {
 			return fmt.Errorf("%w: %s: %s", errProbeSession, r.outcome, strings.TrimSpace(r.stderr))
 		}
 	}
-	written, err := alloc.writtenPages()
+	written, err := it.alloc.writtenPages()
 	if err != nil {
 		return err
 	}
@@ -560,19 +560,12 @@ func (e *engine) instantiate(ctx context.Context, m mounts) (*interpreter, error
 }
 
 // fromImage makes an instance over m restored from the image (mapped
-// copy-on-write where the host allows it): the template's interpreter,
-// which a session then makes its own (start) or overwrites with a
-// snapshot's memory (restoreInterpreter).
+// copy-on-write where the host allows it; a recycled one when one is
+// kept): the template's interpreter, which a session then makes its own
+// (start) or overwrites with a snapshot's memory (restoreInterpreter).
 func (e *engine) fromImage(ctx context.Context, m mounts) (*interpreter, error) {
-	it, _, err := e.restored(ctx, m)
-	return it, err
-}
-
-// restored is fromImage, with the allocation of the instance's memory
-// (nil where the image is not shared).
-func (e *engine) restored(ctx context.Context, m mounts) (*interpreter, *allocation, error) {
 	if it := e.spare(m); it != nil {
-		return it, it.alloc, nil
+		return it, nil
 	}
 	var alloc *allocation
 	ictx := ctx
@@ -582,14 +575,14 @@ func (e *engine) restored(ctx context.Context, m mounts) (*interpreter, *allocat
 	}
 	it, err := e.instantiate(ictx, m)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := e.image.restore(it.mod, alloc != nil && alloc.mapped); err != nil {
 		it.kill()
-		return nil, nil, fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err)
+		return nil, fmt.Errorf("%w: restore the interpreter image: %v", port.ErrRuntimeFailure, err)
 	}
 	it.alloc = alloc
-	return it, alloc, nil
+	return it, nil
 }
 
 // start makes a session's interpreter: an instance restored from the
