@@ -41,6 +41,10 @@ type sharedImage struct {
 	hotPage []bool
 	// view is the image mapped read-only and shared, until close.
 	view []byte
+	// pagemap is /proc/self/pagemap, for writtenPages, open until close.
+	pagemapOnce sync.Once
+	pagemap     *os.File
+	pagemapErr  error
 }
 
 // pageRun is a run of pages, in bytes from the memory's start.
@@ -129,6 +133,9 @@ func (s *sharedImage) close() {
 		defer s.mu.Unlock()
 		_ = unix.Munmap(s.view)
 		s.view = nil
+		if s.pagemap != nil {
+			_ = s.pagemap.Close()
+		}
 		_ = unix.Close(s.fd)
 	}
 }
@@ -270,11 +277,19 @@ func (a *allocation) writtenPages() ([]bool, error) {
 	if os.Getpagesize() != imageChunk {
 		return nil, fmt.Errorf("host pages of %d bytes, not %d", os.Getpagesize(), imageChunk)
 	}
-	f, err := os.Open("/proc/self/pagemap")
-	if err != nil {
-		return nil, err
+	s := a.image
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed.Load() {
+		return nil, errors.New("the image is closed")
 	}
-	defer f.Close()
+	// Opened once per image, not at every reset (which is on the way of
+	// every session's end), and closed with it.
+	s.pagemapOnce.Do(func() { s.pagemap, s.pagemapErr = os.Open("/proc/self/pagemap") })
+	if s.pagemapErr != nil {
+		return nil, s.pagemapErr
+	}
+	f := s.pagemap
 	pages := int((a.image.size + imageChunk - 1) / imageChunk)
 	entries := make([]byte, 8*pages)
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(a.mem.region)))
