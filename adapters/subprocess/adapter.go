@@ -30,6 +30,12 @@ type adapter struct {
 	mu       sync.Mutex
 	workers  []*worker // alive or starting, not yet accounted as ended
 	starting int       // workers being started (counted against max)
+	// warming counts the filler's starts among them, and warmed is closed
+	// (and replaced) as each ends: a caller that finds every slot taken
+	// by a worker the filler is starting waits for it rather than being
+	// refused for a slot that is about to open.
+	warming  int
+	warmed   chan struct{}
 	sessions map[string]*session
 	closed   bool // set by Close, for the background work
 
@@ -75,7 +81,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1), shellCached: make(chan struct{})}
+	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1), warmed: make(chan struct{}), shellCached: make(chan struct{})}
 	var err error
 	if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 		return nil, err
@@ -264,6 +270,7 @@ func (a *adapter) fill(ctx context.Context) {
 			need := a.idleLocked() < a.cfg.MinWorkers && a.liveLocked()+a.starting < a.cfg.workers()
 			if need {
 				a.starting++
+				a.warming++
 			}
 			a.mu.Unlock()
 			if !need {
@@ -272,10 +279,13 @@ func (a *adapter) fill(ctx context.Context) {
 			w, err := a.startWorker(ctx, true)
 			a.mu.Lock()
 			a.starting--
+			a.warming--
 			if err == nil {
 				a.workers = append(a.workers, w)
 				a.metrics.live.Set(float64(len(a.workers)))
 			}
+			close(a.warmed)
+			a.warmed = make(chan struct{})
 			a.mu.Unlock()
 			if err != nil {
 				if ctx.Err() != nil {
@@ -400,29 +410,44 @@ func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (por
 	return a.newSession(ctx, "restoring", func(w *worker) (port.Session, error) { return w.rpc.restore(ctx, r) })
 }
 
-// acquire reserves a session slot on a worker.
+// acquire reserves a session slot on a worker. When every slot is taken
+// and the filler is starting a worker, it waits for that worker (or for
+// ctx) instead of refusing: the slot is moments away, as after a worker
+// was retired at its recycle-after count.
 func (a *adapter) acquire(ctx context.Context) (*worker, error) {
-	a.mu.Lock()
-	// Prefer a worker already hosting sessions (fills workers before
-	// starting on idle ones), then a warm one.
-	var pick *worker
-	for _, w := range a.workers {
-		if !a.availableLocked(w) || w.client.Exited() {
-			continue
+	for {
+		a.mu.Lock()
+		// Prefer a worker already hosting sessions (fills workers before
+		// starting on idle ones), then a warm one.
+		var pick *worker
+		for _, w := range a.workers {
+			if !a.availableLocked(w) || w.client.Exited() {
+				continue
+			}
+			if pick == nil || w.sessions > pick.sessions {
+				pick = w
+			}
 		}
-		if pick == nil || w.sessions > pick.sessions {
-			pick = w
+		if pick != nil {
+			pick.sessions++
+			pick.hosted++
+			a.mu.Unlock()
+			return pick, nil
 		}
-	}
-	if pick != nil {
-		pick.sessions++
-		pick.hosted++
+		if a.liveLocked()+a.starting < a.cfg.workers() {
+			break // start one below, a.mu still held
+		}
+		if a.warming == 0 || a.closed {
+			a.mu.Unlock()
+			return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers() * a.cfg.SessionsPerWorker, RetryAfter: a.cfg.RetryAfter}
+		}
+		warmed := a.warmed
 		a.mu.Unlock()
-		return pick, nil
-	}
-	if a.liveLocked()+a.starting >= a.cfg.workers() {
-		a.mu.Unlock()
-		return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers() * a.cfg.SessionsPerWorker, RetryAfter: a.cfg.RetryAfter}
+		select {
+		case <-warmed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: waiting for a worker being started: %w", port.ErrAtCapacity, ctx.Err())
+		}
 	}
 	a.starting++
 	a.mu.Unlock()

@@ -265,6 +265,49 @@ func TestCapacityIsWorkers(t *testing.T) {
 	newSession(t, a) // the slot is free again
 }
 
+// With one worker, kept started, that hosts one session: each session's
+// end retires the worker and the filler starts the next one. A session
+// asked for meanwhile waits for that worker instead of being refused for
+// a slot that is about to open (CI once saw "at capacity" here).
+func TestCreateWaitsForTheWorkerBeingStarted(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 1) })
+	ctx := context.Background()
+	waited := 0
+	for i := range 4 {
+		if i > 0 {
+			// Ask while the filler starts the next worker (or, on a
+			// machine fast enough to have started it already, after).
+			testwait.For(t, "the filler starting the next worker", func() bool {
+				return subprocess.Warming(a) > 0 || len(subprocess.WorkerPIDs(a)) > 0
+			})
+			if subprocess.Warming(a) > 0 {
+				waited++
+			}
+		}
+		s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		if res := run(t, a, s.ID, "print(6 * 7)"); res.Stdout != "42\n" {
+			t.Fatalf("session %d: %q %q", i, res.Stdout, res.Stderr)
+		}
+		if err := a.DestroySession(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d of 3 sessions were asked for while their worker was being started", waited)
+	// With the one worker busy and none being started, a second session
+	// is refused at once: there is nothing to wait for.
+	id := newSession(t, a)
+	var ce *port.CapacityError
+	if _, err := a.CreateSession(ctx, port.CreateSessionRequest{}); !errors.As(err, &ce) {
+		t.Fatalf("second session while the one worker is busy: %v", err)
+	}
+	if err := a.DestroySession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // counterValue reads a counter of reg by its one label's value.
 func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
 	t.Helper()

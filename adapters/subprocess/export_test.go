@@ -27,3 +27,11 @@ func SessionPID(p *port.Port, id string) int {
 	}
 	return 0
 }
+
+// Warming is how many workers the filler is starting, for the tests.
+func Warming(p *port.Port) int {
+	a := p.Driver().(*adapter)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.warming
+}
