@@ -98,7 +98,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"negative size", map[string]string{"CODEPORT_FILE_LIMIT": "-1"}, "file-limit"},
 		{"bad duration", map[string]string{"CODEPORT_TIMEOUT": "soon"}, "CODEPORT_TIMEOUT"},
 		{"timeout above max", map[string]string{"CODEPORT_TIMEOUT": "10m", "CODEPORT_MAX_TIMEOUT": "1m"}, "max-timeout"},
-		{"zero sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "0"}, "max-sessions"},
+		{"negative sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "-1"}, "max-sessions"},
 		{"not a number", map[string]string{"CODEPORT_MAX_SESSIONS": "many"}, "CODEPORT_MAX_SESSIONS"},
 		{"log level", map[string]string{"CODEPORT_LOG_LEVEL": "loud"}, "log-level"},
 		{"log format", map[string]string{"CODEPORT_LOG_FORMAT": "xml"}, `log-format "xml": want text or json`},

@@ -134,7 +134,7 @@ func TestRemoteSessionsAndState(t *testing.T) {
 		t.Fatal(err)
 	}
 	if caps.Backend != "http" || caps.Runtime != "CPython" || caps.RuntimeVersion != wasm.RuntimeVersion ||
-		caps.Network || caps.Limits.MaxSessions != 64 || len(caps.Tools) == 0 {
+		caps.Network || caps.Limits.MaxSessions != wasm.DefaultSettings().SessionLimit() || len(caps.Tools) == 0 {
 		t.Fatalf("capabilities: %+v", caps)
 	}
 	caps.Tools[0] = "mutated"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/hostmem"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -80,6 +81,12 @@ func New(cfg Config, opts ...port.Option) (*port.Port, error) {
 func newAdapter(cfg Config) (*adapter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.MaxSessions == 0 {
+		cfg.MaxSessions = cfg.sessionLimit() // once, as the wasm adapter does
+		b := hostmem.Read()
+		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.MaxSessions,
+			"memory_bytes", b.Bytes, "from", b.Source, "worker_memory_limit", cfg.dataLimit())
 	}
 	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1), warmed: make(chan struct{}), shellCached: make(chan struct{})}
 	var err error

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/internal/hostmem"
 )
 
 // Settings are the adapter's settings, the one place they are defined
@@ -41,7 +42,7 @@ func (s Settings) Validate() error {
 		errs = append(errs, errors.New("subprocess adapter settings: recycle-after must not be negative"))
 	case s.MinWorkers < 0 || s.SessionsPerWorker < 1:
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers must be 0 or more and sessions-per-worker at least 1"))
-	case s.MinWorkers*s.SessionsPerWorker > s.MaxSessions:
+	case s.MaxSessions > 0 && s.MinWorkers*s.SessionsPerWorker > s.MaxSessions:
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers times sessions-per-worker must be at most max-sessions"))
 	}
 	if s.HibernateAfter != 0 || s.HibernateDir != "" {
@@ -213,6 +214,31 @@ func (c Config) dataLimit() int64 {
 	}
 	return 2*c.Limits().MemoryBytes*int64(c.SessionsPerWorker) + workerMemoryOverhead
 }
+
+// sessionLimit is MaxSessions, or where it is 0, the sessions of as many
+// workers as fit in the memory this process may count on at their OS
+// memory limit each (dataLimit, which covers the worker's own runtime;
+// see wasm.Settings.SessionLimit), and never fewer than the workers kept
+// started hold.
+func (c Config) sessionLimit() int {
+	if c.MaxSessions > 0 {
+		return c.MaxSessions
+	}
+	spw := max(c.SessionsPerWorker, 1)
+	perWorker := c.dataLimit()
+	if perWorker <= 0 { // no OS limit: the sessions' and the runtime's
+		perWorker = c.Limits().MemoryBytes*int64(spw) + workerMemoryOverhead
+	}
+	workers := hostmem.Fit(hostmem.Read().Bytes, perWorker)
+	if workers == 0 {
+		workers = fallbackWorkers
+	}
+	return max(workers*spw, c.MinWorkers*spw, 1)
+}
+
+// fallbackWorkers is the worker limit where the machine's memory cannot
+// be learnt (not Linux).
+const fallbackWorkers = 16
 
 // workers is the most workers alive at once.
 func (c Config) workers() int {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/codeport/codeport/internal/editor"
+	"github.com/codeport/codeport/internal/hostmem"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -85,6 +86,14 @@ func newAdapter(cfg Config) (*adapter, error) {
 	py, err := cfg.runtime()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MaxSessions == 0 {
+		// Resolved once: the limit published and enforced stays the same
+		// for the adapter's life.
+		cfg.MaxSessions = cfg.SessionLimit()
+		b := hostmem.Read()
+		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.MaxSessions,
+			"memory_bytes", b.Bytes, "from", b.Source, "memory_limit", cfg.MemoryLimit)
 	}
 	a := &adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
 		pool: make(chan *sandbox, cfg.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{}),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/internal/bytesize"
+	"github.com/codeport/codeport/internal/hostmem"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )
@@ -39,7 +40,7 @@ type Settings struct {
 	WorkspaceLimit      int64         `json:"workspace_limit" setting:"workspace-limit" unit:"bytes" help:"files per session, temporary files included"`
 	WorkspaceEntries    int           `json:"workspace_entries" setting:"workspace-entries" help:"files and directories per session, temporary ones included (each directory also takes 4KiB of workspace-limit)"`
 	FileLimit           int64         `json:"file_limit" setting:"file-limit" unit:"bytes" help:"largest uploaded file"`
-	MaxSessions         int           `json:"max_sessions" setting:"max-sessions" help:"sessions alive at once"`
+	MaxSessions         int           `json:"max_sessions" setting:"max-sessions" help:"sessions alive at once (0: as many as fit in this machine's or container's memory at memory-limit each, after an eighth kept back, at least 512MiB)"`
 	IdleTimeout         time.Duration `json:"idle_timeout" setting:"idle-timeout" help:"idle time after which a session is reclaimed, when it gives no hint"`
 	MaxIdleTimeout      time.Duration `json:"max_idle_timeout" setting:"max-idle-timeout" help:"ceiling of idle timeout hints"`
 	MaxLifetime         time.Duration `json:"max_lifetime" setting:"max-lifetime" help:"longest a session lives (also the ceiling of lifetime hints)"`
@@ -59,7 +60,8 @@ type Settings struct {
 // DefaultSettings are the defaults: 30 s per call (at most 300 s), 256 MiB
 // of memory per session, 1 MiB of output per stream per call, 1 MiB of
 // source, 100 MiB and 10,000 files and directories of workspace per
-// session, 50 MiB per uploaded file, 64 sessions, sessions reclaimed after
+// session, 50 MiB per uploaded file, as many sessions as fit in the
+// machine's memory at their memory limit (see MaxSessions), sessions reclaimed after
 // 10 minutes idle (hints up to 1 hour) or 1 hour of life, two interpreters
 // kept warm, compiled code cached under the user's cache directory, up to
 // 8 images and 2 MiB of them inline in a result.
@@ -75,7 +77,6 @@ func DefaultSettings() Settings {
 		WorkspaceLimit:      100 << 20,
 		WorkspaceEntries:    DefaultWorkspaceEntries,
 		FileLimit:           50 << 20,
-		MaxSessions:         64,
 		IdleTimeout:         10 * time.Minute,
 		MaxIdleTimeout:      time.Hour,
 		MaxLifetime:         time.Hour,
@@ -110,8 +111,8 @@ func (s Settings) Validate() error {
 	if s.OutputLimit > 1<<30 || s.SourceLimit > 1<<30 {
 		bad("output-limit and source-limit must be at most 1GiB")
 	}
-	if s.MaxSessions <= 0 {
-		bad("max-sessions must be positive")
+	if s.MaxSessions < 0 {
+		bad("max-sessions must be positive, or 0 to fit the machine's memory")
 	}
 	if s.IdleTimeout <= 0 || s.MaxIdleTimeout <= 0 || s.MaxLifetime <= 0 || s.IdleTimeout > s.MaxIdleTimeout {
 		bad("idle-timeout, max-idle-timeout and max-lifetime must be positive, idle-timeout at most max-idle-timeout")
@@ -154,11 +155,32 @@ func (s Settings) Limits() port.Limits {
 		WorkspaceBytes:     s.WorkspaceLimit,
 		WorkspaceEntries:   s.WorkspaceEntries,
 		FileBytes:          s.FileLimit,
-		MaxSessions:        s.MaxSessions,
+		MaxSessions:        s.SessionLimit(),
 		DefaultIdleTimeout: s.IdleTimeout,
 		MaxIdleTimeout:     s.MaxIdleTimeout,
 		MaxLifetime:        s.MaxLifetime,
 	}
+}
+
+// fallbackMaxSessions is the session limit where the machine's memory
+// cannot be learnt (not Linux).
+const fallbackMaxSessions = 64
+
+// SessionLimit is MaxSessions, or where it is 0, how many sessions fit
+// in the memory this process may count on (the machine's, or its
+// cgroup's limit) at MemoryLimit each, after hostmem.Reserve: a node
+// that admits no more than fit cannot be driven out of memory by its
+// sessions. Idle sessions use far less (about 4.5 MiB, BenchmarkScale),
+// so an operator who knows the workload may set more, and
+// hibernate-after keeps idle ones on disk.
+func (s Settings) SessionLimit() int {
+	if s.MaxSessions > 0 {
+		return s.MaxSessions
+	}
+	if n := hostmem.Fit(hostmem.Read().Bytes, s.MemoryLimit); n > 0 {
+		return n
+	}
+	return fallbackMaxSessions
 }
 
 // warmModules are the modules the image of runtime py imports: unless

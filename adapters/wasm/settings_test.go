@@ -1,7 +1,9 @@
 package wasm
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codeport/codeport/internal/hostmem"
+	"github.com/codeport/codeport/internal/testcache"
 	"github.com/codeport/codeport/internal/testwait"
 
 	"github.com/codeport/codeport/port"
@@ -90,4 +94,53 @@ func TestWarmPoolFilledOnce(t *testing.T) {
 		}
 	}
 	t.Error("no instance start metric")
+}
+
+// With max-sessions unset (0, the default), the adapter admits as many
+// sessions as fit in this machine's (or container's) memory at the
+// memory limit each, publishes that figure, and refuses the next; a set
+// value is kept, and a negative one refused.
+func TestMaxSessionsFollowsMemory(t *testing.T) {
+	b := hostmem.Read()
+	if b.Bytes == 0 {
+		t.Skip("this machine's memory cannot be read (not Linux): the fixed fallback applies")
+	}
+	// A memory limit large enough that few sessions fit, so that the
+	// test can reach the limit: a tenth of the budget each.
+	each := min(b.Bytes/10/wasmPage*wasmPage, 4<<30)
+	s := DefaultSettings()
+	s.MemoryLimit = each
+	want := hostmem.Fit(b.Bytes, each)
+	if s.MaxSessions != 0 || s.SessionLimit() != want || s.Limits().MaxSessions != want {
+		t.Fatalf("default max-sessions %d, limit %d (%d published), want %d from %d bytes (%s)", s.MaxSessions, s.SessionLimit(), s.Limits().MaxSessions, want, b.Bytes, b.Source)
+	}
+	s.MaxSessions = 3
+	if s.SessionLimit() != 3 {
+		t.Fatalf("a set max-sessions became %d", s.SessionLimit())
+	}
+	s.MaxSessions = -1
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "max-sessions") {
+		t.Fatalf("negative max-sessions: %v", err)
+	}
+
+	cfg := NewConfig().WithMemoryLimit(each).WithWarmPool(0, nil).WithSessionsDir(t.TempDir()).WithCompilationCacheDir(testcache.Dir())
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	ctx := context.Background()
+	caps, err := p.Describe(ctx)
+	if err != nil || caps.Limits.MaxSessions != want {
+		t.Fatalf("Describe: %v, max sessions %d, want %d", err, caps.Limits.MaxSessions, want)
+	}
+	for i := range want {
+		if _, err := p.CreateSession(ctx, port.CreateSessionRequest{}); err != nil {
+			t.Fatalf("session %d of %d: %v", i+1, want, err)
+		}
+	}
+	var ce *port.CapacityError
+	if _, err := p.CreateSession(ctx, port.CreateSessionRequest{}); !errors.As(err, &ce) || ce.Limit != want {
+		t.Fatalf("session %d: %v, want a capacity refusal at %d", want+1, err, want)
+	}
 }
