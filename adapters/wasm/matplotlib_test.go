@@ -117,7 +117,7 @@ func TestMatplotlibChartsMatchNative(t *testing.T) {
 	}
 	a := scientificAdapter(t, nil)
 	id := newSession(t, a)
-	res := run(t, a, id, code)
+	res := runTimeout(t, a, id, code, 5*time.Minute) // seconds of work, stretched by load
 	if res.ReturnCode != 0 || !strings.HasPrefix(res.Stdout, "agg\n") {
 		t.Fatalf("the chart set: rc %d, stdout %q, stderr %q", res.ReturnCode, res.Stdout, res.Stderr)
 	}
