@@ -8,8 +8,8 @@
 //   - inproc: the in-process wasm adapter;
 //   - http: the same adapter behind server.NewHandler on a loopback
 //     server, driven by adapters/http with keep-alive;
-//   - subprocess: absent until adapters/subprocess exists (one entry in
-//     the peers list adds it);
+//   - subprocess: adapters/subprocess, each session in a worker process
+//     running the codeport binary TestMain builds;
 //   - reference: a running reference backend named by
 //     CODEPORT_BENCH_REFERENCE_URL, driven by the same adapters/http client
 //     (CODEPORT_BENCH_REFERENCE_PID, when set, lets its memory be read).
@@ -20,6 +20,15 @@
 // metric "absent"; one that cannot run a workload reports "na". Run one
 // pass with -benchtime 1x; CODEPORT_BENCH_SCALE (default 1) scales the
 // sample counts.
+//
+// The workloads: W1 a new session's first result (warm pool, cold), W2
+// a call in a live session, W3 create + call + destroy, W4 ten dependent
+// cells, W5 a CPU loop, W6 idle memory and sessions per second
+// (workloads_test.go); and a session's lifecycle apart (lifecycle_test.go):
+// W7 ending a session, W8 the bash tool's `echo hi`, W9 restoring a
+// 50 MB session to its first result (in process only), W10 a process
+// started to `print(1)` and gone (`codeport exec`; the Python peers
+// start an interpreter that imports theirs).
 //
 // The scientific profile's workloads (S1 numpy matmul, S2 pandas groupby,
 // S3 sympy integrate, S4 sympy solve, S5 a matplotlib chart saved as PNG)

@@ -45,7 +45,7 @@ import time
 import eryx
 from peerbench import (CPU_CODE, CPU_OUT, CURVE_CLIENTS, DEFAULT_POOL, FIRST_CODE, FIRST_OUT, IDLE_CODE,
                        IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, curve_on, env_int,
-                       in_threads, report, reps, rss_tree)
+                       in_threads, process_start, report, reps, rss_tree)
 
 # What eryx cannot run, by workload, with the reason (none so far: every
 # workload of monty_driver.py has an eryx counterpart).
@@ -261,6 +261,31 @@ def burst():
     return out
 
 
+def w7_destroy():
+    """Ending a session that ran a call: the end of a pool lease (as W3's
+    sessions end)."""
+    n = reps(30)
+    samples = []
+    with new_pool(DEFAULT_POOL) as pool:
+        time.sleep(0.5)
+        for _ in range(n):
+            cm = pool.acquire()
+            s = cm.__enter__()
+            run(s, LIVE_CODE, LIVE_OUT)
+            t0 = time.perf_counter()
+            cm.__exit__(None, None, None)
+            samples.append(time.perf_counter() - t0)
+    return report('destroy', samples)
+
+
+def w10_start():
+    """A fresh interpreter imports eryx, runs print(1) in a new Session
+    (eryx's own runtime, precompiled in its wheel) and exits."""
+    return process_start(
+        'import eryx\n'
+        f"print(eryx.Session().execute({LIVE_CODE!r}).stdout_text, end='')\n")
+
+
 def main():
     # The process's one-off costs (compiling eryx's runtime), off every
     # clock; and the sandbox's own Python version.
@@ -282,6 +307,8 @@ def main():
         ('W6IdleMemory', w6_memory),
         ('Curve', curve),
         ('Burst', burst),
+        ('W7Destroy', w7_destroy),
+        ('W10ProcessStart', w10_start),
     ]
     for name, fn in steps:
         if name in OMITTED:

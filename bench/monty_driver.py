@@ -29,7 +29,7 @@ import time
 import pydantic_monty as pm
 from peerbench import (CPU_CODE, CPU_OUT, CURVE_CLIENTS, DEFAULT_POOL, FIRST_CODE, FIRST_OUT, IDLE_CODE,
                        IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, curve_on, env_int,
-                       in_threads, report, reps, rss_tree)
+                       in_threads, process_start, report, reps, rss_tree)
 
 
 def run(session, code, want):
@@ -176,6 +176,32 @@ def burst():
     return out
 
 
+def w7_destroy():
+    """Ending a session that ran a call: leaving the checkout, which resets
+    the worker and returns it to the pool."""
+    n = reps(30)
+    samples = []
+    with pm.Monty(min_processes=DEFAULT_POOL) as pool:
+        time.sleep(0.5)
+        for _ in range(n):
+            cm = pool.checkout()
+            s = cm.__enter__()
+            run(s, LIVE_CODE, LIVE_OUT)
+            t0 = time.perf_counter()
+            cm.__exit__(None, None, None)
+            samples.append(time.perf_counter() - t0)
+    return report('destroy', samples)
+
+
+def w10_start():
+    return process_start(
+        'import pydantic_monty as pm\n'
+        'out = pm.CollectString()\n'
+        'with pm.Monty(min_processes=0) as pool, pool.checkout() as s:\n'
+        f'    s.feed_run({LIVE_CODE!r}, print_callback=out)\n'
+        "print(out.output, end='')\n")
+
+
 def main():
     results = {}
     steps = [
@@ -188,6 +214,8 @@ def main():
         ('W6IdleMemory', w6_memory),
         ('Curve', curve),
         ('Burst', burst),
+        ('W7Destroy', w7_destroy),
+        ('W10ProcessStart', w10_start),
     ]
     for name, fn in steps:
         t0 = time.perf_counter()

@@ -8,6 +8,8 @@ library.
 """
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -140,3 +142,22 @@ def curve_on(pool, first_result):
         out.update(report(f'c{clients}', lat))
         out[f'c{clients}-sessions/s'] = len(lat) / elapsed
     return out
+
+
+
+def process_start(script):
+    """BenchmarkW10ProcessStart's span for a Python peer: a fresh
+    interpreter runs script (which must print LIVE_OUT from the peer's
+    sandbox) and exits; one run off the clock first, as codeport's fills
+    its compile cache."""
+
+    def once():
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=False)
+        d = time.perf_counter() - t0
+        if done.returncode != 0 or done.stdout != LIVE_OUT:
+            raise RuntimeError(f'process start: exit {done.returncode}, stdout {done.stdout!r}, stderr {done.stderr[-400:]!r}')
+        return d
+
+    once()
+    return report('start', [once() for _ in range(reps(15))])

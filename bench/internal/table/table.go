@@ -237,6 +237,10 @@ var rows = []row{
 	{label: "W5 CPU loop, 10**6 squares (ms)", workload: "W5CPULoop", prefix: "loop"},
 	{label: "W6 RSS per idle session (MiB)", workload: "W6IdleMemory", unit: "MiB/session"},
 	{label: "W6 sessions/s, 2 clients (higher is better)", workload: "Curve", unit: "c2-sessions/s", higherBetter: true},
+	{label: "W7 destroy a session that ran a call (ms)", workload: "W7Destroy", prefix: "destroy"},
+	{label: "W8 bash `echo hi` in a live session (ms)", workload: "W8BashEcho", prefix: "bash"},
+	{label: "W9 restore a 50 MB session to its first result (ms)", workload: "W9Restore", prefix: "restore"},
+	{label: "W10 process start → `print(1)` → exit (ms)", workload: "W10ProcessStart", prefix: "start"},
 }
 
 // sciRows are the scientific profile's workloads, compared with native
