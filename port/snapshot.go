@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"syscall"
@@ -450,10 +451,15 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	// The header is written as read; the rest is copied as it arrives,
 	// up to one byte over the cap. A write that fails is the server's
 	// (its disk), a read that fails the snapshot's.
-	dst := &spoolWriter{w: io.Writer(f)}
+	// The seal is computed as the snapshot is spooled, over all but the
+	// last 32 bytes (the seal itself), which sealTail holds back: one pass
+	// over the bytes, not a second reading of the file.
+	mac := &sealTail{h: hmac.New(sha256.New, p.snapshotKey)}
+	spool := io.Writer(f)
 	if p.spoolSink != nil {
-		dst.w = p.spoolSink(f)
+		spool = p.spoolSink(f)
 	}
+	dst := &spoolWriter{w: io.MultiWriter(spool, mac)}
 	for _, b := range [][]byte{head, hb} {
 		if _, err := dst.Write(b); err != nil {
 			return Session{}, spoolFailure(err)
@@ -475,17 +481,9 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	if n < payloadStart+8+sha256.Size {
 		return Session{}, invalid("it is too short to be a snapshot")
 	}
-	// Everything up to the seal is hashed once the file is complete; the
-	// last 32 bytes are the seal itself.
-	mac := hmac.New(sha256.New, p.snapshotKey)
-	if _, err := io.Copy(mac, io.NewSectionReader(f, 0, n-sha256.Size)); err != nil {
-		return Session{}, fmt.Errorf("%w: restore: %v", ErrRuntimeFailure, err)
-	}
-	seal := make([]byte, sha256.Size)
-	if _, err := f.ReadAt(seal, n-sha256.Size); err != nil {
-		return Session{}, fmt.Errorf("%w: restore: %v", ErrRuntimeFailure, err)
-	}
-	if !hmac.Equal(seal, mac.Sum(nil)) {
+	// Everything up to the seal was hashed as it was spooled; the last 32
+	// bytes, held back, are the seal itself.
+	if !hmac.Equal(mac.held(), mac.h.Sum(nil)) {
 		return Session{}, invalid("its seal does not match: it was altered or truncated, or sealed with another key")
 	}
 	// Sealed by this key: the rest is what sealSnapshot wrote, and the
@@ -526,6 +524,36 @@ func (p *Port) checkHeader(hb []byte, opt SnapshotOptions) error {
 	}
 	return nil
 }
+
+// sealTail hashes what is written to it but the last sha256.Size bytes,
+// which it holds back: a snapshot ends with its seal, and where the
+// stream ends is known only once it has.
+type sealTail struct {
+	h    hash.Hash
+	tail [sha256.Size]byte
+	n    int // bytes held in tail
+}
+
+func (s *sealTail) Write(b []byte) (int, error) {
+	if s.n+len(b) <= len(s.tail) {
+		s.n += copy(s.tail[s.n:], b)
+		return len(b), nil
+	}
+	// What is hashed now: the oldest of the bytes held, then all of b
+	// but the bytes that stay held.
+	over := s.n + len(b) - len(s.tail)
+	fromTail := min(over, s.n)
+	s.h.Write(s.tail[:fromTail])
+	s.n = copy(s.tail[:], s.tail[fromTail:s.n])
+	fromB := over - fromTail
+	s.h.Write(b[:fromB])
+	s.n += copy(s.tail[s.n:], b[fromB:])
+	return len(b), nil
+}
+
+// held is the bytes held back: the last sha256.Size written, or all of
+// them if fewer were.
+func (s *sealTail) held() []byte { return s.tail[:s.n] }
 
 // spoolWriter remembers why a write failed, to tell the server's failure
 // (its disk) from the client's (the body) in io.Copy's error.
