@@ -641,6 +641,18 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 		}
 		clearUpTo(int(idx), next)
 		c := view[int(idx)*imageChunk : min(int(idx+1)*imageChunk, len(view))]
+		if int(idx)*imageChunk >= e.image.size {
+			// Past the image: memory grown for this restore, shared with
+			// nothing, so the chunk is read straight into it (every byte
+			// is written, whatever was there).
+			if _, err := io.ReadFull(r, c); err != nil {
+				return fail(invalid("truncated"))
+			}
+			next = int(idx) + 1
+			continue
+		}
+		// The image's pages are shared until written: a chunk equal to
+		// the image's is left alone, so that its pages stay shared.
 		if _, err := io.ReadFull(r, buf[:len(c)]); err != nil {
 			return fail(invalid("truncated"))
 		}
