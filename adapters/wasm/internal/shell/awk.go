@@ -13,13 +13,14 @@ import (
 	"github.com/benhoyt/goawk/parser"
 )
 
-func init() { commands["awk"] = cmdAwk }
-
 // awk is GoAWK (github.com/benhoyt/goawk), a POSIX awk with the usual gawk
 // extensions models rely on (nextfile, fflush, length of arrays, printf %c
-// and so on). GoAWK opens files with the os package, which would reach the
-// host, so it runs with NoExec, NoFileReads and NoFileWrites, and the shell
-// feeds it its input instead:
+// and so on). GoAWK opens files with the os package, which goes around
+// the shell's own file handling (a relative name would be taken from the
+// guest process's directory, not the shell's current one, with none of
+// "outside the workspace", the refusal of links, MaxFileBytes or the stop
+// of c.ctx), so it runs with NoExec, NoFileReads and NoFileWrites, and the
+// shell feeds it its input instead:
 //
 //   - Every file operand becomes "-" and awkInput, the program's stdin,
 //     yields the files one after the other, through c.openInput (so confined
@@ -34,9 +35,11 @@ func init() { commands["awk"] = cmdAwk }
 //     a Go function the rewrite calls just before it.
 //
 // Reading another file with getline < "file", writing one with print >
-// "file", pipes and system() are refused with a message saying so: writes
-// would bypass the workspace quota, and the rest has no confined form here;
-// the shell's redirections do the same jobs.
+// "file", pipes and system() are refused with a message saying so: file
+// access would go around the shell's file handling, as above (not around
+// the quota: workspace.NewSysFS charges every byte written through a
+// mount, whoever writes it), and the guest cannot start a process; the
+// shell's redirections and pipes do the same jobs.
 func cmdAwk(c *call) int {
 	var (
 		fs       string

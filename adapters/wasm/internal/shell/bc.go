@@ -8,8 +8,6 @@ import (
 	"strings"
 )
 
-func init() { commands["bc"] = cmdBc }
-
 // bc is the part of GNU bc that models pipe into it: expressions with
 // arbitrary precision (+ - * / % ^, comparisons, ! && ||, ++ --, unary
 // minus), variables and the assignment operators, scale, ibase and obase,
@@ -115,7 +113,7 @@ type bcError struct {
 
 func (e *bcError) Error() string { return e.msg }
 
-// bcSyntax is a syntax error.
+// errBcSyntax is a syntax error.
 var errBcSyntax = errors.New("syntax error")
 
 func (b *bc) runtimeErr(format string, args ...any) error {
@@ -696,7 +694,7 @@ func bcSub(x, y bnum) bnum {
 	return bnum{v: new(big.Int).Sub(rescale(x, s).v, rescale(y, s).v), s: s}
 }
 
-// bcDiv divides at scale s.
+// div divides at scale s.
 func (b *bc) div(x, y bnum, s int) (bnum, error) {
 	if y.v.Sign() == 0 {
 		return bnum{}, b.runtimeErr("Divide by zero")

@@ -1,16 +1,12 @@
 package shell
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -21,48 +17,111 @@ import (
 // status; it stops early, with any status, once c.ctx is done.
 type command func(c *call) int
 
-// commands maps names to implementations. Each file that defines
-// commands adds them from an init function of its own (the commands refer to
-// the map through env, which, etc., so it cannot be filled where it is
-// declared).
+// commands maps names to implementations: the command table, filled by
+// the init function below (the commands refer to the map through env,
+// which, etc., so it cannot be filled where it is declared). Each command
+// is in the file named after it, or after its family (head and tail in
+// head_tail.go).
 var commands = make(map[string]command)
 
 func init() {
+	commands["awk"] = cmdAwk
+	commands["base32"] = cmdBase64 // base64.go
+	commands["base64"] = cmdBase64
 	commands["basename"] = cmdBasename
 	commands["bash"] = cmdBash
+	commands["bc"] = cmdBc
 	commands["cat"] = cmdCat
 	commands["cd"] = cmdCd
 	commands["chmod"] = cmdChmod
+	commands["cksum"] = cmdCksum
+	commands["cmp"] = cmdCmp
+	commands["column"] = cmdColumn
+	commands["comm"] = cmdComm
 	commands["command"] = cmdCommandV
 	commands["cp"] = cmdCp
+	commands["cut"] = cmdCut
+	commands["date"] = cmdDate
+	commands["df"] = cmdDf
+	commands["diff"] = cmdDiff
 	commands["dirname"] = cmdDirname
+	commands["du"] = cmdDu
 	commands["echo"] = cmdEcho
 	commands["env"] = cmdEnv
+	commands["expand"] = cmdExpand
+	commands["expr"] = cmdExpr
 	commands["false"] = func(*call) int { return 1 }
+	commands["file"] = cmdFile
 	commands["find"] = cmdFind
+	commands["fold"] = cmdFold
 	commands["grep"] = cmdGrep
+	commands["gunzip"] = cmdGzip // gzip.go
+	commands["gzip"] = cmdGzip
 	commands["head"] = cmdHead
+	commands["hostname"] = cmdHostname
+	commands["id"] = cmdId
+	commands["join"] = cmdJoin
+	commands["ln"] = cmdLn
 	commands["ls"] = cmdLs
+	for name := range sumAlgos { // md5sum, sha1sum, ... sha512sum: sums.go
+		commands[name] = cmdSum
+	}
 	commands["mkdir"] = cmdMkdir
 	commands["mv"] = cmdMv
+	commands["nl"] = cmdNl
+	commands["nproc"] = cmdNproc
+	commands["od"] = cmdOd
+	commands["paste"] = cmdPaste
+	commands["printenv"] = cmdPrintenv
 	commands["printf"] = cmdPrintf
 	commands["pwd"] = cmdPwd
 	commands["python"] = cmdPython
-	commands["python3"] = cmdPython
+	commands["python3"] = cmdPython // python.go
+	commands["readlink"] = cmdReadlink
+	commands["realpath"] = cmdRealpath
+	commands["rev"] = cmdRev
 	commands["rm"] = cmdRm
 	commands["rmdir"] = cmdRmdir
+	commands["sed"] = cmdSed
 	commands["seq"] = cmdSeq
-	commands["sh"] = cmdBash
+	commands["sh"] = cmdBash // bash.go
 	commands["sleep"] = cmdSleep
 	commands["sort"] = cmdSort
+	commands["split"] = cmdSplit
+	commands["stat"] = cmdStat
+	commands["tac"] = cmdTac
 	commands["tail"] = cmdTail
+	commands["tar"] = cmdTar
 	commands["tee"] = cmdTee
+	commands["timeout"] = cmdTimeout
 	commands["touch"] = cmdTouch
+	commands["tr"] = cmdTr
+	commands["tree"] = cmdTree
 	commands["true"] = func(*call) int { return 0 }
 	commands["type"] = cmdType
+	commands["uname"] = cmdUname
+	commands["unexpand"] = cmdUnexpand
 	commands["uniq"] = cmdUniq
+	commands["unzip"] = cmdUnzip
 	commands["wc"] = cmdWc
 	commands["which"] = cmdWhich
+	commands["whoami"] = cmdWhoami
+	commands["xargs"] = cmdXargs
+	commands["yes"] = cmdYes
+	commands["zcat"] = cmdGzip // gzip.go
+	commands["zip"] = cmdZip
+}
+
+// Commands lists the commands the shell provides besides the
+// interpreter's builtins, sorted: what a capability description tells a
+// model.
+func Commands() []string {
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // call is one run of a command.
@@ -167,6 +226,70 @@ func (c *call) dispatch() int {
 	return c.run()
 }
 
+// run runs the command c names, after dispatch set up its streams.
+func (c *call) run() int {
+	if c.name == tooManyTestArgs {
+		fmt.Fprintf(c.stderr, "bash: %s: too many arguments\n", c.args[0])
+		return 2
+	}
+	if strings.Contains(c.name, "/") {
+		return c.runFile()
+	}
+	cmd, ok := commands[c.name]
+	if !ok {
+		fmt.Fprintf(c.stderr, "bash: %s: command not found\n", c.name)
+		return 127
+	}
+	return cmd(c)
+}
+
+// builtinOnly are the commands of the table that exist only as shell
+// builtins, never as files in $PATH.
+var builtinOnly = map[string]bool{"cd": true, "command": true, "type": true}
+
+// available reports whether name is a command of the table that can run
+// here.
+func (c *call) available(name string) bool {
+	_, ok := commands[name]
+	if (name == "python" || name == "python3") && c.sh.opts.Python == nil {
+		return false
+	}
+	return ok
+}
+
+// runCommand runs argv as a command of its own, the way env does: only
+// the commands of the table (or a script named by a path) — the shell's
+// functions and builtins are not visible, as they are not to GNU xargs or
+// timeout. ctx bounds it (timeout's deadline) and in is its standard input.
+// found is false for a command that does not exist, which the caller
+// reports in its own words (nothing has been printed).
+func (c *call) runCommand(ctx context.Context, argv []string, in io.Reader) (code int, found bool) {
+	name := argv[0]
+	if !strings.Contains(name, "/") && (!c.available(name) || builtinOnly[name]) {
+		return 127, false
+	}
+	// "xargs xargs xargs ... cmd" recurses once per word.
+	if c.sh.guard.tooDeep() {
+		c.sh.refuse(c.name)
+		return 1, true
+	}
+	sub := *c
+	sub.ctx = ctx
+	sub.name, sub.args = name, argv[1:]
+	sub.stdin = &ctxReader{ctx: ctx, r: in}
+	if f, ok := in.(*os.File); ok && ctx != c.ctx {
+		// Unblock a read from a pipe at the deadline, and make the pipe
+		// readable again for what follows if only the deadline passed.
+		stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(deadlinePassed) })
+		defer func() {
+			if !stop() && c.ctx.Err() == nil {
+				f.SetReadDeadline(time.Time{})
+			}
+		}()
+	}
+	return sub.run(), true
+}
+
 // errorf prints "name: message" on stderr; nothing once the call is
 // stopped (a walk cut short by its deadline fails on every step left).
 func (c *call) errorf(format string, args ...any) {
@@ -200,229 +323,10 @@ func (c *call) fail(status int, arg string, err error) int {
 	return status
 }
 
-// writeFailed reports a failed write of the output and returns the status:
-// a closed pipe ends the command quietly (as SIGPIPE would).
-func (c *call) writeFailed(err error) int {
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
-		return 141
-	}
-	if c.ctx.Err() != nil {
-		return 1
-	}
-	c.errorf("write error: %s", errText(err))
-	return 1
-}
-
-// out returns a buffered stdout; the command calls flush at the end.
-func (c *call) out() *bufio.Writer { return bufio.NewWriterSize(c.stdout, 32<<10) }
-
-// flush flushes w and returns status, or the status of a write error.
-func (c *call) flush(w *bufio.Writer, status int) int {
-	if err := w.Flush(); err != nil {
-		return c.writeFailed(err)
-	}
+// usageError prints "name: message" and GNU's "Try" line; it returns
+// status.
+func (c *call) usageError(status int, format string, args ...any) int {
+	c.errorf(format, args...)
+	fmt.Fprintf(c.stderr, "Try '%s --help' for more information.\n", c.name)
 	return status
-}
-
-// target resolves a path argument.
-func (c *call) target(p string) (target, error) { return resolve(c.dir, p) }
-
-// openInput opens an input operand: "-" and /dev/stdin are stdin, /dev/null
-// is empty, anything else a regular file of the workspace. The returned
-// closer is never nil.
-func (c *call) openInput(p string) (io.Reader, func(), error) {
-	if p == "-" {
-		return c.stdin, func() {}, nil
-	}
-	t, err := c.target(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch t.dev {
-	case devStdin:
-		return c.stdin, func() {}, nil
-	case devNull, devStdout, devStderr:
-		return strings.NewReader(""), func() {}, nil
-	}
-	f, err := c.sh.fs.open(c.ctx, t.rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &ctxReader{ctx: c.ctx, r: f}, func() { f.Close() }, nil
-}
-
-// readAll reads r whole, refusing more than MaxFileBytes.
-func (c *call) readAll(r io.Reader) ([]byte, error) {
-	max := c.sh.fs.max
-	if max > 0 {
-		r = io.LimitReader(r, max+1)
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	if max > 0 && int64(len(data)) > max {
-		return nil, fmt.Errorf("input over %d bytes: %w", max, errInputTooLarge)
-	}
-	return data, nil
-}
-
-var errInputTooLarge = errors.New("input too large")
-
-// lineReader reads lines of at most MaxFileBytes bytes.
-type lineReader struct {
-	r   *bufio.Reader
-	max int64
-}
-
-func (c *call) lines(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: c.sh.fs.max}
-}
-
-// next returns the next line without its newline, and whether it had one.
-// At the end it returns io.EOF.
-func (l *lineReader) next() (line []byte, nl bool, err error) {
-	for {
-		chunk, err := l.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if l.max > 0 && int64(len(line)) > l.max {
-			return nil, false, fmt.Errorf("line over %d bytes: %w", l.max, errInputTooLarge)
-		}
-		switch {
-		case err == nil:
-			return line[:len(line)-1], true, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, false, nil
-		default:
-			return nil, false, err
-		}
-	}
-}
-
-// deadlinePassed is a read deadline in the past.
-var deadlinePassed = time.Unix(1, 0)
-
-// ctxReader stops reading once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
-}
-
-// exportedEnv lists the exported variables of env as "NAME=value", sorted.
-func exportedEnv(env expand.Environ) []string {
-	vars := map[string]expand.Variable{}
-	env.Each(func(name string, vr expand.Variable) bool {
-		vars[name] = vr // a later occurrence takes priority
-		return true
-	})
-	var list []string
-	for name, vr := range vars {
-		// The interpreter sets PWD unexported; bash's is exported.
-		if vr.IsSet() && (vr.Exported || name == "PWD") && vr.Kind == expand.String {
-			list = append(list, name+"="+vr.Str)
-		}
-	}
-	slices.Sort(list)
-	return list
-}
-
-// opts are the parsed options of a command line.
-type opts struct {
-	flags map[byte]int
-	vals  map[byte][]string
-}
-
-func (o opts) has(f byte) bool { return o.flags[f] > 0 }
-
-// last returns the last value given to option f, or def.
-func (o opts) last(f byte, def string) string {
-	if v := o.vals[f]; len(v) > 0 {
-		return v[len(v)-1]
-	}
-	return def
-}
-
-// getopt parses options in the GNU way: short flags may be grouped and may
-// come after operands; "--" ends the options. bools are the flags without a
-// value, withValue those taking one (-n 5 or -n5). long maps long options
-// (without "--") to a short flag, or to 0 to accept and ignore them;
-// "--name=value" gives a value.
-func (c *call) getopt(args []string, bools, withValue string, long map[string]byte) (opts, []string, bool) {
-	o := opts{flags: map[byte]int{}, vals: map[byte][]string{}}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			rest = append(rest, a)
-			continue
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			f, ok := long[name]
-			if !ok {
-				c.errorf("unrecognized option '%s'", a)
-				return o, nil, false
-			}
-			switch {
-			case f == 0:
-			case strings.IndexByte(withValue, f) >= 0:
-				if !hasVal {
-					if i+1 >= len(args) {
-						c.errorf("option '--%s' requires an argument", name)
-						return o, nil, false
-					}
-					i++
-					val = args[i]
-				}
-				o.vals[f] = append(o.vals[f], val)
-			default:
-				o.flags[f]++
-			}
-			continue
-		}
-		for j := 1; j < len(a); j++ {
-			f := a[j]
-			switch {
-			case strings.IndexByte(bools, f) >= 0:
-				o.flags[f]++
-			case strings.IndexByte(withValue, f) >= 0:
-				v := a[j+1:]
-				if v == "" {
-					if i+1 >= len(args) {
-						c.errorf("option requires an argument -- '%c'", f)
-						return o, nil, false
-					}
-					i++
-					v = args[i]
-				}
-				o.vals[f] = append(o.vals[f], v)
-				j = len(a)
-			default:
-				c.errorf("invalid option -- '%c'", f)
-				return o, nil, false
-			}
-		}
-	}
-	return o, rest, true
-}
-
-// stat describes the workspace file t (never following a symbolic link).
-func (c *call) lstat(t target) (fs.FileInfo, error) {
-	if t.dev != "" {
-		return devInfo{name: t.dev}, nil
-	}
-	return c.sh.fs.lstat(c.ctx, t.rel)
 }

@@ -37,6 +37,17 @@
 // as a program of its own. Anything else is "command not found", status
 // 127.
 //
+// Each command is in a file named after it (grep.go, sort.go) or after its
+// small family (head_tail.go, cp_mv.go, expand_unexpand.go); the command
+// table in commands.go lists them all. What several commands share is in
+// a file named for what it is: commands.go (the table and a command's
+// call), flags.go (options), input.go (operands and lines), output.go,
+// fileapi.go and fs.go (files and paths; fs.go says what confines a path),
+// mounts.go, fileinfo.go (how a file is described), archive.go (what tar,
+// gzip, zip and unzip share), sysinfo.go (the sandbox's identity),
+// regex.go, printf.go, width.go, timezone.go and dateparse.go. shell.go,
+// redirect.go, guard.go and nesting.go are the interpreter's side.
+//
 // Usage (in the guest):
 //
 //	sh := shell.New(shell.Options{Python: runPython, MaxFileBytes: 10 << 20, Poll: poll})

@@ -7,9 +7,20 @@ import (
 )
 
 // The file operations a command needs beyond reading its operands
-// (openInput) and describing them (target, lstat). Paths are as the user
-// wrote them, relative to the command's directory; errors print with
-// errText.
+// (openInput, in input.go): target resolves a path argument and lstat
+// describes what it names; the others take paths as the user wrote them,
+// relative to the command's directory. Errors print with errText.
+
+// target resolves a path argument.
+func (c *call) target(p string) (target, error) { return resolve(c.dir, p) }
+
+// lstat describes the workspace file t (never following a symbolic link).
+func (c *call) lstat(t target) (fs.FileInfo, error) {
+	if t.dev != "" {
+		return devInfo{name: t.dev}, nil
+	}
+	return c.sh.fs.lstat(c.ctx, t.rel)
+}
 
 // writeFile replaces (or creates) the regular file p with what r yields, at
 // most MaxFileBytes and within the workspace quota. A refused write leaves
@@ -21,6 +32,12 @@ func (c *call) writeFile(p string, r io.Reader) error {
 	}
 	if t.dev != "" || t.root {
 		return fs.ErrPermission
+	}
+	// replace opens the guest path directly, outside the walk that
+	// refuses symbolic links: check the path through it first, as a
+	// redirection does (see the top of fs.go).
+	if err := c.sh.fs.check(c.ctx, t.rel); err != nil {
+		return err
 	}
 	_, err = c.sh.fs.replace(t.rel, &ctxReader{ctx: c.ctx, r: r})
 	return err

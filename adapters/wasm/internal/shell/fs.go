@@ -14,6 +14,38 @@ import (
 	"time"
 )
 
+// Paths and the file operations on them.
+//
+// Path confinement is decided in one place, and it is not this file: the
+// guest's file system. The shell's only files are the two WASI preopens
+// that package wasmshell mounts, /workspace and /tmp (each a
+// workspace.NewSysFS over wazero's DirFS, with the session's quota), so no
+// guest path can name a host file: a path under neither mount has no
+// preopen to go through, and one that climbs out of a mount is refused by
+// wazero (a path that is not fs.ValidPath fails with EPERM) and by the
+// os.Root that every walk here goes through.
+//
+// What this file checks of a path is therefore not confinement but what
+// the shell makes of it:
+//
+//   - resolve maps a path to its mount (or device), or says that it names
+//     none ("outside the workspace", which every command prints, where the
+//     guest's file system would answer "Bad file descriptor"). It compares
+//     whole components, where Go's wasip1 layer picks a preopen by string
+//     prefix, so that /tmpx or /workspace2 is outside rather than /tmp/x
+//     or /workspace/2. Every other function here takes a rel path resolve
+//     made.
+//   - The walk of at refuses a symbolic link, and says so ("symbolic links
+//     are not followed in the workspace"). The mounts cannot get one (their
+//     file system refuses to make one, and the workspace's API makes
+//     none), but wazero's DirFS would follow one that the host's side of a
+//     mount held; TestSymlinks plants such links. replace and appendTo
+//     (mounts.go) open their guest path directly, outside the walk, so
+//     their callers check the path through it first: a redirection in
+//     createFile, the commands that write files (sort -o, sed's w,
+//     split) in call.writeFile.
+//   - remove never removes a mount's root (the gateway's directory).
+
 // The device files the shell knows. Nothing else outside the workspace is
 // reachable.
 const (
@@ -56,9 +88,15 @@ type target struct {
 func resolve(dir, p string) (target, error) {
 	t := target{arg: p}
 	if p == "" {
+		// GNU's answer; joined to dir, "" would name the current
+		// directory.
 		return t, fs.ErrNotExist
 	}
 	if strings.IndexByte(p, 0) >= 0 {
+		// Not confinement: no file name holds a NUL (bash cannot even
+		// pass one), and Go's wasip1 layer hands a path to the host with
+		// its length, NUL included. Refused here with the shell's
+		// message rather than whatever the host makes of it.
 		return t, errOutside
 	}
 	t.abs = guestAbs(dir, p)
@@ -76,6 +114,9 @@ func resolve(dir, p string) (target, error) {
 	}
 	rel, ok := strings.CutPrefix(t.abs, guestRoot+"/")
 	if !ok {
+		// The sandbox would refuse it too (no preopen holds it), but
+		// with EBADF; and a prefix of a mount's name ("/tmpx") is not
+		// that mount (see the top of this file).
 		return t, errOutside
 	}
 	t.rel = rel
@@ -147,6 +188,8 @@ func (f *fsys) descend(ctx context.Context, dir *os.Root, rel, name string, i in
 	case err != nil:
 		return nil, err
 	case fi.Mode()&fs.ModeSymlink != 0:
+		// Not redundant: wazero's DirFS would follow a link that the
+		// host's side of the mount held (see the top of this file).
 		return nil, errSymlink(rel)
 	case !fi.IsDir():
 		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOTDIR}
@@ -157,7 +200,8 @@ func (f *fsys) descend(ctx context.Context, dir *os.Root, rel, name string, i in
 }
 
 // lstatIn describes name in dir, refusing a symbolic link unless links is
-// set.
+// set: the operation that follows would go through it on the host's side
+// (see the top of this file).
 func lstatIn(dir *os.Root, rel, name string, links bool) (fs.FileInfo, error) {
 	fi, err := dir.Lstat(name)
 	if err == nil && !links && fi.Mode()&fs.ModeSymlink != 0 {
@@ -348,6 +392,10 @@ func (f *fsys) mkdir(ctx context.Context, rel string, parents bool) error {
 // quota.
 func (f *fsys) remove(ctx context.Context, rel string) error {
 	if _, sub := locate(rel); sub == "." {
+		// Not redundant: a mount's root is the gateway's directory, and
+		// nothing below refuses to remove it (wazero's DirFS takes "." for
+		// the mount's host directory itself). rmdir /tmp is "Permission
+		// denied".
 		return fs.ErrPermission
 	}
 	return f.at(ctx, rel, func(dir *os.Root, name string) error {
@@ -387,6 +435,9 @@ func (f *fsys) rename(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
+	// os.Rename below goes to the guest paths directly, not through the
+	// walk of at: refuse a link among dst's directories first, as the walk
+	// would (lstat refused one on src's way).
 	if err := f.check(ctx, path.Dir(dst)); err != nil {
 		return err
 	}

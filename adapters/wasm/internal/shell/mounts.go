@@ -14,10 +14,11 @@ import (
 // The shell runs as a WASI guest whose only files are two preopened
 // directories: the session's workspace at /workspace and its temporary
 // directory at /tmp, the same mounts as the session's Python. The host's
-// file system layer behind them confines every path to its directory,
-// refuses links, and charges the session's byte and entry quota as bytes
-// are written (a write over it fails with ENOSPC). Nothing in this package
-// can name a host path: there is none to name.
+// file system layer behind them (workspace.NewSysFS) confines every path
+// to its directory, refuses to make links, and charges the session's byte
+// and entry quota as bytes are written (a write over it fails with EIO,
+// wazero having no ENOSPC to give; see isSpaceError). Nothing in this
+// package can name a host path: there is none to name.
 
 const (
 	guestRoot = "/workspace"
@@ -43,8 +44,13 @@ func locate(rel string) (mount, sub string) {
 	return guestRoot, rel
 }
 
-// cleanSub checks a path inside a mount: relative, clean, never above the
-// mount.
+// cleanSub checks a path inside a mount: relative and clean. An absolute
+// sub is the "/" of path.Dir("/tmp") (the parent that ls -a shows, the
+// directory a redirection to /tmp checks), outside the mounts. A ".."
+// that climbs above the mount cannot come from resolve, which cleans, and
+// the guest's file system would refuse it (see fs.go); it is refused here
+// too, as an assertion that costs nothing, so that a slip in a caller
+// reads "outside the workspace" rather than depending on the layer below.
 func cleanSub(sub string) (string, error) {
 	c := path.Clean(sub)
 	if path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") {

@@ -8,6 +8,40 @@ import (
 	"unicode/utf8"
 )
 
+func cmdPrintf(c *call) int {
+	c.name = "bash: printf"
+	args := c.args
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) > 0 && args[0] == "-v" {
+		c.errorf("-v is not supported here; use var=$(printf ...)")
+		return 2
+	}
+	if len(args) == 0 {
+		c.errorf("usage: printf [-v var] format [arguments]")
+		return 2
+	}
+	format, args := args[0], args[1:]
+	w := c.out()
+	status := 0
+	for !c.stopped() {
+		s, n, errs, stop := printfOnce(format, args)
+		for _, e := range errs {
+			c.errorf("%s", e)
+			status = 1
+		}
+		if _, err := w.WriteString(s); err != nil {
+			return c.writeFailed(err)
+		}
+		args = args[n:]
+		if stop || n == 0 || len(args) == 0 {
+			break
+		}
+	}
+	return c.flush(w, status)
+}
+
 // printfOnce formats args with format once, as bash's printf does in each
 // round: it returns the output, the number of arguments used, the messages
 // of invalid arguments, and whether \c in a %b argument ended the output.

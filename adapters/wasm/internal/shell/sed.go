@@ -13,8 +13,6 @@ import (
 	"unicode/utf8"
 )
 
-func init() { commands["sed"] = cmdSed }
-
 // sed is GNU sed's language over the workspace: the script is parsed into
 // a flat list of commands (a block's "{" knows where its "}" is), then run
 // over the input one cycle per line. Regular expressions are the POSIX ones

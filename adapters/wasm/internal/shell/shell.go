@@ -263,8 +263,9 @@ func (s *Shell) runFile(ctx context.Context, r *interp.Runner, file *syntax.File
 	return 1, nil
 }
 
-// settleStmts end a Run in the session's runner: the EXIT trap is a
-// script's, run at the end of each command, not at every later one.
+// waitStmt and settleStmt end a Run in the session's runner: the EXIT
+// trap is a script's, run at the end of each command, not at every later
+// one.
 var (
 	waitStmt   = mustParse("builtin wait")
 	settleStmt = mustParse("builtin trap - EXIT")

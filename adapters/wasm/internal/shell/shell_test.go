@@ -646,6 +646,12 @@ func TestSymlinks(t *testing.T) {
 		{"mv filelink dirlink/", 1, msg},
 		{"bash filelink", 127, msg},
 		{"source filelink", 1, msg},
+		// The commands that write files of their own, not through a
+		// redirection.
+		{"sort -o dirlink/sorted in.txt", 2, msg},
+		{"sort -o filelink in.txt", 2, msg},
+		{"sed -n 'w dirlink/sedw' in.txt", 4, msg},
+		{"split in.txt dirlink/part", 1, msg},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := e.run(c.cmd)

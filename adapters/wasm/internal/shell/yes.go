@@ -1,13 +1,6 @@
 package shell
 
-import (
-	"slices"
-	"strings"
-)
-
-func init() {
-	commands["yes"] = cmdYes
-}
+import "strings"
 
 // cmdYes prints its arguments (or "y") as a line, forever: until the
 // reader goes away (a closed pipe ends it quietly, as SIGPIPE would) or
@@ -26,16 +19,4 @@ func cmdYes(c *call) int {
 		}
 	}
 	return 1
-}
-
-// Commands lists the commands the shell provides besides the
-// interpreter's builtins, sorted: what a capability description tells a
-// model.
-func Commands() []string {
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
 }
