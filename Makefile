@@ -65,7 +65,7 @@ FUZZMINIMIZE  ?= 60s
 SHELL_PKG     := ./adapters/wasm/internal/shell
 FUZZ_TARGETS  := ./contract/wirefuzz:FuzzDecodeRequest:100000 ./contract/wirefuzz:FuzzHandler:2500 \
                  ./contract/wirefuzz:FuzzUpload:300 ./internal/workspace:FuzzResolve:25000 \
-                 ./adapters/wasm/internal/wasmpatch:FuzzPatch:80000 \
+                 ./adapters/wasm/internal/wasmpatch:FuzzPatch:80000 ./internal/sse:FuzzDecoder:50000 \
                  $(SHELL_PKG):FuzzRegexTranslate:10000 $(SHELL_PKG):FuzzSortKey:50000 \
                  $(SHELL_PKG):FuzzBc:40000 $(SHELL_PKG):FuzzAwkRewrite:50000 $(SHELL_PKG):FuzzDiff:50000 \
                  $(SHELL_PKG):FuzzDateFormat:40000 $(SHELL_PKG):FuzzXargsParse:40000 \

@@ -1,17 +1,18 @@
 package httpadapter
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/sse"
 	"github.com/codeport/codeport/port"
 )
 
@@ -23,8 +24,10 @@ import (
 // JSON (one that does not stream: the reference backend) is read as
 // without streaming; the Port then delivers the output at the end.
 //
-// Everything is bounded by the response cap: the output events together,
-// each line, and the result.
+// The stream is read by the rules of the HTML standard (internal/sse), as
+// any event-stream client reads it. Everything is bounded by the response
+// cap: the output events together, and each event, the result's included,
+// as it is read.
 func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func(port.Stream, []byte)) (int, []byte, error) {
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.wall, errWallClock)
 	defer cancel()
@@ -43,77 +46,49 @@ func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func
 	}
 	defer a.finish(resp)
 	limit := a.cfg.MaxResponseBytes
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	var event string
-	var data []byte
+	events := sse.NewReader(resp.Body, sse.Options{MaxEventBytes: eventCap(limit)})
 	var streamed int64
 	for {
-		line, err := readLine(r, limit)
+		ev, err := events.Next()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return resp.StatusCode, nil, violation(c, resp.StatusCode, fmt.Sprintf("an event line over the %d-byte cap", limit))
-			}
-			if errors.Is(err, io.EOF) {
+			var tooLarge *sse.TooLargeError
+			switch {
+			case errors.As(err, &tooLarge):
+				return resp.StatusCode, nil, violation(c, resp.StatusCode, fmt.Sprintf("an event over the %d-byte cap", limit))
+			case errors.Is(err, io.EOF):
 				return resp.StatusCode, nil, violation(c, resp.StatusCode, "the event stream ended without a result event")
 			}
 			return resp.StatusCode, nil, transportError(ctx, callCtx, c, err)
 		}
-		switch {
-		case len(line) == 0: // the end of an event
-			switch event {
-			case contract.EventStdout, contract.EventStderr:
-				var o contract.OutputEvent
-				if err := json.Unmarshal(data, &o); err != nil {
-					return resp.StatusCode, nil, violation(c, resp.StatusCode, "a "+event+" event whose data is not an output event")
-				}
-				if streamed += int64(len(o.Text)); streamed > limit {
-					return resp.StatusCode, nil, violation(c, resp.StatusCode, fmt.Sprintf("output events over the %d-byte cap", limit))
-				}
-				out(port.Stream(event), []byte(o.Text))
-			case contract.EventResult:
-				return resp.StatusCode, data, nil
-			case contract.EventError:
-				return resp.StatusCode, nil, eventError(c, data)
+		switch ev.Type {
+		case contract.EventStdout, contract.EventStderr:
+			var o contract.OutputEvent
+			if err := json.Unmarshal(ev.Data, &o); err != nil {
+				return resp.StatusCode, nil, violation(c, resp.StatusCode, "a "+ev.Type+" event whose data is not an output event")
 			}
-			event, data = "", nil
-		case line[0] == ':': // a comment
-		case bytes.HasPrefix(line, []byte("event:")):
-			event = string(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("event:")), []byte(" ")))
-		case bytes.HasPrefix(line, []byte("data:")):
-			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-			if data != nil {
-				data = append(append(data, '\n'), d...) // SSE joins data lines
-			} else {
-				data = append([]byte{}, d...)
+			if streamed += int64(len(o.Text)); streamed > limit {
+				return resp.StatusCode, nil, violation(c, resp.StatusCode, fmt.Sprintf("output events over the %d-byte cap", limit))
 			}
-			if int64(len(data)) > limit {
-				return resp.StatusCode, nil, violation(c, resp.StatusCode, fmt.Sprintf("an event over the %d-byte cap", limit))
-			}
+			out(port.Stream(ev.Type), []byte(o.Text))
+		case contract.EventResult:
+			return resp.StatusCode, ev.Data, nil
+		case contract.EventError:
+			return resp.StatusCode, nil, eventError(c, ev.Data)
 		}
 	}
 }
 
-var errLineTooLong = errors.New("line too long")
+// eventOverhead is what an event holds besides its data: its type and
+// the "data: " of the line being read (see sse.Options.MaxEventBytes).
+const eventOverhead = 256
 
-// readLine reads one line of the stream without its end (LF, CRLF or CR
-// before LF), refusing one over limit bytes.
-func readLine(r *bufio.Reader, limit int64) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if int64(len(line)) > limit+2 {
-			return nil, errLineTooLong
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		return bytes.TrimSuffix(line, []byte("\r")), nil
+// eventCap bounds one event of a stream whose data may be as large as a
+// response body of limit bytes.
+func eventCap(limit int64) int {
+	if limit > math.MaxInt-eventOverhead {
+		return math.MaxInt
 	}
+	return int(limit) + eventOverhead
 }
 
 // eventError is the port error an error event names by its code.

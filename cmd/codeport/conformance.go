@@ -177,7 +177,7 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	if resp.StatusCode == http.StatusOK && isEventStream(resp) {
 		// Checked as it streams: buffering it would hold back the events
 		// a check of live output waits for.
-		resp.Body = &eventChecker{r: resp.Body, v: v, req: req, where: req.Method + " " + req.URL.Path}
+		resp.Body = newEventChecker(resp.Body, v, req)
 		return resp, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxValidatedBody+1))

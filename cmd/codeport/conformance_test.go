@@ -155,6 +155,13 @@ func TestEventStreamChecks(t *testing.T) {
 		{"bad data", "event: stdout\ndata: {\"text\":1}\n\n", "stdout event data does not match OutputEvent"},
 		{"bad error", "event: error\ndata: {\"code\":\"x\"}\n\n", "error event data does not match Error"},
 		{"garbage line", "hello\n\n", "a line that is not an event"},
+		// What any event-stream client reads, but our server never writes.
+		{"CRLF", "event: stdout\r\ndata: {\"text\":\"a\"}\r\n\r\nevent: result\r\ndata: " + result + "\r\n\r\n", "line 1: a line that ends with CR"},
+		{"no space", "event: stdout\ndata:{\"text\":\"a\"}\n\nevent: result\ndata: " + result + "\n\n", `line 2: an event or data line not in the form "name: value"`},
+		{"two data lines", "event: stdout\ndata: {\"text\":\ndata: \"a\"}\n\nevent: result\ndata: " + result + "\n\n", "line 3: an event with more than one data line"},
+		{"an id", "id: 1\nevent: result\ndata: " + result + "\n\n", "line 1: a line that is not an event, data or comment line"},
+		{"no data", "event: stdout\n\nevent: result\ndata: " + result + "\n\n", "line 2: an event without a data line"},
+		{"the end inside an event", "event: result\ndata: " + result + "\n\nevent: stdout\n", "line 5: the stream ended inside an event"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			vt, err := newValidatingTransport(http.DefaultTransport, "")
@@ -162,7 +169,7 @@ func TestEventStreamChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := httptest.NewRequest("POST", "/sessions/s/exec", nil)
-			ck := &eventChecker{r: io.NopCloser(strings.NewReader(c.stream)), v: vt, req: req, where: "POST /sessions/s/exec"}
+			ck := newEventChecker(io.NopCloser(strings.NewReader(c.stream)), vt, req)
 			got, err := io.ReadAll(ck)
 			if err != nil || string(got) != c.stream {
 				t.Fatalf("the stream was changed: %q %v", got, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/sse"
 	"github.com/codeport/codeport/port"
 )
 
@@ -97,7 +98,7 @@ func (s *server) executeStream(w http.ResponseWriter, r *http.Request, req port.
 	done := make(chan ended, 1)
 	go func() {
 		res, err := s.port.Execute(ctx, r.PathValue("id"), req)
-		done <- ended{res, err}
+		done <- ended{res, checkResult(res, err)}
 	}()
 
 	rc := http.NewResponseController(w)
@@ -117,14 +118,16 @@ func (s *server) executeStream(w http.ResponseWriter, r *http.Request, req port.
 		}
 		var b []byte
 		if event == "" {
-			b = []byte(": keep-alive\n\n")
+			b = sse.AppendComment(nil, "keep-alive")
 		} else {
 			data, err := json.Marshal(v)
 			if err != nil { // only a bug: the values are this package's types
 				data = []byte(`{"detail":"internal error"}`)
 				event = contract.EventError
 			}
-			b = append(append(append(append([]byte("event: "), event...), "\ndata: "...), data...), "\n\n"...)
+			// JSON holds no line break: one data line, the canonical
+			// form `codeport conformance` holds a server to.
+			b = sse.AppendEvent(nil, event, data)
 		}
 		if _, err := w.Write(b); err != nil {
 			failed = err

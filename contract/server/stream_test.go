@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/sse"
 	"github.com/codeport/codeport/internal/testwait"
 	"github.com/codeport/codeport/internal/wasmtest"
 	"github.com/codeport/codeport/port"
@@ -38,36 +38,24 @@ func openStream(t *testing.T, h *harness, id, body string) *http.Response {
 	return resp
 }
 
-// readEvent reads the next event, skipping comments; ok is false at the
-// end of the stream.
-func readEvent(t *testing.T, r *bufio.Reader) (ev sseEvent, ok bool) {
+// readEvent reads the next event, holding the server to the canonical
+// form (sse.Options.Canonical); ok is false at the end of the stream.
+func readEvent(t *testing.T, r *sse.Reader) (ev sseEvent, ok bool) {
 	t.Helper()
-	for {
-		line, err := r.ReadString('\n')
-		if err == io.EOF && line == "" {
-			return ev, false
-		}
-		if err != nil {
-			t.Fatalf("reading the stream: %v", err)
-		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case line == "":
-			if ev.name != "" {
-				return ev, true
-			}
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "event: "):
-			ev.name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			if ev.data != "" {
-				t.Fatalf("an event with two data lines: %q", line)
-			}
-			ev.data = strings.TrimPrefix(line, "data: ")
-		default:
-			t.Fatalf("a line SSE does not have: %q", line)
-		}
+	e, err := r.Next()
+	if err == io.EOF {
+		return ev, false
 	}
+	if err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	return sseEvent{name: e.Type, data: string(e.Data)}, true
+}
+
+// newEventReader reads a streamed exec's body as `codeport conformance`
+// does.
+func newEventReader(body io.Reader) *sse.Reader {
+	return sse.NewReader(body, sse.Options{Canonical: true})
 }
 
 // Output arrives while the program runs: the cell waits for a file that
@@ -84,7 +72,7 @@ func TestExecStreamsEvents(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	r := bufio.NewReader(resp.Body)
+	r := newEventReader(resp.Body)
 	var names []string
 	var out, errs strings.Builder
 	var result contract.ExecResponse
@@ -166,7 +154,7 @@ func TestExecStreamRefusalsAndDisconnects(t *testing.T) {
 
 	id := h.createSession("")
 	resp = openStream(t, h, id, `{"tool":"code_execution","input":{"code":"import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.02)"},"timeout_seconds":300}`)
-	if ev, ok := readEvent(t, bufio.NewReader(resp.Body)); !ok || ev.name != "stdout" {
+	if ev, ok := readEvent(t, newEventReader(resp.Body)); !ok || ev.name != "stdout" {
 		t.Fatalf("first event %+v", ev)
 	}
 	resp.Body.Close()
@@ -179,5 +167,33 @@ func TestExecStreamRefusalsAndDisconnects(t *testing.T) {
 	})
 	if !strings.Contains(res.Stdout, "free") {
 		t.Fatalf("after the disconnect: %+v", res)
+	}
+}
+
+// A port that returns a result without a tool use id, after output has
+// been streamed: the stream ends with an error event, never a result with
+// an id the server made up (port.Port mints them, in one place).
+func TestExecStreamOfAResultWithoutAToolUseID(t *testing.T) {
+	fp := newFakePort()
+	fp.addSession("s1", nil)
+	fp.breaksToolUseIDs = true
+	fp.execute = func(_ context.Context, _ string, req port.ExecuteRequest) (port.Result, error) {
+		req.OnOutput(port.Stdout, []byte("a"))
+		return port.Result{Tool: req.Tool, Stdout: "a", Outcome: port.OutcomeCompleted}, nil
+	}
+	h := newHarness(t, fp)
+	resp := openStream(t, h, "s1", `{"tool":"code_execution","input":{"code":"x"},"tool_use_id":"mine"}`)
+	defer resp.Body.Close()
+	r := newEventReader(resp.Body)
+	var events []sseEvent
+	for {
+		ev, ok := readEvent(t, r)
+		if !ok {
+			break
+		}
+		events = append(events, ev)
+	}
+	if len(events) != 2 || events[0].name != "stdout" || events[1].name != "error" || !strings.Contains(events[1].data, `"code":"internal_error"`) {
+		t.Fatalf("events %+v", events)
 	}
 }
