@@ -192,6 +192,9 @@ const (
 
 // Result is what an Execute call that ran returns.
 type Result struct {
+	// ToolUseID is never empty: it is the request's ToolUseID, or one the
+	// backend minted when the request brought none. A *Port mints it
+	// (NewToolUseID) when its driver leaves it empty.
 	ToolUseID string
 	Tool      ToolKind
 	Stdout    string

@@ -338,7 +338,7 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 
-	res := port.Result{ToolUseID: req.ToolUseID, Tool: req.Tool}
+	res := port.Result{Tool: req.Tool}
 	// A loss outside any call (a host step, a snapshot saved without the
 	// memory) is this call's to report, whatever its tool.
 	lost := s.lost

@@ -29,6 +29,10 @@ type fakePort struct {
 	putFile func(ctx context.Context, id, name string, r io.Reader) (port.FileInfo, error)
 	// getInfo, when set, replaces the FileInfo GetFile reports.
 	getInfo func(port.FileInfo) port.FileInfo
+	// breaksToolUseIDs makes Execute return the results of result and
+	// execute as they are. Otherwise a result without a tool use id gets
+	// the request's or a made-up one, as every port promises.
+	breaksToolUseIDs bool
 
 	next     int
 	sessions map[string]map[string][]byte
@@ -105,16 +109,26 @@ func (f *fakePort) Execute(ctx context.Context, id string, req port.ExecuteReque
 	f.mu.Lock()
 	f.lastExec, f.lastExecID = req, id
 	_, ok := f.sessions[id]
-	hook, fixed := f.execute, f.result
+	hook, fixed, breaks := f.execute, f.result, f.breaksToolUseIDs
 	f.mu.Unlock()
+	promised := func(res port.Result) port.Result {
+		if res.ToolUseID == "" && !breaks {
+			res.ToolUseID = req.ToolUseID
+			if res.ToolUseID == "" {
+				res.ToolUseID = "generated-by-port"
+			}
+		}
+		return res
+	}
 	if hook != nil {
-		return hook(ctx, id, req)
+		res, err := hook(ctx, id, req)
+		return promised(res), err
 	}
 	if !ok {
 		return port.Result{}, fmt.Errorf("fake: %w", port.ErrSessionNotFound)
 	}
 	if fixed != nil {
-		return *fixed, nil
+		return promised(*fixed), nil
 	}
 	id2 := req.ToolUseID
 	if id2 == "" {

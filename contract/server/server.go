@@ -48,6 +48,10 @@ const maxPathFieldBytes = 4096
 // cut an execution, since net/http lifts the read deadline once the body
 // has been read.
 //
+// Every exec result of p carries a tool use id, as port.Result promises:
+// the request's, or one p made. Every adapter's *port.Port keeps that
+// promise; an exec result without one is answered as an internal error.
+//
 // NewHandler panics if p is nil.
 func NewHandler(p port.CodeExecutionPort, opts ...Option) http.Handler {
 	if p == nil {
@@ -296,6 +300,7 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.port.Execute(r.Context(), r.PathValue("id"), req)
+	err = checkResult(res, err)
 	s.executed(r, res, err)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -304,20 +309,31 @@ func (s *server) execute(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, responseOf(res, req))
 }
 
-// responseOf is the exec response for res. The contract promises the
-// block type of the tool that ran and a tool_use_id on every response. A
-// port.Port keeps both promises; a bare CodeExecutionPort may not, so the
-// handler does not rely on it, and mints an id of the port's form when
-// neither side brought one.
+// errNoToolUseID is the error of a result without a tool use id.
+var errNoToolUseID = errors.New("server: the port returned a result without a tool use id")
+
+// checkResult is the error of an Execute call that returned res and err.
+// The contract promises a tool_use_id on every response: the request's,
+// or one the backend made. A port promises the same (port.Result), and
+// keeps it in one place, port.Port, which every adapter's constructor
+// returns; over adapters/http the remote backend's id comes back, or the
+// Port mints one. The handler does not make one up for a port that broke
+// that promise (an id the port, its logs and its other callers never saw):
+// such a result is an internal error.
+func checkResult(res port.Result, err error) error {
+	if err == nil && res.ToolUseID == "" {
+		return errNoToolUseID
+	}
+	return err
+}
+
+// responseOf is the exec response for res, which checkResult accepted.
+// The contract promises the block type of the tool that ran on every
+// response. A port.Port keeps that promise; a bare CodeExecutionPort may
+// not, so the handler does not rely on it.
 func responseOf(res port.Result, req port.ExecuteRequest) contract.ExecResponse {
 	if res.Tool == "" {
 		res.Tool = req.Tool
-	}
-	if res.ToolUseID == "" {
-		res.ToolUseID = req.ToolUseID
-	}
-	if res.ToolUseID == "" {
-		res.ToolUseID = port.NewToolUseID()
 	}
 	return contract.ResultFromPort(res)
 }

@@ -516,22 +516,29 @@ func TestExecute(t *testing.T) {
 		t.Errorf("response %+v", resp)
 	}
 
-	// A port that leaves out the tool, the id and the outcome: the server
-	// still answers with the contract's guarantees.
-	fp.result = &port.Result{ReturnCode: 1, Stderr: "Traceback"}
+	// A port that leaves out the tool and the outcome: the server still
+	// answers with the contract's guarantees.
+	fp.result = &port.Result{ToolUseID: "srvtoolu_port", ReturnCode: 1, Stderr: "Traceback"}
 	r = h.do("POST", "/sessions/s1/exec", `{"tool":"text_editor_code_execution","input":{"command":"view","path":"x"},"tool_use_id":null}`)
 	resp = contract.ExecResponse{}
 	r.json(t, &resp)
-	if !strings.HasPrefix(resp.ToolUseID, "srvtoolu_") || resp.ResultBlock.ToolUseID != resp.ToolUseID ||
+	if resp.ToolUseID != "srvtoolu_port" || resp.ResultBlock.ToolUseID != resp.ToolUseID ||
 		resp.ResultBlock.Type != "text_editor_code_execution_tool_result" || resp.Outcome != "program_error" {
 		t.Errorf("response %+v", resp)
 	}
+	// A port that breaks its promise of a tool use id: the server makes
+	// none up (the port mints them, see port.Port), whether or not the
+	// request brought one, and the response is still the contract's.
 	fp.result = &port.Result{}
-	r = h.do("POST", "/sessions/s1/exec", `{"tool":"code_execution","input":{"code":"pass"},"tool_use_id":"mine"}`)
-	resp = contract.ExecResponse{}
-	r.json(t, &resp)
-	if resp.ToolUseID != "mine" || resp.Outcome != "completed" {
-		t.Errorf("response %+v", resp)
+	fp.breaksToolUseIDs = true
+	for _, body := range []string{
+		`{"tool":"code_execution","input":{"code":"pass"},"tool_use_id":"mine"}`,
+		`{"tool":"code_execution","input":{"code":"pass"}}`,
+	} {
+		r = h.do("POST", "/sessions/s1/exec", body)
+		if r.status != http.StatusInternalServerError || r.detail(t) != "internal error" {
+			t.Errorf("a result without a tool use id: %d %s", r.status, r.body)
+		}
 	}
 }
 
