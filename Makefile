@@ -27,7 +27,7 @@ check:
 ## compilation cache the tests share, outside the race detector, under
 ## which wazero's compiler takes minutes (once by the binary the tests run
 ## as workers and commands, once by a test binary: wazero files them apart,
-## see internal/testcache); then every test against the real runtime, under
+## see internal/testkit/testcache); then every test against the real runtime, under
 ## the race detector where the host's concurrency is under test (not the
 ## shell's, nor the wasm adapter's guest-bound tests: see
 ## scripts/test-shards.sh), each test binary built once and
@@ -44,7 +44,7 @@ TEST_TIMEOUT ?= 15m
 test: check
 	$(GO) build -o bin/codeport ./cmd/codeport
 	env -u CODEPORT_CONFIG -u CODEPORT_COMPILE_CACHE_DIR bin/codeport compile
-	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testcache
+	$(GO) test -count=1 -run '^TestPrecompile$$' ./internal/testkit/testcache
 	CODEPORT_TEST_BINARY=$(CURDIR)/bin/codeport GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) \
 	  scripts/test-shards.sh $(MAKE) --no-print-directory fuzz compat FUZZSCALE=1 FUZZMINIMIZE=100x \
 	  COMPAT_MODULES=$(COMPAT_QUICK) COMPAT_FILES=$(COMPAT_QUICK_FILES)
@@ -63,8 +63,8 @@ FUZZSCALE     ?= 6
 # for 55 to 100 s minimising long paths, more than the rest of the stage.
 FUZZMINIMIZE  ?= 60s
 SHELL_PKG     := ./adapters/wasm/internal/shell
-FUZZ_TARGETS  := ./contract/wirefuzz:FuzzDecodeRequest:100000 ./contract/wirefuzz:FuzzHandler:2500 \
-                 ./contract/wirefuzz:FuzzUpload:300 ./internal/workspace:FuzzResolve:25000 \
+FUZZ_TARGETS  := ./internal/testkit/wirefuzz:FuzzDecodeRequest:100000 ./internal/testkit/wirefuzz:FuzzHandler:2500 \
+                 ./internal/testkit/wirefuzz:FuzzUpload:300 ./internal/workspace:FuzzResolve:25000 \
                  ./adapters/wasm/internal/wasmpatch:FuzzPatch:80000 ./internal/sse:FuzzDecoder:50000 \
                  $(SHELL_PKG):FuzzRegexTranslate:10000 $(SHELL_PKG):FuzzSortKey:50000 \
                  $(SHELL_PKG):FuzzBc:40000 $(SHELL_PKG):FuzzAwkRewrite:50000 $(SHELL_PKG):FuzzDiff:50000 \
@@ -104,12 +104,12 @@ compat:
 ## sdkcheck: only the cross-check against the official openai and anthropic
 ## Python SDKs (part of test too); the first run builds a cached venv with pip
 sdkcheck:
-	$(GO) test -count=1 -v -run TestOfficialSDKsParseTheShapes ./contract/sdkcheck
+	$(GO) test -count=1 -v -run TestOfficialSDKsParseTheShapes ./internal/testkit/sdkcheck
 
 ## schemacheck: only the schemathesis fuzzing of a live server against
 ## contract/openapi.yaml (part of test too); the first run builds a cached venv
 schemacheck:
-	$(GO) test -count=1 -v ./contract/schemacheck
+	$(GO) test -count=1 -v ./internal/testkit/schemacheck
 
 ## bench: the package benchmarks, then one side-by-side run of the same workloads
 ## on codeport (in process, over HTTP), pydantic-monty (a cached venv), eryx

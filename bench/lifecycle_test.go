@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/internal/testcache"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/testcache"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 )
 
 // workerBin is the codeport binary the subprocess peer's workers run. It

@@ -13,7 +13,7 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/deploy/nginx"
-	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testkit/measure"
 	"github.com/codeport/codeport/port"
 )
 

@@ -1,6 +1,6 @@
 """What bench's Python drivers share: the workloads' programs (as in
 bench/workloads_test.go), their sample counts, the percentiles they report
-(as internal/measure.Report computes them) and the helpers to measure a
+(as internal/testkit/measure.Report computes them) and the helpers to measure a
 process tree and run clients at once. bench/monty_driver.py and
 bench/eryx_driver.py import it from beside them; each runs in its own
 virtual environment, so this module imports nothing but the standard
@@ -58,7 +58,7 @@ def env_int(name, default):
 
 
 def report(prefix, samples):
-    """p50 and p95 in ms, as internal/measure.Report computes them."""
+    """p50 and p95 in ms, as internal/testkit/measure.Report computes them."""
     s = sorted(samples)
     q = lambda p: s[int(p * (len(s) - 1))] * 1e3  # noqa: E731
     return {prefix + '-p50-ms': q(0.50), prefix + '-p95-ms': q(0.95)}

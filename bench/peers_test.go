@@ -17,10 +17,10 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 // peerConfig is what a workload asks of a peer. A peer applies what it

@@ -15,9 +15,9 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testkit/measure"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 // BenchmarkScale: one node holding CODEPORT_BENCH_LIVE (default 1,000)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	_ "github.com/codeport/codeport/adapters/wasm/scientific"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -7,8 +7,8 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port/porttest"
+	"github.com/codeport/codeport/server"
 )
 
 // A gateway that offers only a remote sandbox registers only its opener,

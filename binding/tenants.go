@@ -24,7 +24,7 @@ import (
 //
 // A key is given by its SHA-256 (hex) or by a file holding it, so the
 // YAML file need not hold a secret. Names, limits and duplicates are
-// checked by whoever serves the tenants (contract/server.NewTenants), and
+// checked by whoever serves the tenants (server.NewTenants), and
 // key files are read there too (cmd/codeport).
 
 // tenantsKey is the section's key in the YAML file.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )

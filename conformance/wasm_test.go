@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

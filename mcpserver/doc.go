@@ -17,7 +17,7 @@
 //
 // A call's result holds the text a model reads (stdout, stderr, the return
 // code, the files produced and a note when the program did not complete,
-// worded as contract/responses words them) and the same as structured
+// worded as gateway/responses words them) and the same as structured
 // content: {stdout, stderr, return_code, outcome, state_lost,
 // output_truncated, files}. A program that raises, times out or runs out of
 // memory is a result like any other, as in the contract; isError is set
@@ -56,7 +56,7 @@
 // error and the next one read, where the SDK's would end the connection
 // and every session made over it. CheckRequests puts the same check, and
 // a cap on the body, before the SDK's streamable HTTP handler.
-// Authentication and tenants are the listener's (contract/server's Guard,
+// Authentication and tenants are the listener's (package server's Guard,
 // whose Port keeps each tenant to its own sessions).
 //
 // Nothing this package logs holds code, program output or file contents.

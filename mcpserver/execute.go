@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codeport/codeport/contract/responses"
+	"github.com/codeport/codeport/gateway/responses"
 	"github.com/codeport/codeport/internal/bytesize"
 	"github.com/codeport/codeport/port"
 )

@@ -24,7 +24,7 @@ import (
 //
 // The body is held once whole (the SDK reads it whole too), so maxBytes
 // bounds what each request can make the server hold; put the handler
-// behind one that caps bodies before they are read (contract/server's
+// behind one that caps bodies before they are read (package server's
 // Guard) for the same answer to a body that announces its size.
 func CheckRequests(next http.Handler, maxBytes int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +70,7 @@ func CheckRequests(next http.Handler, maxBytes int64) http.Handler {
 }
 
 // refuseBody answers a body that could not be read whole as contract v1's
-// server answers one ({"detail", "code"}), as contract/server's Guard
+// server answers one ({"detail", "code"}), as package server's Guard
 // answers a body that announces too large a size.
 func refuseBody(w http.ResponseWriter, status int, code, detail string) {
 	b, _ := json.Marshal(contract.Error{Detail: detail, Code: code})

@@ -17,8 +17,8 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/mcpserver"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
@@ -303,7 +303,7 @@ func TestStatefulSession(t *testing.T) {
 }
 
 // A program's failure is a result, not a tool error: the text says what
-// happened, as contract/responses words it.
+// happened, as gateway/responses words it.
 func TestProgramErrorsAreResults(t *testing.T) {
 	c := connect(t, wasmtest.New(t, nil), "")
 	res, out := c.run("", "1/0")

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/mcpserver"
 )
 

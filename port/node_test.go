@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/conformance"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
 )

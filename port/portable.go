@@ -242,7 +242,7 @@ func (p *Port) Execute(ctx context.Context, sessionID string, req ExecuteRequest
 		// The contract promises the tool's block type and a tool use id on
 		// every result; do not rely on the driver for either. This is the
 		// one place tool use ids are filled in: drivers need not set them
-		// (a remote backend's comes back as it sent it), and contract/server
+		// (a remote backend's comes back as it sent it), and package server
 		// serves what the Port returns.
 		if res.Tool == "" {
 			res.Tool = req.Tool

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

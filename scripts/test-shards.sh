@@ -36,7 +36,7 @@
 # - the shell package runs without -race (see the Makefile).
 # - every other package runs under -race, PARALLEL_PACKAGES at a time,
 #   longest first (adapters/wasm's race tests among them), but
-#   internal/testcache, whose one test (TestPrecompile) make test ran just
+#   internal/testkit/testcache, whose one test (TestPrecompile) make test ran just
 #   before, to fill the cache.
 # - the command given as arguments (make test's fuzz stage) runs once
 #   those packages are done, beside what is left of the wasm shards.
@@ -55,7 +55,7 @@ module=$("$go" list -m)
 root=$(pwd)
 wasm=$module/adapters/wasm
 shell=$module/adapters/wasm/internal/shell
-testcache=$module/internal/testcache
+testcache=$module/internal/testkit/testcache
 # adapters/wasm's tests of the host's concurrency, run under -race (see
 # above); a test added to the package runs without it unless named here.
 wasm_race_tests=(
@@ -78,7 +78,7 @@ wasm_race="^($(IFS='|'; echo "${wasm_race_tests[*]}"))\$"
 wasm_shards=('^TestConformance' '^Test(Hostile|Bash|Scientific)')
 # The longest of the other packages, started first.
 longest=(adapters/wasm cmd/codeport adapters/subprocess adapters/wasm/internal/shell/wasmshell
-  adapters/http contract/schemacheck contract/sdkcheck deploy/nginx mcpserver contract/server)
+  adapters/http internal/testkit/schemacheck internal/testkit/sdkcheck deploy/nginx mcpserver server)
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

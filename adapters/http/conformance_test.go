@@ -9,10 +9,10 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 // conformanceClient returns the adapter over baseURL, closed when t ends.

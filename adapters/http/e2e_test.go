@@ -13,10 +13,10 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 // These tests drive the adapter against what `codeport serve` runs: the

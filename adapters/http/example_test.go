@@ -6,9 +6,9 @@ import (
 	"net/http/httptest"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
-	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
+	"github.com/codeport/codeport/server"
 )
 
 // A remote contract v1 backend through the adapter. Here the backend is

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
 

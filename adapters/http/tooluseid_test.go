@@ -14,12 +14,12 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/contract"
-	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/internal/sse"
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
+	"github.com/codeport/codeport/server"
 )
 
 // mintedID is the form of the ids port.NewToolUseID mints.

@@ -18,10 +18,10 @@ import (
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

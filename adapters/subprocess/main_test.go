@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 )
 
 // workerBin is the codeport binary the tests' workers run, built once by

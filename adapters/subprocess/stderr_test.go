@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/logtest"
+	"github.com/codeport/codeport/internal/testkit/logtest"
 )
 
 // A worker's crash report is logged as an error, its first lines only: a

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/adapters/subprocess"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/internal/workspace/claimtest"
 )

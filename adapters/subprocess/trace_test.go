@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/codeport/codeport/adapters/subprocess"
-	"github.com/codeport/codeport/internal/otlptest"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/otlptest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/telemetry/tracing"
 )

@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/testcache"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/testcache"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 )

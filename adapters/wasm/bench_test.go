@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testkit/measure"
 	"github.com/codeport/codeport/port"
 )
 

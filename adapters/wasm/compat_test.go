@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/pyvenv"
+	"github.com/codeport/codeport/internal/testkit/pyvenv"
 	"github.com/codeport/codeport/port"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/conformance"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

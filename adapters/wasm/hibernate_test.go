@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/testcache"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/testcache"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
 

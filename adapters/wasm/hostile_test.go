@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/internal/hostileprog"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/hostileprog"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
-	"github.com/codeport/codeport/internal/testcache"
+	"github.com/codeport/codeport/internal/testkit/testcache"
 	"github.com/codeport/codeport/port"
 )
 

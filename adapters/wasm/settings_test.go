@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/codeport/codeport/internal/hostmem"
-	"github.com/codeport/codeport/internal/testcache"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testcache"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 
 	"github.com/codeport/codeport/port"
 )

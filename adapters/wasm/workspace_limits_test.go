@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/internal/workspace/claimtest"
 	"github.com/codeport/codeport/port"

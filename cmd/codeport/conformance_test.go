@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
+	"github.com/codeport/codeport/server"
 )
 
 func runConformance(t *testing.T, args ...string) (int, string, string) {

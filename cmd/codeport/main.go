@@ -36,8 +36,8 @@ import (
 	_ "github.com/codeport/codeport/adapters/wasm/scientific"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/contract"
-	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 	"github.com/codeport/codeport/telemetry"
 )
 

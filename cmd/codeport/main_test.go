@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 )
 
 // cli runs the command in process with the test's runtime directory and a

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/mcpserver"
+	"github.com/codeport/codeport/server"
 )
 
 // mcpAbout is mcp's help between its synopsis and its flags.

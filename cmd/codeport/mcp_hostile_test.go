@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 )
 
 // startMCPListen runs `codeport mcp --listen` in process with args and

@@ -20,10 +20,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/pyvenv"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/pyvenv"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/server"
 )
 
 // mcpPythonVersion is the official MCP Python SDK the cross-check pins: the

@@ -18,9 +18,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/pyvenv"
-	"github.com/codeport/codeport/internal/testcache"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/pyvenv"
+	"github.com/codeport/codeport/internal/testkit/testcache"
 )
 
 // The README's quickstart is the first thing a new user runs, so it is run

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
+	"github.com/codeport/codeport/server"
 )
 
 // startHTTPServer serves porttest, whose code execution takes execTime,

@@ -17,8 +17,8 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/contract/server"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 // Bounds of serve's HTTP server beyond its settings (binding.Config's

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
 

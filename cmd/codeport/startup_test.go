@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/internal/logtest"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 

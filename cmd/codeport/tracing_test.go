@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/otlptest"
+	"github.com/codeport/codeport/internal/testkit/otlptest"
 	"github.com/codeport/codeport/port"
 )
 

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testkit/measure"
 )
 
 // ErrNoNginx is FindNginx's error when nginx is not installed.

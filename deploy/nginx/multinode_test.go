@@ -21,7 +21,7 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/contract"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
 

@@ -31,7 +31,7 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
-	"github.com/codeport/codeport/contract/responses"
+	"github.com/codeport/codeport/gateway/responses"
 	"github.com/codeport/codeport/port"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/contract/responses"
-	"github.com/codeport/codeport/internal/testwait"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/gateway/responses"
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 )
 
 // TestTurnCorrectsAnError runs the example's loop against the real

@@ -1,6 +1,6 @@
 // Package openapispec loads codeport's OpenAPI document (contract.OpenAPI)
 // for validation, once for the CLI's conformance command and the tests of
-// contract and contract/server alike.
+// contract and package server alike.
 //
 //	spec, err := openapispec.Load()
 //	route, params, err := spec.Router.FindRoute(req)

@@ -1,7 +1,7 @@
 // Package purpose writes the text a model is shown about a code execution
 // tool, from the bound backend's capability description only, so that it
 // never promises a package, a network or a limit the backend does not
-// have. binding (stateful sessions) and contract/responses (a fresh session
+// have. binding (stateful sessions) and gateway/responses (a fresh session
 // per call) both use it.
 package purpose
 

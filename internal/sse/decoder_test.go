@@ -208,7 +208,7 @@ func TestErrorsStick(t *testing.T) {
 	}
 }
 
-// What contract/server writes reads back in canonical mode as it was.
+// What package server writes reads back in canonical mode as it was.
 func TestTheCanonicalFormRoundTrips(t *testing.T) {
 	var b []byte
 	b = AppendEvent(b, "stdout", []byte(`{"text":"0\n"}`))

@@ -1,7 +1,7 @@
 // Package sse reads and writes Server-Sent Events (text/event-stream, see
 // contract.EventStreamType): the one reader of event streams in codeport,
 // used by adapters/http for a streamed exec, by `codeport conformance` to
-// check our server's streams, and by contract/server to write them.
+// check our server's streams, and by package server to write them.
 //
 // Reading follows the WHATWG HTML standard's "Parsing an event stream" and
 // "Interpreting an event stream" (section 9.2):
@@ -31,7 +31,7 @@
 // so a hostile stream (a line that never ends, data lines without end)
 // costs a bounded amount of memory.
 //
-// The canonical form is what contract/server writes (AppendEvent,
+// The canonical form is what package server writes (AppendEvent,
 // AppendComment): LF line ends, each event an "event: " line then one
 // "data: " line then an empty line, comment lines anywhere, nothing else.
 // Options.Canonical makes a Decoder also refuse, with a *FormatError, a

@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/codeport/codeport/adapters/wasm"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/measure"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 	"github.com/codeport/codeport/telemetry/tracing"
 )
 

@@ -5,7 +5,7 @@
 //
 // Each call is one span named by its operation ("create_session",
 // "execute", "put_file", ...), child of the span in the call's context
-// (the request span of contract/server, when it traces), with these
+// (the request span of package server, when it traces), with these
 // attributes: codeport.op, codeport.adapter, codeport.session_id, and
 // for an execution codeport.tool, codeport.timeout_ms, codeport.outcome,
 // codeport.return_code, codeport.state_lost, codeport.output_truncated and
@@ -25,7 +25,7 @@
 // (traceparent and tracestate): adapters/http in the headers of its
 // requests (httpadapter.Config.WithTracerProvider adds a client span per
 // request), adapters/subprocess in the metadata of its calls to a worker.
-// contract/server's WithTracerProvider makes a span per request, named by
+// package server's WithTracerProvider makes a span per request, named by
 // its route pattern, that continues a trace its client started. Package
 // tracingenv builds a provider from the standard OTEL_* environment
 // variables, as `codeport serve` does.

@@ -16,9 +16,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
-	"github.com/codeport/codeport/contract/server"
-	"github.com/codeport/codeport/internal/wasmtest"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 	"github.com/codeport/codeport/telemetry/tracing"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/codeport/codeport/internal/otlptest"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/otlptest"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/telemetry/tracingenv"
 )
 

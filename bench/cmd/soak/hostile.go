@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/contract"
-	"github.com/codeport/codeport/internal/hostileprog"
+	"github.com/codeport/codeport/internal/testkit/hostileprog"
 	"github.com/codeport/codeport/port"
 )
 

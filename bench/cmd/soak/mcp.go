@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/codeport/codeport/internal/measure"
+	"github.com/codeport/codeport/internal/testkit/measure"
 )
 
 // The MCP listener (codeport mcp --listen) in the hostile phase: a second

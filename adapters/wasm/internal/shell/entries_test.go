@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
-	"github.com/codeport/codeport/internal/testcache"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testcache"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 )
 
 func mustPatch(t testing.TB, in []byte) ([]byte, Stats) {

@@ -13,14 +13,14 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
-	"github.com/codeport/codeport/internal/testcache"
-	"github.com/codeport/codeport/internal/testwait"
+	"github.com/codeport/codeport/internal/testkit/testcache"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 )
 
 // engines holds one engine per memory limit and grace period for the
 // package's tests; they share one cache of the compiled shell: the tests'
-// shared file cache (internal/testcache), which make test fills outside
+// shared file cache (internal/testkit/testcache), which make test fills outside
 // the race detector, or one in memory when there is none. Compiling the
 // shell under -race took 50 of this package's 72 CPU seconds.
 var engines struct {
