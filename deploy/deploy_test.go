@@ -34,6 +34,7 @@ import (
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
 	"github.com/codeport/codeport/port"
+	httpserver "github.com/codeport/codeport/server"
 )
 
 const manifestDir = "kubernetes"
@@ -1006,7 +1007,7 @@ func sessionRoute(t *testing.T, server *directive) (string, *directive) {
 }
 
 // The router is wired to the Service, namespace and port that exist, and
-// routes by port.SessionRoutePattern, the expression node ids are made for.
+// routes by httpserver.SessionRoutePattern, the expression node ids are made for.
 func TestRouterConfig(t *testing.T) {
 	m := load(t)
 	_, ds := routerConf(t, m)
@@ -1027,8 +1028,8 @@ func TestRouterConfig(t *testing.T) {
 	server := servers[0]
 
 	re, loc := sessionRoute(t, server)
-	if re != port.SessionRoutePattern {
-		t.Errorf("the router routes by %q, node ids are made for %q", re, port.SessionRoutePattern)
+	if re != httpserver.SessionRoutePattern {
+		t.Errorf("the router routes by %q, node ids are made for %q", re, httpserver.SessionRoutePattern)
 	}
 	pp := find(loc.block, "proxy_pass")
 	if want := fmt.Sprintf("http://$served_by.%s:%d", serviceHost, svcPort); len(pp) != 1 || len(pp[0].args) != 1 || pp[0].args[0] != want {
@@ -1137,7 +1138,7 @@ func TestPlainNginxSharesTheRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(confs) == 0 {
-		t.Skip("no deploy/nginx/*.conf yet: the k8s router is checked against port.SessionRoutePattern alone (TestRouterConfig)")
+		t.Skip("no deploy/nginx/*.conf yet: the k8s router is checked against httpserver.SessionRoutePattern alone (TestRouterConfig)")
 	}
 	for _, p := range confs {
 		b, err := os.ReadFile(p)
@@ -1155,8 +1156,8 @@ func TestPlainNginxSharesTheRoute(t *testing.T) {
 			}
 		}
 		for _, re := range res {
-			if re != port.SessionRoutePattern {
-				t.Errorf("%s routes by %q, want %q", p, re, port.SessionRoutePattern)
+			if re != httpserver.SessionRoutePattern {
+				t.Errorf("%s routes by %q, want %q", p, re, httpserver.SessionRoutePattern)
 			}
 		}
 	}

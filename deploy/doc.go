@@ -10,7 +10,7 @@
 // checks what wires the pieces together, which no schema can: selectors
 // that match the pods they mean, the router's upstream names and ports
 // against the Service and the StatefulSet, its session route against
-// port.SessionRoutePattern, codeport's own settings (loaded with
+// server.SessionRoutePattern, codeport's own settings (loaded with
 // binding's loader) against the volumes, probes and resources:
 //
 //	go test ./deploy

@@ -3,9 +3,13 @@
 // process (adapters/wasm), a remote contract v1 sandbox (adapters/http) or
 // worker processes (adapters/subprocess).
 //
-// The package holds only the contract: operations, value types, typed
-// outcomes and typed errors. It has no dependencies, so gateway code and
-// adapters can both import it without pulling in a runtime.
+// The package holds the contract (operations, value types, typed outcomes
+// and typed errors) and the portable layer every adapter is wrapped in
+// (Port, below), which also seals and checks snapshots (SnapshotSession,
+// RestoreSession) and names the node a session lives on (WithNodeID). It
+// knows no transport and has no dependencies, so gateway code and
+// adapters can both import it without pulling in a runtime; the HTTP
+// routes are package server's.
 //
 // A gateway uses it like this:
 //

@@ -12,10 +12,10 @@ import (
 // behind a router. With WithNodeID, every session id the Port hands out
 // carries it, as "<node>.<driver's id>", so that a proxy can send each
 // call to the node that holds the session by matching the id with one
-// regular expression (SessionRoutePattern), with no table of sessions of
-// its own. The driver never sees the prefix: its ids, and whatever it
-// keeps under them (hibernated sessions, say), are the same with or
-// without a node id.
+// regular expression (server.SessionRoutePattern, for the HTTP routes),
+// with no table of sessions of its own. The driver never sees the prefix:
+// its ids, and whatever it keeps under them (hibernated sessions, say),
+// are the same with or without a node id.
 //
 // A node answers only for its own ids. An id that names another node is
 // refused with an *OtherNodeError (ErrSessionNotFound, so 404 on the
@@ -28,11 +28,6 @@ import (
 // that a node id can be a host name (a Kubernetes StatefulSet's pod name,
 // resolved as "<node>.<service>").
 const NodeIDPattern = `[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?`
-
-// SessionRoutePattern matches the path of every session route of a
-// node's session and captures the node id as "node". Proxies use it to
-// route (deploy/nginx holds the same expression).
-const SessionRoutePattern = `^/sessions/(?P<node>` + NodeIDPattern + `)\.[^/]+`
 
 var nodeIDRE = regexp.MustCompile(`^` + NodeIDPattern + `$`)
 

@@ -36,6 +36,12 @@ const statusClientClosed = 499
 // memory.
 const maxPathFieldBytes = 4096
 
+// SessionRoutePattern matches the path of every route of a session whose
+// id carries a node id (port.WithNodeID) and captures the node id as
+// "node". A proxy in front of several nodes routes by it, with no table
+// of sessions (deploy/nginx holds the same expression, as a test checks).
+const SessionRoutePattern = `^/sessions/(?P<node>` + port.NodeIDPattern + `)\.[^/]+`
+
 // NewHandler returns an http.Handler that serves p over code-execution
 // contract v1, plus /healthz, /capabilities, /metrics and /openapi.yaml.
 //

@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -1440,5 +1441,28 @@ func TestNodeIDs(t *testing.T) {
 	}
 	if st, _ := do("DELETE", "/sessions/"+id, ""); st != http.StatusNoContent {
 		t.Errorf("DELETE own id: %d", st)
+	}
+}
+
+// SessionRoutePattern finds the node in every route of a session whose id
+// a node made, and in no other path.
+func TestSessionRoutePatternFindsTheNode(t *testing.T) {
+	p := port.New(porttest.NewDriver(), port.WithNodeID("codeport-1"))
+	t.Cleanup(func() { _ = p.Close() })
+	s, err := p.CreateSession(context.Background(), port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := regexp.MustCompile(server.SessionRoutePattern)
+	for _, path := range []string{"/sessions/" + s.ID, "/sessions/" + s.ID + "/exec", "/sessions/" + s.ID + "/files/a.txt"} {
+		m := route.FindStringSubmatch(path)
+		if m == nil || m[route.SubexpIndex("node")] != "codeport-1" {
+			t.Errorf("%s: the route pattern does not find node codeport-1 (match %q)", path, m)
+		}
+	}
+	for _, path := range []string{"/sessions", "/sessions/", "/capabilities", "/sessions/nonode/exec", "/x/sessions/" + s.ID} {
+		if route.MatchString(path) {
+			t.Errorf("%s matched the session route pattern", path)
+		}
 	}
 }

@@ -138,7 +138,7 @@ var sessionLocation = regexp.MustCompile(`(?m)^    location ~ "([^"]+)" \{$`)
 
 // SessionPattern is the regular expression codeport.conf routes sessions
 // with, in Go's syntax (nginx's PCRE "(?<name>" written "(?P<name>"): the
-// same as port.SessionRoutePattern, as a test checks.
+// same as server.SessionRoutePattern, as a test checks.
 func SessionPattern() (string, error) {
 	b, err := Files.ReadFile("codeport.conf")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/codeport/codeport/port"
+	"github.com/codeport/codeport/server"
 )
 
 // The router matches session routes with the same expression as the
@@ -20,8 +21,8 @@ func TestSessionPatternIsThePorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != port.SessionRoutePattern {
-		t.Fatalf("codeport.conf routes sessions with\n  %s\nport.SessionRoutePattern is\n  %s", got, port.SessionRoutePattern)
+	if got != server.SessionRoutePattern {
+		t.Fatalf("codeport.conf routes sessions with\n  %s\nserver.SessionRoutePattern is\n  %s", got, server.SessionRoutePattern)
 	}
 	// And the expression captures what port.NodeOf reads from an id.
 	re := regexp.MustCompile(got)
