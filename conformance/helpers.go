@@ -27,6 +27,12 @@ type env struct {
 	described bool
 	caps      port.Capabilities
 	capsErr   error
+
+	// heavy is set by the checks of packages (packageSession): their cells
+	// import numpy, pandas, sympy or matplotlib, seconds of work that a
+	// loaded machine stretches, so they ask for heavyTimeout rather than
+	// the backend's default deadline.
+	heavy bool
 }
 
 // check adapts a check body to Check.Run.
@@ -114,7 +120,11 @@ func (e *env) toolRefused(kind port.ToolKind, err error) {
 
 // code runs Python that must run.
 func (e *env) code(id, code string) port.Result {
-	return e.exec(id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
+	req := port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code}
+	if e.heavy {
+		req.Timeout = heavyTimeout
+	}
+	return e.exec(id, req)
 }
 
 // codeOK runs Python that must complete with return code 0, and returns its
