@@ -1,11 +1,11 @@
 // Package messages gives gateways that speak Anthropic's Messages API (and
-// contract v1) the code_execution tool definition and the content blocks of
-// one executed call, so no gateway hand-writes these shapes.
+// contract v1) the code execution tool definitions and the content blocks
+// of one executed call, so no gateway hand-writes these shapes.
 //
-// The result block is the one contract v1 returns (contract.ResultFromPort),
-// so the two cannot drift apart.
-//
-// Usage:
+// Two versions of the tool are covered. The older one (code_execution
+// calls with input {code}: ToolDefinition, Blocks) returns the result
+// block contract v1 returns (contract.ResultFromPort), so the two cannot
+// drift apart:
 //
 //	caps, _ := bound.Describe(ctx)              // binding.Bound fills PurposeHint
 //	tools = append(tools, messages.ToolDefinition(caps.PurposeHint))
@@ -15,4 +15,22 @@
 //	if err != nil { /* the call did not run: report it */ }
 //	use, result := messages.Blocks(id, code, res)
 //	content = append(content, use, result)
+//
+// The 2025-08-25 one, which a client declares as ToolDefinition20250825,
+// has two calls, bash_code_execution {command} and
+// text_editor_code_execution {command, path, ...}, over one container
+// whose files last the conversation (one session). The gateway offers the
+// model BashToolDefinition and TextEditorToolDefinition, makes a Call of
+// each tool use, and returns its server_tool_use and result blocks, those
+// of Anthropic's SDK, errors included; files come in through
+// container_upload blocks (ContainerUploadFileID) and go out by the ids
+// the gateway's file store gives them (FileIDFunc):
+//
+//	call := messages.Call{ID: messages.NewToolUseID(), Name: use.Name, Input: use.Input}
+//	req, err := call.Request()
+//	var res port.Result
+//	if err == nil {
+//		res, err = p.Execute(ctx, sessionID, req)
+//	}
+//	content = append(content, call.ServerToolUse(), call.Result(res, err, fileIDs))
 package messages

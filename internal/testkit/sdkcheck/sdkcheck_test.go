@@ -191,6 +191,7 @@ func liveFixtures(t *testing.T) []fixture {
 			fixture{"live/messages/code-execution-tool-result/" + c.name, "anthropic.code_execution_tool_result", raw(t, result), nil},
 		)
 	}
+	fx = append(fx, live20250825Fixtures(t, ctx, p)...)
 	fx = append(fx, liveOutputFiles(t, ctx, p)...)
 	return append(fx, liveFigure(t, ctx)...)
 }
@@ -273,6 +274,7 @@ func TestOfficialSDKsParseTheShapes(t *testing.T) {
 	// Build the fixtures first: they need no Python, and their own
 	// invariants are checked below whatever the SDKs say.
 	fx := append(responsesFixtures(t), messagesFixtures(t)...)
+	fx = append(fx, messages20250825Fixtures(t)...)
 	fx = append(fx, liveFixtures(t)...)
 	checkStreams(t, fx)
 

@@ -24,12 +24,33 @@ import anthropic
 import openai
 import pydantic
 from anthropic.types import (
+    BashCodeExecutionToolResultBlock,
+    BashCodeExecutionToolResultBlockParam,
+    CodeExecutionTool20250825Param,
     CodeExecutionToolResultBlock,
     CodeExecutionToolResultBlockParam,
+    ContainerUploadBlock,
+    ContainerUploadBlockParam,
     ContentBlock,
+    MessageParam,
     ServerToolUseBlock,
     ServerToolUseBlockParam,
+    TextEditorCodeExecutionToolResultBlock,
+    TextEditorCodeExecutionToolResultBlockParam,
     ToolParam,
+)
+from anthropic.types.beta import (
+    BetaBashCodeExecutionToolResultBlock,
+    BetaBashCodeExecutionToolResultBlockParam,
+    BetaCodeExecutionTool20250825Param,
+    BetaContainerUploadBlock,
+    BetaContainerUploadBlockParam,
+    BetaContentBlock,
+    BetaMessageParam,
+    BetaServerToolUseBlock,
+    BetaServerToolUseBlockParam,
+    BetaTextEditorCodeExecutionToolResultBlock,
+    BetaTextEditorCodeExecutionToolResultBlockParam,
 )
 from openai.types.responses import (
     FunctionTool,
@@ -186,6 +207,9 @@ UNION_NAMES = {
     id(ResponseOutputItem): "ResponseOutputItem",
     id(ResponseStreamEvent): "ResponseStreamEvent",
     id(ContentBlock): "ContentBlock",
+    id(BetaContentBlock): "BetaContentBlock",
+    id(MessageParam): "MessageParam",
+    id(BetaMessageParam): "BetaMessageParam",
 }
 
 
@@ -256,11 +280,65 @@ def check_function_tool(value):
     return check_model(FunctionTool, value) + check_typeddict(FunctionToolParam, value)
 
 
-def check_server_tool_use(value):
+def check_content_block(value, model, param, beta_model, beta_param):
+    """A content block of a response, in the Messages API's types and the
+    beta ones, directly and through the content block union; and the same
+    block sent back in a request."""
     return (
-        check_model(ServerToolUseBlock, value)
-        + check_model(ContentBlock, value, expect_class=ServerToolUseBlock)
-        + check_typeddict(ServerToolUseBlockParam, value)
+        check_model(model, value)
+        + check_model(ContentBlock, value, expect_class=model)
+        + check_typeddict(param, value)
+        + check_model(beta_model, value)
+        + check_model(BetaContentBlock, value, expect_class=beta_model)
+        + check_typeddict(beta_param, value)
+    )
+
+
+def check_server_tool_use(value):
+    return check_content_block(
+        value, ServerToolUseBlock, ServerToolUseBlockParam, BetaServerToolUseBlock, BetaServerToolUseBlockParam
+    )
+
+
+def check_bash_code_execution_result(value):
+    return check_content_block(
+        value,
+        BashCodeExecutionToolResultBlock,
+        BashCodeExecutionToolResultBlockParam,
+        BetaBashCodeExecutionToolResultBlock,
+        BetaBashCodeExecutionToolResultBlockParam,
+    )
+
+
+def check_text_editor_code_execution_result(value):
+    return check_content_block(
+        value,
+        TextEditorCodeExecutionToolResultBlock,
+        TextEditorCodeExecutionToolResultBlockParam,
+        BetaTextEditorCodeExecutionToolResultBlock,
+        BetaTextEditorCodeExecutionToolResultBlockParam,
+    )
+
+
+def check_container_upload_param(value):
+    """A container_upload block as a client sends it: the block's request
+    type, and inside a user message."""
+    problems = check_typeddict(ContainerUploadBlockParam, value) + check_typeddict(BetaContainerUploadBlockParam, value)
+    message = {"role": "user", "content": [value, {"type": "text", "text": "Summarise the file."}]}
+    for td in (MessageParam, BetaMessageParam):
+        problems += [f"in a user message: {p}" for p in check_typeddict(td, message)]
+    return problems
+
+
+def check_container_upload(value):
+    """A container_upload block as a response carries it, and the same
+    block sent back in a request."""
+    return (
+        check_model(ContainerUploadBlock, value)
+        + check_model(ContentBlock, value, expect_class=ContainerUploadBlock)
+        + check_model(BetaContainerUploadBlock, value)
+        + check_model(BetaContentBlock, value, expect_class=BetaContainerUploadBlock)
+        + check_container_upload_param(value)
     )
 
 
@@ -282,6 +360,13 @@ CHECKS = {
     "anthropic.tool": lambda v: check_typeddict(ToolParam, v),
     "anthropic.server_tool_use": check_server_tool_use,
     "anthropic.code_execution_tool_result": check_code_execution_result,
+    "anthropic.code_execution_tool_20250825": lambda v: (
+        check_typeddict(CodeExecutionTool20250825Param, v) + check_typeddict(BetaCodeExecutionTool20250825Param, v)
+    ),
+    "anthropic.bash_code_execution_tool_result": check_bash_code_execution_result,
+    "anthropic.text_editor_code_execution_tool_result": check_text_editor_code_execution_result,
+    "anthropic.container_upload": check_container_upload,
+    "anthropic.container_upload_param": check_container_upload_param,
 }
 
 
