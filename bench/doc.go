@@ -33,9 +33,11 @@
 // The scientific profile's workloads (S1 numpy matmul, S2 pandas groupby,
 // S3 sympy integrate, S4 sympy solve, S5 a matplotlib chart saved as PNG)
 // run on two peers only: inproc with
-// --profile scientific, and native, the host's CPython in a cached virtual
+// --profile scientific, and native, CPython in a cached virtual
 // environment with the package versions the profile's Describe lists (installed by pip on first use;
-// "absent" without python3 or pip).
+// "absent" without python3 or pip): the interpreter CODEPORT_BENCH_NATIVE_PYTHON
+// names, which bench/cmd/sidebyside sets to one of the runtime's version
+// (python3.13), else the host's python3.
 //
 // BenchmarkScale (scale_test.go) fills one in-process node through its
 // server with CODEPORT_BENCH_LIVE live idle sessions (default 1,000) and
@@ -56,8 +58,12 @@
 //
 // The table is made by bench/cmd/sidebyside, which runs these benchmarks,
 // drives pydantic-monty through bench/monty_driver.py and eryx (pyeryx)
-// through bench/eryx_driver.py for the same workloads, and writes
-// bench/results.md (`make bench`):
+// through bench/eryx_driver.py for the same workloads, runs W5 and S1 on
+// codeport's own WebAssembly module under Wasmtime through
+// bench/wasmtime_driver.py (the ceiling of the same build: the same module,
+// WASI setup, exports and in-guest driver, with Cranelift's code instead of
+// wazero's), times W5 in native CPython of the runtime's version through
+// bench/native_driver.py, and writes bench/results.md (`make bench`):
 //
 //	go test -run '^$' -bench . -benchtime 1x ./bench        # the numbers alone
 //	go run ./bench/cmd/sidebyside -out bench/results.md    # the table

@@ -20,8 +20,6 @@ import contextlib
 import json
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -107,27 +105,6 @@ def w5():
             run(s, CPU_CODE, CPU_OUT)
             samples.append(time.perf_counter() - t0)
     return report('loop', samples)
-
-
-def native_w5():
-    """The same loop in the host's own CPython, timed inside it."""
-    python = shutil.which('python3') or sys.executable
-    script = (
-        'import json, sys, time\n'
-        'src = sys.argv[1]\n'
-        'out = []\n'
-        f'for _ in range({reps(5)}):\n'
-        '    g = {}\n'
-        '    t0 = time.perf_counter()\n'
-        '    exec(src.replace("print(total)", "pass"), g)\n'
-        '    out.append(time.perf_counter() - t0)\n'
-        '    assert g["total"] == 333332833333500000\n'
-        'print(json.dumps({"samples": out, "version": sys.version.split()[0]}))\n'
-    )
-    res = subprocess.run([python, '-c', script, CPU_CODE], capture_output=True, text=True, check=True)
-    got = json.loads(res.stdout)
-    out = report('loop', got['samples'])
-    return out, got['version']
 
 
 def w6_memory():
@@ -225,15 +202,12 @@ def main():
             results[name] = {'na': 1.0}
             print(f'monty {name}: {type(e).__name__}: {e}', file=sys.stderr)
         print(f'monty {name}: {time.perf_counter() - t0:.1f}s', file=sys.stderr)
-    native, native_version = native_w5()
     json.dump(
         {
             'monty': results,
-            'native': {'W5CPULoop': native},
             'meta': {
                 'monty_version': pm.__version__,
                 'python': platform.python_version(),
-                'native_python': native_version,
             },
         },
         sys.stdout,

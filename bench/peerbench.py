@@ -1,9 +1,11 @@
 """What bench's Python drivers share: the workloads' programs (as in
-bench/workloads_test.go), their sample counts, the percentiles they report
-(as internal/testkit/measure.Report computes them) and the helpers to measure a
-process tree and run clients at once. bench/monty_driver.py and
-bench/eryx_driver.py import it from beside them; each runs in its own
-virtual environment, so this module imports nothing but the standard
+bench/workloads_test.go and, for S1, bench/scientific_test.go), their
+sample counts, the percentiles they report (as
+internal/testkit/measure.Report computes them) and the helpers to measure a
+process tree and run clients at once. bench/monty_driver.py,
+bench/eryx_driver.py, bench/wasmtime_driver.py and bench/native_driver.py
+import it from beside them; each runs in its own virtual environment (the
+native one in none), so this module imports nothing but the standard
 library.
 """
 
@@ -32,6 +34,14 @@ TEN_CELLS = [
 ]
 TEN_CELLS_OUT = '72 13 78 [1, 7, 13, 19, 25]\n'
 DEFAULT_POOL = 2
+# S1, as bench/scientific_test.go's sciMatmul: setup (off the clock), the
+# timed code, what it prints, and its sample count before scaling.
+SCI_MATMUL = (
+    'import numpy as np\na = np.random.default_rng(1).random((200, 200))',
+    'b = a @ a\nprint(b.shape, bool((b > 0).all()))',
+    '(200, 200) True\n',
+    15,
+)
 CURVE_CLIENTS = [1, 2, 4, 8, 16]
 IDLE_SESSIONS = 16
 

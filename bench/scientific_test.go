@@ -97,8 +97,10 @@ func BenchmarkS5Chart(b *testing.B) { benchScientific(b, sciChart) }
 
 // benchScientific runs w on two peers: "inproc" (the in-process adapter
 // with the scientific profile; each sample is one Execute, as a client
-// sees it) and "native" (the host's CPython with the numpy and pandas
-// versions the profile's Describe lists, timed inside the interpreter).
+// sees it) and "native" (CPython with the numpy and pandas versions the
+// profile's Describe lists, timed inside the interpreter: the interpreter
+// named by CODEPORT_BENCH_NATIVE_PYTHON, which bench/cmd/sidebyside sets to
+// one of the runtime's version, else the host's python3).
 func benchScientific(b *testing.B, w sciWorkload) {
 	var pkgs []port.Package
 	b.Run("inproc", func(b *testing.B) {
@@ -179,18 +181,20 @@ func nativeSamples(py string, w sciWorkload, n int) ([]time.Duration, error) {
 // scientificPython returns the python of a cached virtual environment
 // (under the user's cache directory) with pkgs installed by pip at their
 // listed versions (the packages' own dependencies as pip resolves them),
-// building it on first use.
+// building it on first use with the interpreter CODEPORT_BENCH_NATIVE_PYTHON
+// names (python3 when unset).
 func scientificPython(pkgs []port.Package) (string, error) {
 	if len(pkgs) == 0 {
 		return "", errors.New("the scientific profile listed no packages")
 	}
-	python3, err := exec.LookPath("python3")
+	name := cmp.Or(os.Getenv("CODEPORT_BENCH_NATIVE_PYTHON"), "python3")
+	python3, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("python3 is not on PATH: %w", err)
+		return "", fmt.Errorf("%s is not on PATH: %w", name, err)
 	}
 	v, err := exec.Command(python3, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
 	if err != nil {
-		return "", fmt.Errorf("python3 does not run: %w", err)
+		return "", fmt.Errorf("%s does not run: %w", name, err)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
@@ -199,7 +203,7 @@ func scientificPython(pkgs []port.Package) (string, error) {
 	// Describe lists import names; pip wants distribution names.
 	dist := map[string]string{"dateutil": "python-dateutil", "PIL": "pillow"}
 	reqs := make([]string, len(pkgs))
-	name := "bench-venv-py" + strings.TrimSpace(string(v))
+	name = "bench-venv-py" + strings.TrimSpace(string(v))
 	for i, p := range pkgs {
 		reqs[i] = cmp.Or(dist[p.Name], p.Name) + "==" + p.Version
 		name += "-" + p.Name + p.Version

@@ -1,7 +1,8 @@
 // Command sidebyside runs codeport's side-by-side benchmarks (package
-// bench) and the same workloads on pydantic-monty and eryx, prints the
-// table and writes it, with a description of the machine, to
-// bench/results.md.
+// bench) and the same workloads on pydantic-monty and eryx, W5 and S1 on
+// codeport's own module under Wasmtime (the ceiling of the same build) and
+// W5 in native CPython of the runtime's version, prints the table and
+// writes it, with a description of the machine, to bench/results.md.
 //
 //	go run ./bench/cmd/sidebyside -out bench/results.md   # what `make bench` runs
 //	CODEPORT_BENCH_REFERENCE_URL=http://127.0.0.1:18080 go run ./bench/cmd/sidebyside
@@ -12,6 +13,15 @@
 // runs the same way in a virtual environment of its own on the first of
 // python3.13 and python3.12 that runs (its only wheel is cp312-abi3);
 // without one its column is absent.
+//
+// The native reference is CPython of the runtime's own version
+// (python3.13, found as eryx's is): bench/native_driver.py times W5 in it,
+// and the scientific benchmarks' native peer uses it too
+// (CODEPORT_BENCH_NATIVE_PYTHON); without it, the host's python3, and the
+// table says which version it is. The wasmtime column (bench/wasmtime_driver.py)
+// runs in a virtual environment of its own with the pinned wasmtime, made
+// with that same interpreter; without it, or if pip fails, the column is
+// absent.
 package main
 
 import (
@@ -30,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/bench/internal/table"
 )
 
@@ -44,6 +55,15 @@ const eryxVersion = "0.11.0"
 // eryxPythons are the interpreters tried, in order, for eryx's environment:
 // pyeryx's only wheel is cp312-abi3, so it needs a Python >= 3.12.
 var eryxPythons = []string{"python3.13", "python3.12"}
+
+// wasmtimeVersion is the wasmtime package (Wasmtime's Python embedding)
+// that runs codeport's own module for the ceiling column.
+const wasmtimeVersion = "51.0.0"
+
+// nativePythonEnv names the interpreter the scientific benchmarks' native
+// peer runs (bench/scientific_test.go), set for `go test` to the native
+// reference found here.
+const nativePythonEnv = "CODEPORT_BENCH_NATIVE_PYTHON"
 
 func main() {
 	out := flag.String("out", "", "write the results to this markdown file (relative to the module root)")
@@ -66,7 +86,20 @@ func run(out string, scale float64, force bool) error {
 	env := append(os.Environ(), fmt.Sprintf("CODEPORT_BENCH_SCALE=%g", scale))
 
 	var res table.Results
+	res.RuntimePython = wasm.RuntimeVersion
 	notes := []string{}
+
+	native, err := nativePython(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "native CPython absent:", err)
+		notes = append(notes, "native CPython absent: "+firstLine(err.Error()))
+	} else {
+		if native.note != "" {
+			fmt.Fprintln(os.Stderr, "native CPython:", native.note)
+			notes = append(notes, native.note)
+		}
+		env = append(env, nativePythonEnv+"="+native.path)
+	}
 
 	fmt.Println("== go test -bench ./bench (codeport in process, over HTTP, subprocess, reference)")
 	goOut, goErr := goBench(ctx, root, env)
@@ -90,6 +123,27 @@ func run(out string, scale float64, force bool) error {
 		notes = append(notes, "eryx cannot run: "+o)
 	}
 
+	fmt.Println("== wasmtime", wasmtimeVersion, "(codeport's own module)")
+	wasmtimeMeta, err := wasmtimeColumn(ctx, root, env, native, &res)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wasmtime column absent:", err)
+		notes = append(notes, "wasmtime absent: "+firstLine(err.Error()))
+	} else if o := wasmtimeMeta["omitted"]; o != "" {
+		notes = append(notes, "wasmtime cannot run: "+o)
+	}
+
+	if native.path != "" {
+		fmt.Println("== native CPython", native.version)
+		var o nativeOutput
+		if err := runDriver(ctx, root, env, native.path, "native_driver.py", &o); err != nil {
+			fmt.Fprintln(os.Stderr, "native CPython absent:", err)
+			notes = append(notes, "native CPython absent: "+firstLine(err.Error()))
+		} else {
+			res.Add(table.Native, o.Native)
+			res.NativePython = o.Meta["python"]
+		}
+	}
+
 	md := res.Markdown()
 	elapsed := time.Since(start).Round(time.Second)
 	fmt.Println()
@@ -105,7 +159,7 @@ func run(out string, scale float64, force bool) error {
 	if (goErr != nil || res.AnyFailed()) && !force {
 		return fmt.Errorf("not writing %s: a benchmark failed (-force writes it anyway): %w", out, errors.Join(goErr, errors.New("see the output above")))
 	}
-	doc := document(ctx, md, meta, eryxMeta, notes, elapsed)
+	doc := document(ctx, md, meta, eryxMeta, wasmtimeMeta, res.NativePython, notes, elapsed)
 	path := out
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
@@ -145,9 +199,8 @@ func goBench(ctx context.Context, root string, env []string) ([]byte, error) {
 
 // montyOutput is what bench/monty_driver.py prints.
 type montyOutput struct {
-	Monty  map[string]table.Metrics `json:"monty"`
-	Native map[string]table.Metrics `json:"native"`
-	Meta   map[string]string        `json:"meta"`
+	Monty map[string]table.Metrics `json:"monty"`
+	Meta  map[string]string        `json:"meta"`
 }
 
 // monty runs the driver in the pinned environment and adds its columns.
@@ -161,7 +214,6 @@ func monty(ctx context.Context, root string, env []string, res *table.Results) (
 		return nil, err
 	}
 	res.Add(table.Monty, o.Monty)
-	res.Add(table.Native, o.Native)
 	return o.Meta, nil
 }
 
@@ -183,6 +235,85 @@ func eryx(ctx context.Context, root string, env []string, res *table.Results) (m
 	}
 	res.Add(table.Eryx, o.Eryx)
 	return o.Meta, nil
+}
+
+// wasmtimeOutput is what bench/wasmtime_driver.py prints.
+type wasmtimeOutput struct {
+	Wasmtime map[string]table.Metrics `json:"wasmtime"`
+	Meta     map[string]string        `json:"meta"`
+}
+
+// wasmtimeColumn runs the Wasmtime driver in the pinned environment, made
+// with the native reference's interpreter (the host's python3 without
+// one), and adds its column.
+func wasmtimeColumn(ctx context.Context, root string, env []string, native nativeRef, res *table.Results) (map[string]string, error) {
+	python, v := native.path, native.version
+	if python == "" {
+		var err error
+		if python, err = exec.LookPath("python3"); err != nil {
+			return nil, fmt.Errorf("python3 is not on PATH: %w", err)
+		}
+		if v, err = pythonVersion(ctx, python); err != nil {
+			return nil, fmt.Errorf("python3 does not run: %w", err)
+		}
+	}
+	py, err := venvPython(ctx, python, fmt.Sprintf("py%s-wasmtime%s", series(v), wasmtimeVersion), "wasmtime=="+wasmtimeVersion)
+	if err != nil {
+		return nil, err
+	}
+	var o wasmtimeOutput
+	if err := runDriver(ctx, root, env, py, "wasmtime_driver.py", &o); err != nil {
+		return nil, err
+	}
+	res.Add(table.Wasmtime, o.Wasmtime)
+	return o.Meta, nil
+}
+
+// nativeOutput is what bench/native_driver.py prints.
+type nativeOutput struct {
+	Native map[string]table.Metrics `json:"native"`
+	Meta   map[string]string        `json:"meta"`
+}
+
+// nativeRef is the interpreter of the native reference: its path, its
+// "major.minor", and a note when it is not of the runtime's version.
+type nativeRef struct {
+	path, version, note string
+}
+
+// nativePython finds the native reference: python<major.minor> of the
+// runtime's version (through pyenv if its shim does not run it, as
+// findPython does), or else the host's python3, with a note saying so.
+func nativePython(ctx context.Context) (nativeRef, error) {
+	want := series(wasm.RuntimeVersion)
+	name := "python" + want
+	path, v, err := findPython(ctx, name, 0, 0)
+	if err == nil && v == want {
+		return nativeRef{path: path, version: v}, nil
+	}
+	why := fmt.Sprintf("%s is Python %s", path, v)
+	if err != nil {
+		why = err.Error()
+	}
+	python3, lookErr := exec.LookPath("python3")
+	if lookErr != nil {
+		return nativeRef{}, fmt.Errorf("no %s (%s) and python3 is not on PATH", name, why)
+	}
+	v3, err := pythonVersion(ctx, python3)
+	if err != nil {
+		return nativeRef{}, fmt.Errorf("no %s (%s) and python3 does not run: %v", name, why, firstLine(err.Error()))
+	}
+	note := fmt.Sprintf("native CPython is the host's python3, Python %s, not the runtime's %s: %s", v3, want, firstLine(why))
+	return nativeRef{path: python3, version: v3, note: note}, nil
+}
+
+// series is the "major.minor" of a version.
+func series(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
 }
 
 // runDriver runs bench/<script> with py and decodes the JSON it prints
@@ -329,19 +460,22 @@ func venvPython(ctx context.Context, python, tag, requirement string) (string, e
 }
 
 // document is bench/results.md: the table, the machine, the command.
-func document(ctx context.Context, md string, meta, eryxMeta map[string]string, notes []string, elapsed time.Duration) string {
+func document(ctx context.Context, md string, meta, eryxMeta, wasmtimeMeta map[string]string, nativeVersion string, notes []string, elapsed time.Duration) string {
 	var sb strings.Builder
 	sb.WriteString("# Side-by-side benchmarks\n\n")
 	sb.WriteString("Written by `make bench` (bench/cmd/sidebyside); do not edit by hand. " +
 		"Each workload runs on every peer in one run; see bench/doc.go and bench/workloads_test.go for what each measures, " +
-		"bench/monty_driver.py for pydantic-monty, bench/eryx_driver.py for eryx.\n\n")
+		"bench/monty_driver.py for pydantic-monty, bench/eryx_driver.py for eryx, bench/wasmtime_driver.py for wasmtime (same module), " +
+		"bench/native_driver.py for native CPython's W5.\n\n")
 	sb.WriteString("Peers: codeport in process (adapters/wasm, CPython 3.13 on wazero); codeport over HTTP (the same behind " +
 		"server.NewHandler on a loopback server, client adapters/http with keep-alive); codeport subprocess (adapters/subprocess: each session in a worker process of its own, idle workers kept warm; its memory is this process and its workers); " +
 		"pydantic-monty (its worker pool, driven from Python); " +
 		"eryx (pyeryx: CPython 3.14 in Wasmtime inside the Python process that drives it; W1 warm, W3, the curve and the burst lease " +
 		"stateless sandboxes from its SandboxPool, which refills only on demand; W1 cold, W2, W4, W5 and W6 use a fresh eryx.Session, " +
 		"its only stateful kind, of which it keeps no pool; concurrent clients are threads, as execute releases the GIL; " +
-		"its memory is that one process); the reference backend (otari-sandbox-container, one CPython " +
+		"its memory is that one process); wasmtime (same module): codeport's own python.wasm (and for S1 its scientific module), byte for byte, " +
+		"run by Wasmtime from Python with the same WASI setup, exports and driver, W5 and S1 only: the ceiling of the same build; " +
+		"native CPython: the runtime's own version with no sandbox, W5 and the scientific profile only; the reference backend (otari-sandbox-container, one CPython " +
 		"subprocess per session, driven by the same adapters/http client as codeport over HTTP). " +
 		"\"absent\": the peer is not there; \"n/a\": it cannot run or report that workload. " +
 		"The reference has no warm pool: its two W1 rows measure the same path twice. " +
@@ -358,11 +492,18 @@ func document(ctx context.Context, md string, meta, eryxMeta map[string]string, 
 	gv, _ := exec.CommandContext(ctx, "go", "version").Output()
 	fmt.Fprintf(&sb, "- go: %s\n", strings.TrimSpace(string(gv)))
 	if meta != nil {
-		fmt.Fprintf(&sb, "- pydantic-monty %s on Python %s; native CPython %s\n", meta["monty_version"], meta["python"], meta["native_python"])
+		fmt.Fprintf(&sb, "- pydantic-monty %s on Python %s\n", meta["monty_version"], meta["python"])
+	}
+	if nativeVersion != "" {
+		fmt.Fprintf(&sb, "- native CPython %s (codeport's runtime: CPython %s)\n", nativeVersion, wasm.RuntimeVersion)
 	}
 	if eryxMeta != nil {
 		fmt.Fprintf(&sb, "- pyeryx %s (sandbox CPython %s) on Python %s; the driver's first session, off the clock: %s ms; its SandboxFactory: %s\n",
 			eryxMeta["eryx_version"], eryxMeta["sandbox_python"], eryxMeta["python"], eryxMeta["first_session_ms"], eryxMeta["factory"])
+	}
+	if wasmtimeMeta != nil {
+		fmt.Fprintf(&sb, "- wasmtime %s (sandbox CPython %s) on Python %s; its modules, off the clock: %s; env.invoke_ calls per S1 sample: %s\n",
+			wasmtimeMeta["wasmtime_version"], wasmtimeMeta["sandbox_python"], wasmtimeMeta["python"], wasmtimeMeta["modules"], wasmtimeMeta["s1_invokes_per_call"])
 	}
 	if u := os.Getenv("CODEPORT_BENCH_REFERENCE_URL"); u != "" {
 		fmt.Fprintf(&sb, "- reference backend at %s (same machine)\n", u)
@@ -381,8 +522,9 @@ func document(ctx context.Context, md string, meta, eryxMeta map[string]string, 
 	}
 	fmt.Fprintf(&sb, "%s\n```\n\n", strings.TrimSpace(strings.Join(append(vars, "make bench"), " ")))
 	sb.WriteString("which runs `go run ./bench/cmd/sidebyside -out bench/results.md`, i.e. " +
-		"`go test -run '^$' -bench . -benchtime 1x ./bench`, `bench/monty_driver.py` in a pinned pydantic-monty environment " +
-		"and `bench/eryx_driver.py` in a pinned pyeryx environment.\n")
+		"`go test -run '^$' -bench . -benchtime 1x ./bench`, `bench/monty_driver.py` in a pinned pydantic-monty environment, " +
+		"`bench/eryx_driver.py` in a pinned pyeryx environment, `bench/wasmtime_driver.py` in a pinned wasmtime environment " +
+		"and `bench/native_driver.py` in the native CPython.\n")
 	return sb.String()
 }
 

@@ -1,12 +1,15 @@
 // Package table turns the side-by-side benchmarks' results into the
 // markdown tables of bench/results.md: it parses `go test -bench` output
-// (the Go-driven peers) and merges the JSON of bench/monty_driver.py and
-// bench/eryx_driver.py.
+// (the Go-driven peers) and merges the JSON of bench/monty_driver.py,
+// bench/eryx_driver.py, bench/wasmtime_driver.py and bench/native_driver.py.
 //
 //	var r table.Results
 //	if err := r.ParseGoBench(goTestOutput); err != nil { ... }
 //	r.Add("monty", montyResults)
 //	r.Add("eryx", eryxResults)
+//	r.Add("wasmtime", wasmtimeResults)
+//	r.Add("native", nativeResults)
+//	r.NativePython, r.RuntimePython = "3.13.0", "3.13.5"
 //	fmt.Print(r.Markdown())
 package table
 
@@ -33,20 +36,34 @@ type Results struct {
 	m     map[string]map[string]Metrics
 	// failed holds "workload/peer" of the sub-benchmarks that failed.
 	failed map[string]bool
+	// NativePython is the version of the native CPython peer ("3.13.0"),
+	// and RuntimePython codeport's runtime's ("3.13.5"): the text beside
+	// the native numbers names both. Empty: unknown, and not said.
+	NativePython, RuntimePython string
 }
 
 // The peers that are not codeport; every codeport column gets a ratio to
-// each of them. native is the host's CPython, measured for W5 only.
+// each of them. native is CPython with no sandbox (of the runtime's version
+// when the host has it; see Results.NativePython), measured for W5 and
+// the scientific workloads only. wasmtime is codeport's own module under
+// Wasmtime (bench/wasmtime_driver.py): the ceiling for the same build,
+// measured for W5 and S1 only.
 const (
 	Monty     = "monty"
 	Eryx      = "eryx"
+	Wasmtime  = "wasmtime"
 	Reference = "reference"
 	Native    = "native"
 )
 
 // others are the peers each codeport column is compared with, in the
 // table's order.
-var others = []string{Monty, Eryx, Reference}
+var others = []string{Monty, Eryx, Wasmtime, Reference}
+
+// sectionOnly are the peers of others that run only the workloads of the
+// main table's rows (and of the scientific table): the curve and the
+// burst leave them out.
+var sectionOnly = []string{Wasmtime}
 
 var labels = map[string]string{
 	"inproc":     "codeport in process",
@@ -54,6 +71,7 @@ var labels = map[string]string{
 	"subprocess": "codeport subprocess",
 	Monty:        "pydantic-monty",
 	Eryx:         "eryx",
+	Wasmtime:     "wasmtime (same module)",
 	Reference:    "reference (otari)",
 	Native:       "native CPython",
 }
@@ -171,8 +189,8 @@ const (
 var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx}
 
 // Columns are the peers in the table's order: the Go-driven peers as they
-// came, then monty, eryx and the reference; native and the cluster peers
-// left out.
+// came, then monty, eryx, wasmtime and the reference; native and the
+// cluster peers left out.
 func (r *Results) Columns() []string {
 	var cols []string
 	for _, p := range r.Peers {
@@ -349,15 +367,16 @@ func (r *Results) Markdown() string {
 		sb.WriteString(mdRow(cells...))
 	}
 
+	sessionCols := slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return slices.Contains(sectionOnly, c) })
 	sb.WriteString("\n### Curve: first result p50 / p95 ms, and sessions/s, by concurrent clients (create + `print(1 + 1)` + destroy in a loop, default warm pool)\n\n")
 	head = []string{"clients"}
-	for _, c := range cols {
+	for _, c := range sessionCols {
 		head = append(head, Label(c))
 	}
 	sb.WriteString(mdHead(head...))
 	for _, n := range r.curveClients() {
 		cells := []string{strconv.Itoa(n)}
-		for _, c := range cols {
+		for _, c := range sessionCols {
 			w := row{workload: "Curve", prefix: fmt.Sprintf("c%d", n)}
 			s := r.cell(c, w)
 			if rate, ok := r.Get(c, "Curve")[fmt.Sprintf("c%d-sessions/s", n)]; ok && r.status(c, "Curve", w.key()) == "" {
@@ -370,7 +389,7 @@ func (r *Results) Markdown() string {
 
 	sb.WriteString("\n### Burst: simultaneous create + first result against a warm pool\n\n")
 	sb.WriteString(mdHead("peer", "pool", "requests", "p50 ms", "p95 ms", "max ms", "pool hits / cold starts"))
-	for _, c := range cols {
+	for _, c := range sessionCols {
 		if s := r.status(c, "Burst", "burst-p50-ms"); s != "" {
 			sb.WriteString(mdRow(Label(c), s, "", "", "", "", ""))
 			continue
@@ -389,7 +408,7 @@ func (r *Results) Markdown() string {
 	}
 
 	if nat := r.Get(Native, "W5CPULoop")["loop-p50-ms"]; nat > 0 {
-		fmt.Fprintf(&sb, "\n### W5 against native CPython\n\nThe same loop in the host's CPython, no sandbox: %s ms p50. Each peer's W5 median ÷ that: ", num(nat))
+		fmt.Fprintf(&sb, "\n### W5 against native CPython\n\nThe same loop in %s, no sandbox: %s ms p50. Each peer's W5 median ÷ that: ", r.nativeName(), num(nat))
 		var parts []string
 		for _, c := range cols {
 			if s := r.status(c, "W5CPULoop", "loop-p50-ms"); s != "" {
@@ -399,6 +418,9 @@ func (r *Results) Markdown() string {
 			parts = append(parts, Label(c)+" ×"+num(r.Get(c, "W5CPULoop")["loop-p50-ms"]/nat))
 		}
 		sb.WriteString(strings.Join(parts, "; ") + ".\n")
+		if s := r.ceiling(); s != "" {
+			sb.WriteString("\n" + s)
+		}
 	}
 
 	r.clusterMarkdown(&sb)
@@ -406,14 +428,57 @@ func (r *Results) Markdown() string {
 	if r.Get("inproc", sciRows[0].workload) != nil || r.Failed("inproc", sciRows[0].workload) {
 		sb.WriteString("\n### Scientific profile against native CPython (p50 / p95)\n\n" +
 			"codeport in process with `--profile scientific`, each sample one Execute as a client sees it; " +
-			"native CPython with the same numpy and pandas versions (the wheels from PyPI: numpy with OpenBLAS and SIMD, " +
+			"wasmtime (same module): the same scientific module under Wasmtime, each sample one call of its codeport_run export (S1 only); " +
+			r.nativeName() + " with the same numpy and pandas versions (the wheels from PyPI: numpy with OpenBLAS and SIMD, " +
 			"held to one thread), timed inside the interpreter.\n\n")
-		sb.WriteString(mdHead("workload", Label("inproc"), Label(Native), "codeport ÷ native"))
+		sb.WriteString(mdHead("workload", Label("inproc"), Label(Wasmtime), Label(Native),
+			"codeport ÷ wasmtime", "codeport ÷ native", "wasmtime ÷ native"))
 		for _, w := range sciRows {
-			sb.WriteString(mdRow(w.label, r.cell("inproc", w), r.cell(Native, w), r.ratio("inproc", Native, w)))
+			sb.WriteString(mdRow(w.label, r.cell("inproc", w), r.cell(Wasmtime, w), r.cell(Native, w),
+				r.ratio("inproc", Wasmtime, w), r.ratio("inproc", Native, w), r.ratio(Wasmtime, Native, w)))
 		}
 	}
 	return sb.String()
+}
+
+// nativeName names the native peer in a sentence, with its version and,
+// when that is not the runtime's major.minor, the runtime's.
+func (r *Results) nativeName() string {
+	if r.NativePython == "" {
+		return "native CPython"
+	}
+	s := "native CPython " + r.NativePython
+	if r.RuntimePython == "" {
+		return s
+	}
+	if series(r.NativePython) == series(r.RuntimePython) {
+		return s + " (the version of codeport's runtime, CPython " + r.RuntimePython + ")"
+	}
+	return s + " (not the version of codeport's runtime, CPython " + r.RuntimePython + ": no python" + series(r.RuntimePython) + " was found)"
+}
+
+// series is the "major.minor" of a version.
+func series(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// ceiling is the sentence on what W5's gap is made of: codeport in
+// process against its own module under Wasmtime (code generation and the
+// host) and that against native CPython (the build and WebAssembly).
+// Empty when either number is missing.
+func (r *Results) ceiling() string {
+	w := rows[slices.IndexFunc(rows, func(w row) bool { return w.workload == "W5CPULoop" })]
+	inproc, wt := r.ratio("inproc", Wasmtime, w), r.ratio(Wasmtime, Native, w)
+	if !strings.HasPrefix(inproc, "×") || !strings.HasPrefix(wt, "×") {
+		return ""
+	}
+	return "The ceiling, on the same module: " + Label(Wasmtime) + " runs W5 in " + num(r.Get(Wasmtime, w.workload)[w.key()]) +
+		" ms p50. Codeport in process ÷ that: " + inproc + " (wazero's code generation and codeport's host against Wasmtime's Cranelift); " +
+		Label(Wasmtime) + " ÷ native: " + wt + " (what the build and WebAssembly cost with Cranelift's code).\n"
 }
 
 // curveClients are the client counts any peer reported, in order.
