@@ -83,42 +83,36 @@ const (
 // it (the other columns are n/a): over HTTP and in a worker the same code
 // restores, behind a transport.
 func BenchmarkW9Restore(b *testing.B) {
-	for _, p := range peers() {
-		b.Run(p.name, func(b *testing.B) {
-			if p.name != "inproc" {
-				b.ReportMetric(1, "na")
-				return
-			}
-			ctx := context.Background()
-			a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil) },
-				port.WithSnapshotKey(bytes.Repeat([]byte{7}, 32)))
-			id := newSession(b, a)
-			if err := run(ctx, a, id, restoreCode, restoreOut); err != nil {
+	inProcessOnly(b, func(b *testing.B) {
+		ctx := context.Background()
+		a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil) },
+			port.WithSnapshotKey(bytes.Repeat([]byte{7}, 32)))
+		id := newSession(b, a)
+		if err := run(ctx, a, id, restoreCode, restoreOut); err != nil {
+			b.Fatal(err)
+		}
+		var snap bytes.Buffer
+		if err := a.SnapshotSession(ctx, id, &snap, port.SnapshotOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		sampled(b, "restore", reps(8), func() time.Duration {
+			r := bytes.NewReader(snap.Bytes())
+			t0 := time.Now()
+			s, err := a.RestoreSession(ctx, r, port.SnapshotOptions{})
+			if err != nil {
 				b.Fatal(err)
 			}
-			var snap bytes.Buffer
-			if err := a.SnapshotSession(ctx, id, &snap, port.SnapshotOptions{}); err != nil {
+			if err := run(ctx, a, s.ID, restoreCheck, restoreWant); err != nil {
 				b.Fatal(err)
 			}
-			sampled(b, "restore", reps(8), func() time.Duration {
-				r := bytes.NewReader(snap.Bytes())
-				t0 := time.Now()
-				s, err := a.RestoreSession(ctx, r, port.SnapshotOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := run(ctx, a, s.ID, restoreCheck, restoreWant); err != nil {
-					b.Fatal(err)
-				}
-				d := time.Since(t0)
-				if err := a.DestroySession(ctx, s.ID); err != nil {
-					b.Fatal(err)
-				}
-				return d
-			})
-			b.ReportMetric(float64(snap.Len())/(1<<20), "snapshot-MiB")
+			d := time.Since(t0)
+			if err := a.DestroySession(ctx, s.ID); err != nil {
+				b.Fatal(err)
+			}
+			return d
 		})
-	}
+		b.ReportMetric(float64(snap.Len())/(1<<20), "snapshot-MiB")
+	})
 }
 
 // BenchmarkW10ProcessStart: a process started, the first result printed
@@ -126,29 +120,37 @@ func BenchmarkW9Restore(b *testing.B) {
 // code and the interpreter image in the compile cache (one run off the
 // clock fills it). Only the in-process column runs a process of its own.
 func BenchmarkW10ProcessStart(b *testing.B) {
+	inProcessOnly(b, func(b *testing.B) {
+		if workerBin == "" {
+			b.Fatal("no codeport binary: see TestMain's output")
+		}
+		start := func() time.Duration {
+			cmd := exec.Command(workerBin, "exec", "--compile-cache-dir", testcache.Dir(), "-c", liveCode)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			t0 := time.Now()
+			err := cmd.Run()
+			d := time.Since(t0)
+			if err != nil || stdout.String() != liveOut {
+				b.Fatalf("codeport exec: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+			}
+			return d
+		}
+		start()
+		sampled(b, "start", reps(15), start)
+	})
+}
+
+// inProcessOnly runs fn as the in-process column's sub-benchmark; every
+// other column reports n/a.
+func inProcessOnly(b *testing.B, fn func(b *testing.B)) {
 	for _, p := range peers() {
 		b.Run(p.name, func(b *testing.B) {
 			if p.name != "inproc" {
 				b.ReportMetric(1, "na")
 				return
 			}
-			if workerBin == "" {
-				b.Fatal("no codeport binary: see TestMain's output")
-			}
-			start := func() time.Duration {
-				cmd := exec.Command(workerBin, "exec", "--compile-cache-dir", testcache.Dir(), "-c", liveCode)
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				t0 := time.Now()
-				err := cmd.Run()
-				d := time.Since(t0)
-				if err != nil || stdout.String() != liveOut {
-					b.Fatalf("codeport exec: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
-				}
-				return d
-			}
-			start()
-			sampled(b, "start", reps(15), start)
+			fn(b)
 		})
 	}
 }

@@ -27,7 +27,7 @@ import time
 import pydantic_monty as pm
 from peerbench import (CPU_CODE, CPU_OUT, CURVE_CLIENTS, DEFAULT_POOL, FIRST_CODE, FIRST_OUT, IDLE_CODE,
                        IDLE_SESSIONS, LIVE_CODE, LIVE_OUT, TEN_CELLS, TEN_CELLS_OUT, curve_on, env_int,
-                       in_threads, process_start, report, reps, rss_tree)
+                       in_threads, process_start, report, reps, rss_tree, time_session_ends)
 
 
 def run(session, code, want):
@@ -156,18 +156,9 @@ def burst():
 def w7_destroy():
     """Ending a session that ran a call: leaving the checkout, which resets
     the worker and returns it to the pool."""
-    n = reps(30)
-    samples = []
     with pm.Monty(min_processes=DEFAULT_POOL) as pool:
         time.sleep(0.5)
-        for _ in range(n):
-            cm = pool.checkout()
-            s = cm.__enter__()
-            run(s, LIVE_CODE, LIVE_OUT)
-            t0 = time.perf_counter()
-            cm.__exit__(None, None, None)
-            samples.append(time.perf_counter() - t0)
-    return report('destroy', samples)
+        return time_session_ends(pool.checkout, lambda s: run(s, LIVE_CODE, LIVE_OUT))
 
 
 def w10_start():

@@ -171,3 +171,20 @@ def process_start(script):
 
     once()
     return report('start', [once() for _ in range(reps(15))])
+
+
+
+def time_session_ends(open_session, run_one):
+    """BenchmarkW7Destroy's span for a Python peer: reps(30) times, a
+    session is opened (open_session() returns a context manager whose
+    __enter__ gives it), run_one(session) runs a call in it, and only the
+    session's end (the manager's __exit__) is timed."""
+    samples = []
+    for _ in range(reps(30)):
+        cm = open_session()
+        s = cm.__enter__()
+        run_one(s)
+        t0 = time.perf_counter()
+        cm.__exit__(None, None, None)
+        samples.append(time.perf_counter() - t0)
+    return report('destroy', samples)
