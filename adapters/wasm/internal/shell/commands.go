@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -136,6 +137,9 @@ type call struct {
 	stdin  io.Reader // never nil; stops reading once ctx is done
 	stdout io.Writer
 	stderr io.Writer
+	// bufs are the output buffers out handed this call, given back to the
+	// shell's pool when the command has returned (dispatch).
+	bufs []*bufio.Writer
 }
 
 // exec runs a simple command that is neither a function nor a builtin of the
@@ -223,6 +227,7 @@ func (c *call) dispatch() int {
 		stop := context.AfterFunc(c.ctx, func() { f.SetReadDeadline(deadlinePassed) })
 		defer stop()
 	}
+	defer c.releaseBufs()
 	return c.run()
 }
 
@@ -274,6 +279,7 @@ func (c *call) runCommand(ctx context.Context, argv []string, in io.Reader) (cod
 		return 1, true
 	}
 	sub := *c
+	sub.bufs = nil // the caller's buffers stay the caller's (see releaseBufs)
 	sub.ctx = ctx
 	sub.name, sub.args = name, argv[1:]
 	sub.stdin = &ctxReader{ctx: ctx, r: in}

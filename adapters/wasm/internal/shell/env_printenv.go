@@ -55,6 +55,7 @@ loop:
 		return c.flush(w, 0)
 	}
 	sub := *c
+	sub.bufs = nil // the caller's buffers stay the caller's (see releaseBufs)
 	sub.name, sub.args, sub.env = args[0], args[1:], env
 	if _, ok := commands[sub.name]; !ok && !strings.Contains(sub.name, "/") {
 		c.errorf("'%s': No such file or directory", sub.name)

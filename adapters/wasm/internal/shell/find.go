@@ -876,6 +876,7 @@ func (f *finder) run(dir string, argv []string) int {
 		return 1
 	}
 	sub := *c
+	sub.bufs = nil // the caller's buffers stay the caller's (see releaseBufs)
 	sub.name, sub.args, sub.stdout = argv[0], argv[1:], f.w
 	if dir != "" {
 		sub.dir = dir

@@ -21,8 +21,42 @@ func (c *call) writeFailed(err error) int {
 	return 1
 }
 
-// out returns a buffered stdout; the command calls flush at the end.
-func (c *call) out() *bufio.Writer { return bufio.NewWriterSize(c.stdout, 32<<10) }
+// outBufSize is the size of a command's output buffer.
+const outBufSize = 32 << 10
+
+// out returns a buffered stdout; the command calls flush at the end. The
+// buffer is the shell's, reused by a later command once this one has
+// returned (releaseBufs): a command must not hand it to anything that
+// outlives it.
+func (c *call) out() *bufio.Writer {
+	if w, ok := c.stdout.(*bufio.Writer); ok && w.Size() >= outBufSize {
+		// Another command's buffer (find -exec's, say): written through,
+		// as bufio.NewWriterSize would, and never this call's to give back.
+		return w
+	}
+	w, _ := c.sh.outBufs.Get().(*bufio.Writer)
+	if w == nil {
+		w = bufio.NewWriterSize(c.stdout, outBufSize)
+	} else {
+		w.Reset(c.stdout)
+	}
+	c.bufs = append(c.bufs, w)
+	return w
+}
+
+// releaseBufs gives the call's output buffers back to the shell, emptied
+// of what was not flushed and of their writer. dispatch calls it when the
+// command has returned; a call a command runs within itself (a copy, as
+// xargs, env and find -exec make) starts with no buffers and leaves its
+// own to the garbage collector, so that no buffer is given back while its
+// command may still write to it.
+func (c *call) releaseBufs() {
+	for _, w := range c.bufs {
+		w.Reset(nil)
+		c.sh.outBufs.Put(w)
+	}
+	c.bufs = nil
+}
 
 // flush flushes w and returns status, or the status of a write error.
 func (c *call) flush(w *bufio.Writer, status int) int {

@@ -685,6 +685,17 @@ func TestStatePersistsAcrossRuns(t *testing.T) {
 		{"echo next", "next\n"}, // the EXIT trap was the previous command's
 		{"set -x", ""},
 		{"set +x 2>/dev/null; echo quiet", "quiet\n"},
+		// $? carries each status to the next command, and setting it runs
+		// neither the ERR trap nor set -e of the session.
+		{"true", ""},
+		{"echo $?", "0\n"},
+		{"(exit 5)", ""},
+		{"echo $?", "5\n"},
+		{"trap 'echo ERR' ERR; set -e; false", "ERR\n"},
+		{"echo $?", "1\n"},
+		{"(exit 7)", "ERR\n"},
+		{"echo $?", "7\n"},
+		{"true; echo $?", "0\n"},
 	}
 	for _, s := range steps {
 		stdout, stderr, _ := e.run(s.cmd)
