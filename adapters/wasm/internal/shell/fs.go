@@ -266,7 +266,38 @@ func (f *fsys) check(ctx context.Context, rel string) error {
 // reads a directory of many entries in batches, checking ctx between them.
 func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 	var infos []fs.FileInfo
-	err := f.at(ctx, rel, func(dir *os.Root, name string) error {
+	err := f.eachEntry(ctx, rel, func(e fs.DirEntry) error {
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed since ReadDir
+		}
+		if err != nil {
+			return err
+		}
+		infos = append(infos, f.withMode(joinRel(rel, info.Name()), info))
+		return nil
+	})
+	slices.SortFunc(infos, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
+	return infos, err
+}
+
+// readDirNames lists the names in the directory rel, sorted, as readDir
+// would but describing none: a plain ls prints only names, and describing
+// an entry is two host calls (its status and its permission bits).
+func (f *fsys) readDirNames(ctx context.Context, rel string) ([]string, error) {
+	var names []string
+	err := f.eachEntry(ctx, rel, func(e fs.DirEntry) error {
+		names = append(names, e.Name())
+		return nil
+	})
+	slices.Sort(names)
+	return names, err
+}
+
+// eachEntry calls each for the entries of the directory rel, but the
+// temporary files of replace, in batches, checking ctx between them.
+func (f *fsys) eachEntry(ctx context.Context, rel string, each func(fs.DirEntry) error) error {
+	return f.at(ctx, rel, func(dir *os.Root, name string) error {
 		fi, err := lstatIn(dir, rel, name, false)
 		if err != nil {
 			return err
@@ -288,14 +319,9 @@ func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 				if strings.HasPrefix(e.Name(), workspaceTmpPrefix) {
 					continue
 				}
-				info, err := e.Info()
-				if err != nil {
-					if errors.Is(err, fs.ErrNotExist) {
-						continue // removed since ReadDir
-					}
+				if err := each(e); err != nil {
 					return err
 				}
-				infos = append(infos, f.withMode(joinRel(rel, info.Name()), info))
 			}
 			if errors.Is(err, io.EOF) || err == nil && len(entries) == 0 {
 				return nil
@@ -305,8 +331,6 @@ func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 			}
 		}
 	})
-	slices.SortFunc(infos, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
-	return infos, err
 }
 
 // open opens the regular file rel for reading. A directory is

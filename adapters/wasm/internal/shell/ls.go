@@ -13,9 +13,9 @@ import (
 
 // lsEntry is a file ls shows.
 type lsEntry struct {
-	name string // as shown
-	rel  string // workspace-relative, "" for a device
-	info fs.FileInfo
+	name string      // as shown
+	rel  string      // workspace-relative, "" for a device
+	info fs.FileInfo // nil for a directory's entry when the listing needs only names (namesOnly)
 }
 
 func cmdLs(c *call) int {
@@ -85,7 +85,17 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 	if header {
 		fmt.Fprintf(l.w, "%s:\n", d.name)
 	}
-	infos, err := l.c.sh.fs.readDir(l.c.ctx, d.rel)
+	var infos []fs.FileInfo
+	var names []string
+	var err error
+	if l.namesOnly() {
+		names, err = l.c.sh.fs.readDirNames(l.c.ctx, d.rel)
+	} else {
+		infos, err = l.c.sh.fs.readDir(l.c.ctx, d.rel)
+		for _, info := range infos {
+			names = append(names, info.Name())
+		}
+	}
 	if err != nil {
 		l.c.errorf("cannot open directory '%s': %s", d.name, errText(err))
 		return 2
@@ -101,11 +111,15 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 		}
 		entries = append(entries, lsEntry{name: "..", info: parent})
 	}
-	for _, info := range infos {
-		if strings.HasPrefix(info.Name(), ".") && !l.o.has('a') && !l.o.has('A') {
+	for i, name := range names {
+		if strings.HasPrefix(name, ".") && !l.o.has('a') && !l.o.has('A') {
 			continue
 		}
-		entries = append(entries, lsEntry{name: info.Name(), rel: joinRel(d.rel, info.Name()), info: info})
+		e := lsEntry{name: name, rel: joinRel(d.rel, name)}
+		if infos != nil {
+			e.info = infos[i]
+		}
+		entries = append(entries, e)
 	}
 	l.sort(entries)
 	if l.o.has('l') {
@@ -133,6 +147,13 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 		}
 	}
 	return status
+}
+
+// namesOnly reports whether the listing needs no more of a directory's
+// entries than their names: no long format, no sorting by size or time,
+// no type suffixes, no recursion. Its entries then have no info.
+func (l *lister) namesOnly() bool {
+	return !l.o.has('l') && !l.o.has('S') && !l.o.has('t') && !l.o.has('F') && !l.o.has('p') && !l.o.has('R')
 }
 
 func (l *lister) sort(entries []lsEntry) {
@@ -205,10 +226,11 @@ func (l *lister) print(entries []lsEntry) {
 }
 
 func (l *lister) suffix(e lsEntry) string {
+	if !l.o.has('F') && !l.o.has('p') {
+		return "" // and e may have no info (namesOnly)
+	}
 	m := e.info.Mode()
 	switch {
-	case !l.o.has('F') && !l.o.has('p'):
-		return ""
 	case m.IsDir():
 		return "/"
 	case !l.o.has('F'):
