@@ -823,14 +823,23 @@ func (b *bc) set(name string, v bnum) error {
 		}
 		return int(iv.v.Int64()), nil
 	}
+	// A refused value leaves the setting as it was (an obase of 0 left
+	// behind divided by zero at the next print: FuzzBc).
+	keep := func(dst *int, lo, hi int64, what string) error {
+		n, err := small(lo, hi, what)
+		if err == nil {
+			*dst = n
+		}
+		return err
+	}
 	var err error
 	switch name {
 	case "scale":
-		b.scale, err = small(0, bcMaxDigits, "scale")
+		err = keep(&b.scale, 0, bcMaxDigits, "scale")
 	case "ibase":
-		b.ibase, err = small(2, 16, "ibase")
+		err = keep(&b.ibase, 2, 16, "ibase")
 	case "obase":
-		b.obase, err = small(2, 999, "obase")
+		err = keep(&b.obase, 2, 999, "obase")
 	case "last":
 		b.last = v
 	default:

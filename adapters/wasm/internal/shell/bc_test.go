@@ -44,6 +44,10 @@ func TestBc(t *testing.T) {
 		{name: "non-integer exponent", cmd: `echo "2^0.5" | bc`, stdout: "1\n", stderr: "Runtime warning (func=(main), adr="},
 		{name: "missing file", cmd: `bc nope`, stderr: "bc: File nope is unavailable.", code: 1},
 		{name: "undefined function", cmd: `echo "s(1)" | bc`, stderr: "Function s not defined."},
+		// A refused base or scale leaves the one before (FuzzBc found an
+		// obase of 0 left behind, which divided by zero at the next print).
+		{name: "refused bases kept", cmd: `printf 'obase=16\nobase=u\n255\nibase=1\n11\nobase=10\nscale=2\nscale=-1\n1/3\n' | bc`,
+			stdout: "FF\nB\n.33\n", stderr: "obase too small"},
 	})
 }
 
