@@ -83,8 +83,8 @@ func newAdapter(cfg Config) (*adapter, error) {
 		return nil, err
 	}
 	if cfg.MaxSessions == 0 {
-		cfg.MaxSessions = cfg.sessionLimit() // once, as the wasm adapter does
-		b := hostmem.Read()
+		b := hostmem.Read() // once, as the wasm adapter does
+		cfg.MaxSessions = cfg.sessionLimit(b)
 		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.MaxSessions,
 			"memory_bytes", b.Bytes, "from", b.Source, "worker_memory_limit", cfg.dataLimit())
 	}

@@ -220,7 +220,7 @@ func (c Config) dataLimit() int64 {
 // memory limit each (dataLimit, which covers the worker's own runtime;
 // see wasm.Settings.SessionLimit), and never fewer than the workers kept
 // started hold.
-func (c Config) sessionLimit() int {
+func (c Config) sessionLimit(b hostmem.Budget) int {
 	if c.MaxSessions > 0 {
 		return c.MaxSessions
 	}
@@ -229,7 +229,7 @@ func (c Config) sessionLimit() int {
 	if perWorker <= 0 { // no OS limit: the sessions' and the runtime's
 		perWorker = c.Limits().MemoryBytes*int64(spw) + workerMemoryOverhead
 	}
-	workers := hostmem.Fit(hostmem.Read().Bytes, perWorker)
+	workers := hostmem.Fit(b.Bytes, perWorker)
 	if workers == 0 {
 		workers = fallbackWorkers
 	}

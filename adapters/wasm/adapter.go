@@ -90,8 +90,8 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if cfg.MaxSessions == 0 {
 		// Resolved once: the limit published and enforced stays the same
 		// for the adapter's life.
-		cfg.MaxSessions = cfg.SessionLimit()
 		b := hostmem.Read()
+		cfg.MaxSessions = cfg.sessionLimit(b)
 		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.MaxSessions,
 			"memory_bytes", b.Bytes, "from", b.Source, "memory_limit", cfg.MemoryLimit)
 	}

@@ -177,7 +177,16 @@ func (s Settings) SessionLimit() int {
 	if s.MaxSessions > 0 {
 		return s.MaxSessions
 	}
-	if n := hostmem.Fit(hostmem.Read().Bytes, s.MemoryLimit); n > 0 {
+	return s.sessionLimit(hostmem.Read())
+}
+
+// sessionLimit is SessionLimit within the budget b, read once by the
+// caller that also logs it.
+func (s Settings) sessionLimit(b hostmem.Budget) int {
+	if s.MaxSessions > 0 {
+		return s.MaxSessions
+	}
+	if n := hostmem.Fit(b.Bytes, s.MemoryLimit); n > 0 {
 		return n
 	}
 	return fallbackMaxSessions
