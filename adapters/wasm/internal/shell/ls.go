@@ -85,17 +85,7 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 	if header {
 		fmt.Fprintf(l.w, "%s:\n", d.name)
 	}
-	var infos []fs.FileInfo
-	var names []string
-	var err error
-	if l.namesOnly() {
-		names, err = l.c.sh.fs.readDirNames(l.c.ctx, d.rel)
-	} else {
-		infos, err = l.c.sh.fs.readDir(l.c.ctx, d.rel)
-		for _, info := range infos {
-			names = append(names, info.Name())
-		}
-	}
+	listed, err := l.entries(d)
 	if err != nil {
 		l.c.errorf("cannot open directory '%s': %s", d.name, errText(err))
 		return 2
@@ -111,16 +101,7 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 		}
 		entries = append(entries, lsEntry{name: "..", info: parent})
 	}
-	for i, name := range names {
-		if strings.HasPrefix(name, ".") && !l.o.has('a') && !l.o.has('A') {
-			continue
-		}
-		e := lsEntry{name: name, rel: joinRel(d.rel, name)}
-		if infos != nil {
-			e.info = infos[i]
-		}
-		entries = append(entries, e)
-	}
+	entries = append(entries, listed...)
 	l.sort(entries)
 	if l.o.has('l') {
 		var blocks int64
@@ -147,6 +128,30 @@ func (l *lister) listDir(d lsEntry, header bool) int {
 		}
 	}
 	return status
+}
+
+// entries reads the directory d's entries that the listing shows (hidden
+// ones with -a or -A), described only if it needs more than their names
+// (namesOnly).
+func (l *lister) entries(d lsEntry) ([]lsEntry, error) {
+	var out []lsEntry
+	add := func(name string, info fs.FileInfo) {
+		if !strings.HasPrefix(name, ".") || l.o.has('a') || l.o.has('A') {
+			out = append(out, lsEntry{name: name, rel: joinRel(d.rel, name), info: info})
+		}
+	}
+	if l.namesOnly() {
+		names, err := l.c.sh.fs.readDirNames(l.c.ctx, d.rel)
+		for _, name := range names {
+			add(name, nil)
+		}
+		return out, err
+	}
+	infos, err := l.c.sh.fs.readDir(l.c.ctx, d.rel)
+	for _, info := range infos {
+		add(info.Name(), info)
+	}
+	return out, err
 }
 
 // namesOnly reports whether the listing needs no more of a directory's
