@@ -1,0 +1,802 @@
+package containers
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/codeport/codeport/port"
+)
+
+// Id prefixes, as OpenAI's.
+const (
+	IDPrefix     = "cntr_"
+	FileIDPrefix = "cfile_"
+)
+
+// RoutePattern matches a container id and captures, as "node", the node
+// id it carries (empty without WithNodeID): a proxy in front of several
+// gateway processes sends a call naming a container to that node.
+const RoutePattern = `^cntr_(?:(?P<node>` + port.NodeIDPattern + `)_)?[0-9a-f]{32}$`
+
+var routeRE = regexp.MustCompile(RoutePattern)
+
+// NodeOf returns the node id a container id carries, "" when it carries
+// none, and false when id is not a container id.
+func NodeOf(id string) (string, bool) {
+	m := routeRE.FindStringSubmatch(id)
+	if m == nil {
+		return "", false
+	}
+	return m[routeRE.SubexpIndex("node")], true
+}
+
+// Errors. Every refusal of bad input wraps port.ErrInvalidRequest; the
+// port's own errors (port.ErrFileTooLarge, port.ErrSessionBusy,
+// port.ErrAtCapacity, ...) pass through wrapped.
+var (
+	// ErrContainerNotFound: no such container for this caller: never made,
+	// deleted, expired, ended by the backend, or another tenant's.
+	ErrContainerNotFound = errors.New("container not found")
+	// ErrFileNotFound: the container lists no such file, or the file has
+	// gone from its workspace.
+	ErrFileNotFound = errors.New("container file not found")
+	// ErrClosed: the store is closed.
+	ErrClosed = errors.New("container store closed")
+)
+
+// LimitError is a refusal by one of the store's limits.
+type LimitError struct {
+	// What is "containers" (per tenant) or "files" (per container).
+	What string
+	// Max is the limit.
+	Max int
+}
+
+func (e *LimitError) Error() string {
+	if e.What == "files" {
+		return fmt.Sprintf("a container lists at most %d files", e.Max)
+	}
+	return fmt.Sprintf("at most %d containers may be live at once", e.Max)
+}
+
+// Limits of names.
+const (
+	MaxNameBytes     = 256
+	maxFileNameBytes = 255
+	maxFileIDs       = 100
+)
+
+// Container describes a container.
+type Container struct {
+	ID   string
+	Name string
+	// Tenant owns it ("" without tenants).
+	Tenant       string
+	CreatedAt    time.Time
+	LastActiveAt time.Time
+	// Expiry is the idle time after LastActiveAt at which the container
+	// ends, as in force (the port may clamp what was asked).
+	Expiry time.Duration
+	// EndsAt is when the container ends whatever its activity, the
+	// session's lifetime; zero when the port reports none.
+	EndsAt time.Time
+	// MemoryLimit is the memory a program may use in it, in bytes (the
+	// port's limit; 0 when unknown).
+	MemoryLimit int64
+}
+
+// ExpiresAt is when the container ends if it stays idle.
+func (c Container) ExpiresAt() time.Time {
+	t := c.LastActiveAt.Add(c.Expiry)
+	if !c.EndsAt.IsZero() && c.EndsAt.Before(t) {
+		return c.EndsAt
+	}
+	return t
+}
+
+// File describes a file a container lists.
+type File struct {
+	ID          string
+	ContainerID string
+	// Path is where the program sees it (the port's working directory
+	// joined with Name).
+	Path string
+	// Name is its path relative to the workspace root.
+	Name      string
+	Bytes     int64
+	CreatedAt time.Time
+	// Source is "user" for a file put in by a client, "assistant" for
+	// one a call produced.
+	Source string
+}
+
+// CreateParams are what a container is made with.
+type CreateParams struct {
+	// Name names it; "" is refused by the Containers API (OpenAI requires
+	// one) but allowed here, for containers a tool call makes itself.
+	Name string
+	// FileIDs are files of the WithFileSource store to copy in.
+	FileIDs []string
+	// Expiry is its idle expiry; 0 for the store's default.
+	Expiry time.Duration
+}
+
+// ListParams page a list, as OpenAI's list endpoints do.
+type ListParams struct {
+	// After is the id of the last item of the previous page.
+	After string
+	// Limit is the page's size, 1 to 100; 0 means 20.
+	Limit int
+	// Ascending orders by creation time, oldest first; the default is
+	// newest first.
+	Ascending bool
+	// Name keeps only containers of that name (containers only).
+	Name string
+}
+
+// Page is one page of a list.
+type Page[T any] struct {
+	Data    []T
+	HasMore bool
+}
+
+// Store holds the containers of one gateway process. Its methods are safe
+// for concurrent use.
+type Store struct {
+	p   port.CodeExecutionPort
+	cfg config
+	// workDir is the port's working directory (Capabilities), read once.
+	workDir  string
+	workOnce sync.Once
+
+	mu      sync.Mutex
+	byID    map[string]*entry
+	tenants map[string]int // live containers per tenant, reservations included
+	closed  bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// entry is one container.
+type entry struct {
+	c          Container
+	session    string
+	background context.Context
+	files      []*File // in creation order
+	byName     map[string]*File
+	byFileID   map[string]*File
+}
+
+// New returns a store of containers over p. Close ends it and every
+// container it holds; p stays open (its owner closes it).
+func New(p port.CodeExecutionPort, opts ...Option) *Store {
+	cfg := newConfig(opts)
+	if cfg.nodeID != "" {
+		if err := port.CheckNodeID(cfg.nodeID); err != nil {
+			panic(fmt.Sprintf("containers.WithNodeID: %v", err))
+		}
+	}
+	s := &Store{
+		p:       p,
+		cfg:     cfg,
+		byID:    map[string]*entry{},
+		tenants: map[string]int{},
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	go s.sweeper()
+	return s
+}
+
+// Close ends every container (their sessions destroyed) and stops the
+// store's background work, and waits for both. Calls after Close fail
+// with ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.done
+		return nil
+	}
+	s.closed = true
+	ents := make([]*entry, 0, len(s.byID))
+	for id, e := range s.byID {
+		ents = append(ents, e)
+		delete(s.byID, id)
+	}
+	clear(s.tenants)
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+	var errs []error
+	for _, e := range ents {
+		errs = append(errs, s.destroy(e))
+	}
+	return errors.Join(errs...)
+}
+
+// destroyTimeout bounds the destruction of an ended container's session.
+const destroyTimeout = 30 * time.Second
+
+func (s *Store) destroy(e *entry) error {
+	ctx, cancel := context.WithTimeout(e.background, destroyTimeout)
+	defer cancel()
+	if err := s.p.DestroySession(ctx, e.session); err != nil {
+		s.cfg.logger.Warn("ending a container's session failed", "container", e.c.ID, "err", err)
+		return fmt.Errorf("container %s: %w", e.c.ID, err)
+	}
+	return nil
+}
+
+// sweeper ends expired containers until Close.
+func (s *Store) sweeper() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.sweep()
+		}
+	}
+}
+
+// sweep ends every container whose time has come.
+func (s *Store) sweep() {
+	now := s.cfg.now()
+	var ended []*entry
+	s.mu.Lock()
+	for _, e := range s.byID {
+		if !now.Before(e.c.ExpiresAt()) {
+			s.dropLocked(e)
+			ended = append(ended, e)
+		}
+	}
+	s.mu.Unlock()
+	for _, e := range ended {
+		s.cfg.logger.Info("container expired", "container", e.c.ID, "tenant", e.c.Tenant)
+		_ = s.destroy(e)
+	}
+}
+
+func (s *Store) dropLocked(e *entry) {
+	if s.byID[e.c.ID] != e {
+		return
+	}
+	delete(s.byID, e.c.ID)
+	if s.tenants[e.c.Tenant]--; s.tenants[e.c.Tenant] <= 0 {
+		delete(s.tenants, e.c.Tenant)
+	}
+}
+
+// workingDir is the port's working directory, "" when it says none.
+func (s *Store) workingDir(ctx context.Context) string {
+	s.workOnce.Do(func() {
+		if caps, err := s.p.Describe(ctx); err == nil {
+			s.workDir = caps.WorkingDirectory
+		}
+	})
+	return s.workDir
+}
+
+func (s *Store) pathOf(ctx context.Context, name string) string {
+	dir := s.workingDir(ctx)
+	if dir == "" {
+		return name
+	}
+	return path.Join(dir, name)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return hex.EncodeToString(b)
+}
+
+func (s *Store) newID() string {
+	if s.cfg.nodeID != "" {
+		return IDPrefix + s.cfg.nodeID + "_" + randomHex(16)
+	}
+	return IDPrefix + randomHex(16)
+}
+
+// checkName refuses a container name that is not printable UTF-8 of at
+// most MaxNameBytes.
+func checkName(name string) error {
+	if len(name) > MaxNameBytes {
+		return fmt.Errorf("%w: name is longer than %d bytes", port.ErrInvalidRequest, MaxNameBytes)
+	}
+	if !printable(name) {
+		return fmt.Errorf("%w: name must be printable UTF-8 text", port.ErrInvalidRequest)
+	}
+	return nil
+}
+
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckFileName refuses a file name a client may not give a file put into
+// a container: empty, ".", "..", with a slash or backslash, not printable
+// UTF-8, or over 255 bytes. Files go to the workspace root under that
+// name.
+func CheckFileName(name string) error {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return fmt.Errorf("%w: file name %q is not a file name", port.ErrInvalidRequest, name)
+	case len(name) > maxFileNameBytes:
+		return fmt.Errorf("%w: file name is longer than %d bytes", port.ErrInvalidRequest, maxFileNameBytes)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("%w: file name %q may not contain a slash", port.ErrInvalidRequest, short(name))
+	case !printable(name):
+		return fmt.Errorf("%w: file name must be printable UTF-8 text", port.ErrInvalidRequest)
+	}
+	return nil
+}
+
+func short(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// Create makes a container for the caller's tenant: a session of the
+// port, with the files of p.FileIDs copied in. Nothing is left behind
+// when it fails.
+func (s *Store) Create(ctx context.Context, p CreateParams) (Container, error) {
+	if err := checkName(p.Name); err != nil {
+		return Container{}, err
+	}
+	if p.Expiry < 0 {
+		return Container{}, fmt.Errorf("%w: expiry must be positive", port.ErrInvalidRequest)
+	}
+	if len(p.FileIDs) > 0 && s.cfg.source == nil {
+		return Container{}, fmt.Errorf("%w: file ids cannot be read: this gateway has no file store", port.ErrInvalidRequest)
+	}
+	if len(p.FileIDs) > min(maxFileIDs, s.cfg.maxFiles) {
+		return Container{}, fmt.Errorf("%w: at most %d file ids may be given", port.ErrInvalidRequest, min(maxFileIDs, s.cfg.maxFiles))
+	}
+	for i, id := range p.FileIDs {
+		if id == "" || !printable(id) || len(id) > MaxNameBytes {
+			return Container{}, fmt.Errorf("%w: file_ids[%d] is not a file id", port.ErrInvalidRequest, i)
+		}
+		if slices.Contains(p.FileIDs[:i], id) {
+			return Container{}, fmt.Errorf("%w: file_ids[%d] repeats %q", port.ErrInvalidRequest, i, short(id))
+		}
+	}
+	tenant := s.cfg.tenantOf(ctx)
+	// Reserve the tenant's slot before the session is made, so that
+	// concurrent creations cannot pass the limit together.
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return Container{}, ErrClosed
+	case s.tenants[tenant] >= s.cfg.maxContainers:
+		s.mu.Unlock()
+		return Container{}, &LimitError{What: "containers", Max: s.cfg.maxContainers}
+	}
+	s.tenants[tenant]++
+	s.mu.Unlock()
+	release := func() {
+		s.mu.Lock()
+		if s.tenants[tenant]--; s.tenants[tenant] <= 0 {
+			delete(s.tenants, tenant)
+		}
+		s.mu.Unlock()
+	}
+
+	expiry := cmp.Or(p.Expiry, s.cfg.expiry)
+	sess, err := s.p.CreateSession(ctx, port.CreateSessionRequest{IdleTimeout: expiry})
+	if err != nil {
+		release()
+		return Container{}, err
+	}
+	now := s.cfg.now()
+	e := &entry{
+		c: Container{
+			ID:           s.newID(),
+			Name:         p.Name,
+			Tenant:       tenant,
+			CreatedAt:    now,
+			LastActiveAt: now,
+			Expiry:       expiry,
+		},
+		session:    sess.ID,
+		background: s.cfg.background(ctx),
+		byName:     map[string]*File{},
+		byFileID:   map[string]*File{},
+	}
+	if sess.IdleTimeout > 0 && sess.IdleTimeout < expiry {
+		e.c.Expiry = sess.IdleTimeout
+	}
+	if sess.MaxLifetime > 0 {
+		e.c.EndsAt = now.Add(sess.MaxLifetime)
+	}
+	if caps, err := s.p.Describe(ctx); err == nil {
+		e.c.MemoryLimit = caps.Limits.MemoryBytes
+	}
+	for _, id := range p.FileIDs {
+		if _, err := s.copyIn(ctx, e, id); err != nil {
+			_ = s.destroy(e)
+			release()
+			return Container{}, err
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = s.destroy(e)
+		return Container{}, ErrClosed
+	}
+	s.byID[e.c.ID] = e
+	c := e.c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// lookup returns the caller's live container id, touching its activity
+// when touch is set. An expired one is ended on the way.
+func (s *Store) lookup(ctx context.Context, id string, touch bool) (*entry, error) {
+	tenant := s.cfg.tenantOf(ctx)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e := s.byID[id]
+	if e == nil || e.c.Tenant != tenant {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %q", ErrContainerNotFound, short(id))
+	}
+	now := s.cfg.now()
+	if !now.Before(e.c.ExpiresAt()) {
+		s.dropLocked(e)
+		s.mu.Unlock()
+		_ = s.destroy(e)
+		return nil, fmt.Errorf("%w: %q has expired", ErrContainerNotFound, short(id))
+	}
+	if touch {
+		e.c.LastActiveAt = now
+	}
+	s.mu.Unlock()
+	return e, nil
+}
+
+// gone handles an error of the port about e's session: a session the
+// backend no longer has means the container has ended.
+func (s *Store) gone(e *entry, err error) error {
+	if !errors.Is(err, port.ErrSessionNotFound) {
+		return err
+	}
+	s.mu.Lock()
+	s.dropLocked(e)
+	s.mu.Unlock()
+	return fmt.Errorf("%w: %q has ended: %v", ErrContainerNotFound, e.c.ID, err)
+}
+
+// Get describes the caller's container id.
+func (s *Store) Get(ctx context.Context, id string) (Container, error) {
+	e, err := s.lookup(ctx, id, false)
+	if err != nil {
+		return Container{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.c, nil
+}
+
+// List pages through the caller's containers by creation time.
+func (s *Store) List(ctx context.Context, p ListParams) (Page[Container], error) {
+	limit, err := pageLimit(p.Limit)
+	if err != nil {
+		return Page[Container]{}, err
+	}
+	tenant := s.cfg.tenantOf(ctx)
+	now := s.cfg.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return Page[Container]{}, ErrClosed
+	}
+	var all []Container
+	for _, e := range s.byID {
+		if e.c.Tenant == tenant && now.Before(e.c.ExpiresAt()) && (p.Name == "" || e.c.Name == p.Name) {
+			all = append(all, e.c)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b Container) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	data, more, err := page(all, p, limit, func(c Container) string { return c.ID })
+	return Page[Container]{Data: data, HasMore: more}, err
+}
+
+func pageLimit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return 20, nil
+	case n < 1 || n > 100:
+		return 0, fmt.Errorf("%w: limit must be from 1 to 100", port.ErrInvalidRequest)
+	}
+	return n, nil
+}
+
+// page cuts one page out of items sorted oldest first.
+func page[T any](items []T, p ListParams, limit int, id func(T) string) ([]T, bool, error) {
+	if !p.Ascending {
+		slices.Reverse(items)
+	}
+	if p.After != "" {
+		i := slices.IndexFunc(items, func(t T) bool { return id(t) == p.After })
+		if i < 0 {
+			return nil, false, fmt.Errorf("%w: after names no item of this list: %q", port.ErrInvalidRequest, short(p.After))
+		}
+		items = items[i+1:]
+	}
+	if len(items) > limit {
+		return items[:limit], true, nil
+	}
+	return items, false, nil
+}
+
+// Delete ends the caller's container id: its session is destroyed, with
+// its files.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	e, err := s.lookup(ctx, id, false)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.byID[id] != e {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrContainerNotFound, short(id))
+	}
+	s.dropLocked(e)
+	s.mu.Unlock()
+	return s.destroy(e)
+}
+
+// Execute runs one tool call in the caller's container id and returns
+// what the port returned, with the container's record of each file the
+// call produced (in the order of res.Files; a produced file that the
+// container could not list, past WithMaxFiles, is left out). The
+// container's activity is touched as the call starts and as it ends.
+func (s *Store) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, []File, error) {
+	e, err := s.lookup(ctx, id, true)
+	if err != nil {
+		return port.Result{}, nil, err
+	}
+	res, err := s.p.Execute(ctx, e.session, req)
+	if err != nil {
+		return res, nil, s.gone(e, err)
+	}
+	if res.Outcome == port.OutcomeSessionLost {
+		// What hosted the session died with its files: the container has
+		// ended, and says so to the next call that names it.
+		s.mu.Lock()
+		s.dropLocked(e)
+		s.mu.Unlock()
+		return res, nil, nil
+	}
+	now := s.cfg.now()
+	workPath := make([]string, len(res.Files))
+	for i, f := range res.Files {
+		workPath[i] = s.pathOf(ctx, f.Filename)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.c.LastActiveAt = now
+	var files []File
+	for i, f := range res.Files {
+		rec := e.byName[f.Filename]
+		if rec == nil {
+			if len(e.files) >= s.cfg.maxFiles {
+				continue
+			}
+			rec = &File{ID: FileIDPrefix + randomHex(16), ContainerID: e.c.ID, Name: f.Filename, Path: workPath[i], Source: "assistant", CreatedAt: now}
+			s.addLocked(e, rec)
+		}
+		rec.Bytes = f.Size
+		if f.Data != nil {
+			rec.Bytes = int64(len(f.Data))
+		}
+		files = append(files, *rec)
+	}
+	return res, files, nil
+}
+
+func (s *Store) addLocked(e *entry, f *File) {
+	e.files = append(e.files, f)
+	e.byName[f.Name] = f
+	e.byFileID[f.ID] = f
+}
+
+func (s *Store) removeLocked(e *entry, f *File) {
+	e.files = slices.DeleteFunc(e.files, func(g *File) bool { return g == f })
+	delete(e.byName, f.Name)
+	delete(e.byFileID, f.ID)
+}
+
+// Upload puts r into the caller's container id as the file name, at the
+// workspace root (CheckFileName), replacing a file of that name (which
+// gets a new id). The port's limits apply (port.ErrFileTooLarge, the
+// workspace's quota).
+func (s *Store) Upload(ctx context.Context, id, name string, r io.Reader) (File, error) {
+	if err := CheckFileName(name); err != nil {
+		return File{}, err
+	}
+	e, err := s.lookup(ctx, id, true)
+	if err != nil {
+		return File{}, err
+	}
+	return s.put(ctx, e, name, r)
+}
+
+// AddFile copies the gateway's file fileID (WithFileSource) into the
+// caller's container id, under the name the file store gives it.
+func (s *Store) AddFile(ctx context.Context, id, fileID string) (File, error) {
+	if s.cfg.source == nil {
+		return File{}, fmt.Errorf("%w: file ids cannot be read: this gateway has no file store", port.ErrInvalidRequest)
+	}
+	e, err := s.lookup(ctx, id, true)
+	if err != nil {
+		return File{}, err
+	}
+	return s.copyIn(ctx, e, fileID)
+}
+
+func (s *Store) copyIn(ctx context.Context, e *entry, fileID string) (File, error) {
+	name, rc, err := s.cfg.source.OpenFile(ctx, e.c.Tenant, fileID)
+	if err != nil {
+		return File{}, fmt.Errorf("file %q: %w", short(fileID), err)
+	}
+	defer rc.Close()
+	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
+	if err := CheckFileName(name); err != nil {
+		return File{}, fmt.Errorf("file %q: %w", short(fileID), err)
+	}
+	return s.put(ctx, e, name, rc)
+}
+
+func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (File, error) {
+	s.mu.Lock()
+	if e.byName[name] == nil && len(e.files) >= s.cfg.maxFiles {
+		s.mu.Unlock()
+		return File{}, &LimitError{What: "files", Max: s.cfg.maxFiles}
+	}
+	s.mu.Unlock()
+	info, err := s.p.PutFile(ctx, e.session, name, r)
+	if err != nil {
+		return File{}, s.gone(e, err)
+	}
+	now := s.cfg.now()
+	f := &File{ID: FileIDPrefix + randomHex(16), ContainerID: e.c.ID, Name: name, Path: s.pathOf(ctx, name), Bytes: info.Size, CreatedAt: now, Source: "user"}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := e.byName[name]; old != nil {
+		s.removeLocked(e, old)
+	}
+	s.addLocked(e, f)
+	e.c.LastActiveAt = now
+	return *f, nil
+}
+
+// Files pages through the files the caller's container id lists.
+func (s *Store) Files(ctx context.Context, id string, p ListParams) (Page[File], error) {
+	limit, err := pageLimit(p.Limit)
+	if err != nil {
+		return Page[File]{}, err
+	}
+	e, err := s.lookup(ctx, id, false)
+	if err != nil {
+		return Page[File]{}, err
+	}
+	s.mu.Lock()
+	all := make([]File, len(e.files))
+	for i, f := range e.files {
+		all[i] = *f
+	}
+	s.mu.Unlock()
+	data, more, err := page(all, p, limit, func(f File) string { return f.ID })
+	return Page[File]{Data: data, HasMore: more}, err
+}
+
+// File describes the file fileID of the caller's container id.
+func (s *Store) File(ctx context.Context, id, fileID string) (File, error) {
+	e, err := s.lookup(ctx, id, false)
+	if err != nil {
+		return File{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := e.byFileID[fileID]
+	if f == nil {
+		return File{}, fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
+	}
+	return *f, nil
+}
+
+// Content opens the file fileID of the caller's container id, as it is in
+// the workspace now. The caller closes the reader.
+func (s *Store) Content(ctx context.Context, id, fileID string) (io.ReadCloser, File, error) {
+	f, err := s.File(ctx, id, fileID)
+	if err != nil {
+		return nil, File{}, err
+	}
+	e, err := s.lookup(ctx, id, true)
+	if err != nil {
+		return nil, File{}, err
+	}
+	rc, info, err := s.p.GetFile(ctx, e.session, f.Name)
+	if err != nil {
+		if errors.Is(err, port.ErrFileNotFound) || errors.Is(err, port.ErrIsDirectory) {
+			return nil, File{}, fmt.Errorf("%w: %q is no longer in the container: %v", ErrFileNotFound, short(fileID), err)
+		}
+		return nil, File{}, s.gone(e, err)
+	}
+	f.Bytes = info.Size
+	return rc, f, nil
+}
+
+// DeleteFile removes the file fileID from the caller's container id: from
+// its list and from its workspace. The removal runs as a code_execution
+// call (the port has no other way to remove a file), which displays
+// nothing and leaves no name behind.
+func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
+	f, err := s.File(ctx, id, fileID)
+	if err != nil {
+		return err
+	}
+	e, err := s.lookup(ctx, id, true)
+	if err != nil {
+		return err
+	}
+	lit, _ := json.Marshal(f.Name) // a JSON string is a Python string literal
+	off := false
+	res, err := s.p.Execute(ctx, e.session, port.ExecuteRequest{
+		Tool:          port.ToolCodeExecution,
+		Code:          fmt.Sprintf("__import__('os').remove(%s)", lit),
+		DisplayValues: &off,
+	})
+	if err != nil {
+		return s.gone(e, err)
+	}
+	if res.Outcome != port.OutcomeCompleted && !strings.Contains(res.Stderr, "FileNotFoundError") {
+		return fmt.Errorf("%w: removing %q from the container failed (%s)", port.ErrRuntimeFailure, short(fileID), res.Outcome)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.byFileID[fileID] == nil {
+		return fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
+	}
+	s.removeLocked(e, e.byFileID[fileID])
+	return nil
+}

@@ -1,0 +1,511 @@
+package containers_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/gateway/containers"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
+	"github.com/codeport/codeport/port"
+)
+
+// clock is a clock a test moves by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// tenantKey carries a test's tenant in a context.
+type tenantKey struct{}
+
+func as(tenant string) context.Context {
+	return context.WithValue(context.Background(), tenantKey{}, tenant)
+}
+
+func tenantOf(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// files is an in-memory file store: the gateway's side of FileSource.
+type files map[string]struct{ owner, name, data string }
+
+func (fs files) OpenFile(_ context.Context, tenant, id string) (string, io.ReadCloser, error) {
+	f, ok := fs[id]
+	if !ok || f.owner != tenant {
+		return "", nil, fmt.Errorf("%w: no file %q", containers.ErrFileNotFound, id)
+	}
+	return f.name, io.NopCloser(strings.NewReader(f.data)), nil
+}
+
+// newStore opens a store over a fresh in-process adapter, with tenants
+// read from the context and a hand-moved clock.
+func newStore(t *testing.T, opts ...containers.Option) (*containers.Store, *port.Port, *clock) {
+	t.Helper()
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithShellAtStart(false) })
+	clk := newClock()
+	s := containers.New(p, append([]containers.Option{containers.WithTenantOf(tenantOf), containers.WithClock(clk.Now)}, opts...)...)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, p, clk
+}
+
+func run(t *testing.T, s *containers.Store, ctx context.Context, id, code string) (port.Result, []containers.File) {
+	t.Helper()
+	res, produced, err := s.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: code})
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", code, err)
+	}
+	if res.Outcome != port.OutcomeCompleted {
+		t.Fatalf("Execute(%q): %s, stderr %q", code, res.Outcome, res.Stderr)
+	}
+	return res, produced
+}
+
+func content(t *testing.T, s *containers.Store, ctx context.Context, id, fileID string) string {
+	t.Helper()
+	rc, _, err := s.Content(ctx, id, fileID)
+	if err != nil {
+		t.Fatalf("Content(%s): %v", fileID, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestCallsInAContainerContinueItsState(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := as("acme")
+	c, err := s.Create(ctx, containers.CreateParams{Name: "analysis"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(containers.RoutePattern).MatchString(c.ID) || c.Name != "analysis" || c.Tenant != "acme" {
+		t.Fatalf("container %+v", c)
+	}
+	if c.Expiry != containers.DefaultExpiry || c.MemoryLimit <= 0 {
+		t.Errorf("expiry %v, memory limit %d: want the default and the port's limit", c.Expiry, c.MemoryLimit)
+	}
+	run(t, s, ctx, c.ID, "x = 6 * 7\n_ = open('out.txt', 'w').write('first')")
+	res, produced := run(t, s, ctx, c.ID, "print(x)\n_ = open('out.txt', 'w').write('second')")
+	if res.Stdout != "42\n" {
+		t.Fatalf("the second call printed %q, want the first call's x", res.Stdout)
+	}
+	if len(produced) != 1 || produced[0].Name != "out.txt" || produced[0].Source != "assistant" || produced[0].ContainerID != c.ID || !strings.HasPrefix(produced[0].ID, containers.FileIDPrefix) {
+		t.Fatalf("produced %+v", produced)
+	}
+	if !strings.HasSuffix(produced[0].Path, "/out.txt") || produced[0].Bytes != int64(len("second")) {
+		t.Errorf("path %q, bytes %d", produced[0].Path, produced[0].Bytes)
+	}
+	// One id per path: the first call's record is the same file.
+	page, err := s.Files(ctx, c.ID, containers.ListParams{})
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != produced[0].ID {
+		t.Fatalf("Files: %+v, %v", page, err)
+	}
+	if got := content(t, s, ctx, c.ID, produced[0].ID); got != "second" {
+		t.Errorf("content %q, want what the file holds now", got)
+	}
+}
+
+func TestAnotherTenantsContainerIsUnknown(t *testing.T) {
+	s, _, _ := newStore(t)
+	c, err := s.Create(as("acme"), containers.CreateParams{Name: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Upload(as("acme"), c.ID, "data.csv", strings.NewReader("a,b\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := as("globex")
+	checks := map[string]error{}
+	_, checks["Get"] = s.Get(other, c.ID)
+	_, _, checks["Execute"] = s.Execute(other, c.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"})
+	_, checks["Upload"] = s.Upload(other, c.ID, "x.txt", strings.NewReader("x"))
+	_, checks["Files"] = s.Files(other, c.ID, containers.ListParams{})
+	_, checks["File"] = s.File(other, c.ID, f.ID)
+	_, _, checks["Content"] = s.Content(other, c.ID, f.ID)
+	checks["DeleteFile"] = s.DeleteFile(other, c.ID, f.ID)
+	checks["Delete"] = s.Delete(other, c.ID)
+	for op, err := range checks {
+		if !errors.Is(err, containers.ErrContainerNotFound) {
+			t.Errorf("%s of another tenant's container: %v, want ErrContainerNotFound", op, err)
+		}
+	}
+	if page, err := s.List(other, containers.ListParams{}); err != nil || len(page.Data) != 0 {
+		t.Errorf("List of another tenant: %+v, %v", page, err)
+	}
+	// Still the owner's, untouched.
+	if got := content(t, s, as("acme"), c.ID, f.ID); got != "a,b\n" {
+		t.Errorf("owner's file %q", got)
+	}
+}
+
+func TestAnExpiredContainerIsGoneWithItsSession(t *testing.T) {
+	s, p, clk := newStore(t, containers.WithDefaultExpiry(5*time.Minute))
+	ctx := as("")
+	idle, err := s.Create(ctx, containers.CreateParams{Name: "idle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := s.Create(ctx, containers.CreateParams{Name: "busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle.Expiry != 5*time.Minute || !idle.ExpiresAt().Equal(clk.Now().Add(5*time.Minute)) {
+		t.Fatalf("expiry %v, expires at %v", idle.Expiry, idle.ExpiresAt())
+	}
+	idleSession := s.SessionOf(idle.ID)
+	clk.Advance(4 * time.Minute)
+	run(t, s, ctx, busy.ID, "print(1)") // activity moves its expiry
+	clk.Advance(2 * time.Minute)
+	s.Sweep()
+	if _, err := s.Get(ctx, idle.ID); !errors.Is(err, containers.ErrContainerNotFound) {
+		t.Errorf("Get of an expired container: %v", err)
+	}
+	if _, err := p.ListFiles(context.Background(), idleSession, ""); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("the expired container's session: %v, want it destroyed", err)
+	}
+	if _, err := s.Get(ctx, busy.ID); err != nil {
+		t.Errorf("a container active 2 minutes ago ended with it: %v", err)
+	}
+	// Found expired on access, before any sweep.
+	clk.Advance(5 * time.Minute)
+	if _, _, err := s.Execute(ctx, busy.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}); !errors.Is(err, containers.ErrContainerNotFound) {
+		t.Errorf("Execute in an expired container: %v", err)
+	}
+	if page, _ := s.List(ctx, containers.ListParams{}); len(page.Data) != 0 {
+		t.Errorf("List shows expired containers: %+v", page.Data)
+	}
+}
+
+func TestAContainerWhoseSessionEndedIsGone(t *testing.T) {
+	s, p, _ := newStore(t, containers.WithMaxContainers(1))
+	ctx := as("")
+	c, err := s.Create(ctx, containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DestroySession(context.Background(), s.SessionOf(c.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Execute(ctx, c.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(1)"}); !errors.Is(err, containers.ErrContainerNotFound) {
+		t.Fatalf("Execute after the backend ended the session: %v", err)
+	}
+	// Its slot is free again.
+	if _, err := s.Create(ctx, containers.CreateParams{}); err != nil {
+		t.Errorf("Create after the only container ended: %v", err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	s, _, _ := newStore(t, containers.WithMaxContainers(2), containers.WithMaxFiles(2))
+	ctx := as("acme")
+	var ids []string
+	for range 2 {
+		c, err := s.Create(ctx, containers.CreateParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	var le *containers.LimitError
+	if _, err := s.Create(ctx, containers.CreateParams{}); !errors.As(err, &le) || le.What != "containers" || le.Max != 2 {
+		t.Fatalf("third container: %v, want a LimitError of 2 containers", err)
+	}
+	if _, err := s.Create(as("globex"), containers.CreateParams{}); err != nil {
+		t.Errorf("another tenant is held to its own count: %v", err)
+	}
+	if err := s.Delete(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, containers.CreateParams{}); err != nil {
+		t.Errorf("a deleted container still counts: %v", err)
+	}
+
+	for _, name := range []string{"a.txt", "b.txt"} {
+		if _, err := s.Upload(ctx, ids[1], name, strings.NewReader(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Upload(ctx, ids[1], "c.txt", strings.NewReader("c")); !errors.As(err, &le) || le.What != "files" {
+		t.Errorf("third file: %v, want a LimitError of files", err)
+	}
+	// Replacing a listed file is not a new one; it gets a new id.
+	before, _ := s.Files(ctx, ids[1], containers.ListParams{Ascending: true})
+	f, err := s.Upload(ctx, ids[1], "a.txt", strings.NewReader("again"))
+	if err != nil {
+		t.Fatalf("replacing a.txt: %v", err)
+	}
+	if f.ID == before.Data[0].ID {
+		t.Error("a replaced file kept its id")
+	}
+	if _, err := s.File(ctx, ids[1], before.Data[0].ID); !errors.Is(err, containers.ErrFileNotFound) {
+		t.Errorf("the replaced file's old id: %v", err)
+	}
+	if got := content(t, s, ctx, ids[1], f.ID); got != "again" {
+		t.Errorf("content %q", got)
+	}
+}
+
+func TestConcurrentCreationsKeepTheLimit(t *testing.T) {
+	s, _, _ := newStore(t, containers.WithMaxContainers(3))
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = s.Create(as("acme"), containers.CreateParams{}) })
+	}
+	wg.Wait()
+	made := 0
+	for _, err := range errs {
+		var le *containers.LimitError
+		switch {
+		case err == nil:
+			made++
+		case !errors.As(err, &le):
+			t.Errorf("Create: %v", err)
+		}
+	}
+	page, _ := s.List(as("acme"), containers.ListParams{})
+	if made != 3 || len(page.Data) != 3 {
+		t.Errorf("%d created, %d listed; want 3 of 8", made, len(page.Data))
+	}
+}
+
+func TestFileNamesAreChecked(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := as("")
+	c, err := s.Create(ctx, containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, "/etc/passwd", "nul\x00", "bad\xff", "new\nline", strings.Repeat("n", 256)} {
+		if _, err := s.Upload(ctx, c.ID, name, strings.NewReader("x")); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("Upload(%q): %v, want ErrInvalidRequest", name, err)
+		}
+	}
+	if page, _ := s.Files(ctx, c.ID, containers.ListParams{}); len(page.Data) != 0 {
+		t.Errorf("refused names listed: %+v", page.Data)
+	}
+	if _, err := s.Upload(ctx, c.ID, "résumé 2.txt", strings.NewReader("ok")); err != nil {
+		t.Errorf("a plain name with spaces and accents: %v", err)
+	}
+	for _, name := range []string{"bad\x01", strings.Repeat("n", containers.MaxNameBytes+1)} {
+		if _, err := s.Create(ctx, containers.CreateParams{Name: name}); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("Create(name %q): %v", name, err)
+		}
+	}
+}
+
+func TestFilesFromTheGatewaysStore(t *testing.T) {
+	src := files{
+		"file-1": {owner: "acme", name: "data.csv", data: "x,y\n1,2\n"},
+		"file-2": {owner: "acme", name: `C:\Users\me\notes.txt`, data: "notes"},
+		"file-g": {owner: "globex", name: "secret.txt", data: "globex's"},
+	}
+	s, _, _ := newStore(t, containers.WithFileSource(src), containers.WithMaxContainers(1))
+	ctx := as("acme")
+	// A file of another tenant, or none, fails the creation whole.
+	for _, ids := range [][]string{{"file-1", "file-g"}, {"file-404"}} {
+		if _, err := s.Create(ctx, containers.CreateParams{FileIDs: ids}); !errors.Is(err, containers.ErrFileNotFound) {
+			t.Errorf("Create(%v): %v, want ErrFileNotFound", ids, err)
+		}
+	}
+	for _, ids := range [][]string{{"file-1", "file-1"}, {""}} {
+		if _, err := s.Create(ctx, containers.CreateParams{FileIDs: ids}); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("Create(%q): %v, want ErrInvalidRequest", ids, err)
+		}
+	}
+	c, err := s.Create(ctx, containers.CreateParams{FileIDs: []string{"file-1", "file-2"}})
+	if err != nil {
+		t.Fatalf("Create after refusals (the one slot must be free): %v", err)
+	}
+	res, _ := run(t, s, ctx, c.ID, "print(open('data.csv').read(), open('notes.txt').read())")
+	if res.Stdout != "x,y\n1,2\n notes\n" {
+		t.Errorf("the program read %q", res.Stdout)
+	}
+	page, _ := s.Files(ctx, c.ID, containers.ListParams{Ascending: true})
+	if len(page.Data) != 2 || page.Data[0].Name != "data.csv" || page.Data[1].Name != "notes.txt" || page.Data[0].Source != "user" {
+		t.Errorf("files %+v", page.Data)
+	}
+	f, err := s.AddFile(ctx, c.ID, "file-1")
+	if err != nil || f.Name != "data.csv" {
+		t.Errorf("AddFile: %+v, %v", f, err)
+	}
+	if _, err := s.AddFile(ctx, c.ID, "file-g"); !errors.Is(err, containers.ErrFileNotFound) {
+		t.Errorf("AddFile of another tenant's file: %v", err)
+	}
+
+	plain, _, _ := newStore(t)
+	if _, err := plain.Create(ctx, containers.CreateParams{FileIDs: []string{"file-1"}}); !errors.Is(err, port.ErrInvalidRequest) {
+		t.Errorf("file ids without a file store: %v", err)
+	}
+}
+
+func TestDeletingAFileRemovesItFromTheWorkspace(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := as("")
+	c, err := s.Create(ctx, containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := `it's "quoted" ünïcode.txt`
+	f, err := s.Upload(ctx, c.ID, name, strings.NewReader("bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteFile(ctx, c.ID, f.ID); err != nil {
+		t.Fatalf("DeleteFile: %v", err)
+	}
+	res, _ := run(t, s, ctx, c.ID, "import os\nprint(sorted(os.listdir('.')))")
+	if res.Stdout != "[]\n" {
+		t.Errorf("workspace after the delete: %q", res.Stdout)
+	}
+	if err := s.DeleteFile(ctx, c.ID, f.ID); !errors.Is(err, containers.ErrFileNotFound) {
+		t.Errorf("deleting it again: %v", err)
+	}
+	// A file the program removed is listed but cannot be read.
+	_, produced := run(t, s, ctx, c.ID, "_ = open('tmp.txt', 'w').write('t')")
+	run(t, s, ctx, c.ID, "os.remove('tmp.txt')")
+	if _, _, err := s.Content(ctx, c.ID, produced[0].ID); !errors.Is(err, containers.ErrFileNotFound) {
+		t.Errorf("Content of a removed file: %v", err)
+	}
+	if err := s.DeleteFile(ctx, c.ID, produced[0].ID); err != nil {
+		t.Errorf("DeleteFile of a file already gone from the workspace: %v", err)
+	}
+}
+
+func TestListPages(t *testing.T) {
+	s, _, clk := newStore(t)
+	ctx := as("")
+	var ids []string
+	for i := range 3 {
+		c, err := s.Create(ctx, containers.CreateParams{Name: fmt.Sprintf("c%d", i%2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+		clk.Advance(time.Second)
+	}
+	idsOf := func(p containers.Page[containers.Container]) (out []string) {
+		for _, c := range p.Data {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	p, err := s.List(ctx, containers.ListParams{Limit: 2})
+	if err != nil || fmt.Sprint(idsOf(p)) != fmt.Sprint([]string{ids[2], ids[1]}) || !p.HasMore {
+		t.Errorf("newest first, 2: %v %v %v", idsOf(p), p.HasMore, err)
+	}
+	p, err = s.List(ctx, containers.ListParams{Limit: 2, After: ids[1]})
+	if err != nil || fmt.Sprint(idsOf(p)) != fmt.Sprint([]string{ids[0]}) || p.HasMore {
+		t.Errorf("after the second: %v %v %v", idsOf(p), p.HasMore, err)
+	}
+	p, _ = s.List(ctx, containers.ListParams{Ascending: true, Name: "c0"})
+	if fmt.Sprint(idsOf(p)) != fmt.Sprint([]string{ids[0], ids[2]}) {
+		t.Errorf("by name, oldest first: %v", idsOf(p))
+	}
+	for _, bad := range []containers.ListParams{{Limit: -1}, {Limit: 101}, {After: "cntr_nope"}} {
+		if _, err := s.List(ctx, bad); !errors.Is(err, port.ErrInvalidRequest) {
+			t.Errorf("List(%+v): %v", bad, err)
+		}
+	}
+}
+
+func TestCloseEndsEveryContainer(t *testing.T) {
+	p := wasmtest.New(t, nil)
+	s := containers.New(p)
+	c, err := s.Create(context.Background(), containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := s.SessionOf(c.ID)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ListFiles(context.Background(), session, ""); !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("a container's session after Close: %v", err)
+	}
+	if _, err := s.Create(context.Background(), containers.CreateParams{}); !errors.Is(err, containers.ErrClosed) {
+		t.Errorf("Create after Close: %v", err)
+	}
+	if _, err := s.Get(context.Background(), c.ID); !errors.Is(err, containers.ErrClosed) {
+		t.Errorf("Get after Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+}
+
+func TestNodeIDs(t *testing.T) {
+	p := wasmtest.New(t, nil)
+	s := containers.New(p, containers.WithNodeID("node-7"))
+	defer s.Close()
+	c, err := s.Create(context.Background(), containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node, ok := containers.NodeOf(c.ID); !ok || node != "node-7" {
+		t.Errorf("NodeOf(%q) = %q, %v", c.ID, node, ok)
+	}
+	for _, id := range []string{"cntr_", "cntr_" + strings.Repeat("0", 31), "cntr_Node_" + strings.Repeat("0", 32), "file_" + strings.Repeat("0", 32)} {
+		if _, ok := containers.NodeOf(id); ok {
+			t.Errorf("NodeOf(%q) accepted it", id)
+		}
+	}
+	if node, ok := containers.NodeOf("cntr_" + strings.Repeat("a", 32)); !ok || node != "" {
+		t.Errorf("an id without a node: %q %v", node, ok)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("WithNodeID(\"Bad_Node\") did not panic")
+		}
+	}()
+	containers.New(p, containers.WithNodeID("Bad_Node"))
+}
+
+func TestUploadsAreHeldToThePortsFileLimit(t *testing.T) {
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithFileLimit(1 << 10) })
+	s := containers.New(p)
+	defer s.Close()
+	c, err := s.Create(context.Background(), containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Upload(context.Background(), c.ID, "big.bin", bytes.NewReader(make([]byte, 2<<10)))
+	if !errors.Is(err, port.ErrFileTooLarge) {
+		t.Errorf("a 2 KiB upload over a 1 KiB limit: %v", err)
+	}
+	if page, _ := s.Files(context.Background(), c.ID, containers.ListParams{}); len(page.Data) != 0 {
+		t.Errorf("a refused upload is listed: %+v", page.Data)
+	}
+}
