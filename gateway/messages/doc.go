@@ -33,4 +33,24 @@
 //		res, err = p.Execute(ctx, sessionID, req)
 //	}
 //	content = append(content, call.ServerToolUse(), call.Result(res, err, fileIDs))
+//
+// Containers that outlive a request: with a containers.Store, a turn runs
+// in the container the client's request names in its container field
+// (ContainerParam), or in a new one, and the response's container field
+// (ContainerField) names it, so that the client's next request continues
+// its state and files. container_upload blocks are copied in from the
+// store's file source (Upload), and each call runs with Call.Run:
+//
+//	id, err := messages.ContainerParam(req.Container) // 400 on err
+//	c, err := messages.OpenContainer(ctx, store, id)   // 404 on containers.ErrContainerNotFound
+//	for _, b := range uploads {
+//		if _, err := messages.Upload(ctx, store, c.ID, b); err != nil { /* 400 or 404 */ }
+//	}
+//	// ... for each tool use of the model's:
+//	call := messages.Call{ID: messages.NewToolUseID(), Name: use.Name, Input: use.Input}
+//	content = append(content, call.ServerToolUse(), call.Run(ctx, store, c.ID, nil))
+//	// ... and in the response, as the turn left it (its expiry moved):
+//	if c, err = store.Get(ctx, c.ID); err == nil {
+//		resp.Container = messages.ContainerField(c)
+//	}
 package messages
