@@ -171,6 +171,13 @@ type Config struct {
 	// NodeID names this node among several behind a router; see
 	// port.WithNodeID.
 	NodeID string `setting:"node-id" help:"this node's name among several behind a router (a DNS label, e.g. a StatefulSet pod name): session ids become <node-id>.<uuid> so the router can send each call to its node, and ids naming another node are refused (empty: ids are plain UUIDs)"`
+	// ContainersAPI has serve also serve OpenAI's Containers API
+	// (gateway/containers) under /v1/containers, behind the same
+	// credentials, tenants and host rules as contract v1; MaxContainers
+	// and ContainerExpiry are its limits.
+	ContainersAPI   bool          `setting:"containers-api" help:"also serve OpenAI's Containers API under /v1/containers (create, list, retrieve and delete containers and their files), with the same credentials, tenants and limits as contract v1; each container is a session (false: /v1/containers is 404)"`
+	MaxContainers   int           `setting:"max-containers" help:"with containers-api: live containers per tenant (one more is refused with 400, code container_limit_reached); each also counts against its tenant's max_sessions"`
+	ContainerExpiry time.Duration `setting:"container-expiry" help:"with containers-api: how long a container lives without activity when its creator gives no expires_after (the adapter's max-idle-timeout bounds it)"`
 	// Isolation selects the adapter when none claims the configuration
 	// (see Opener).
 	Isolation string `setting:"isolation" help:"in-process (the runtime in this process) or process (each session in a worker process of its own)"`
@@ -208,6 +215,13 @@ const (
 	DefaultMaxSnapshotRequests = 4
 )
 
+// Defaults of the Containers API's limits: gateway/containers' own
+// (DefaultMaxContainers, DefaultExpiry, OpenAI's 20 minutes).
+const (
+	DefaultMaxContainers   = 100
+	DefaultContainerExpiry = 20 * time.Minute
+)
+
 // AllowedHostList splits AllowedHosts: nil when it is empty (the
 // server's default applies).
 func (c *Config) AllowedHostList() ([]string, error) {
@@ -236,6 +250,7 @@ func (b *Binder) Defaults() Config {
 	c := Config{Listen: "127.0.0.1:8080", LogLevel: "info", LogFormat: "text", Isolation: IsolationInProcess,
 		ReadTimeout: DefaultReadTimeout, KeepaliveTimeout: DefaultKeepaliveTimeout,
 		MinBodyRate: DefaultMinBodyRate, MinBodyRateWindow: DefaultMinBodyRateWindow, MaxSnapshotRequests: DefaultMaxSnapshotRequests,
+		MaxContainers: DefaultMaxContainers, ContainerExpiry: DefaultContainerExpiry,
 		openers: b.openers, adapters: map[string]Settings{}}
 	for _, o := range b.openers {
 		c.adapters[o.Name()] = o.NewSettings()
@@ -301,6 +316,9 @@ func (c *Config) check() error {
 	}
 	if c.MinBodyRateWindow <= 0 || c.MaxSnapshotRequests <= 0 {
 		errs = append(errs, errors.New("min-body-rate-window and max-snapshot-requests must be positive"))
+	}
+	if c.MaxContainers <= 0 || c.ContainerExpiry <= 0 {
+		errs = append(errs, errors.New("max-containers and container-expiry must be positive"))
 	}
 	if _, err := c.AllowedHostList(); err != nil {
 		errs = append(errs, err)

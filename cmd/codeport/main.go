@@ -84,6 +84,12 @@ Timeouts: a request must arrive within --read-timeout, and its body at
 an idle keep-alive connection is closed after --keepalive-timeout. An
 execution is bounded by --timeout and --max-timeout, never by these.
 
+Containers: --containers-api=true also serves OpenAI's Containers API under
+/v1/containers (an OpenAI client's base URL is http://HOST:PORT/v1), with
+the same credentials, tenants and host rules; each container is a session,
+held to --max-containers per tenant and ending after --container-expiry
+idle unless its creator says otherwise.
+
 Tracing: OpenTelemetry spans (a request, a session made, an execution) are
 exported when OTEL_TRACES_EXPORTER (otlp, console or none) or
 OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set,
@@ -319,9 +325,22 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer ts.Close() // after the server has stopped, before the port closes
 	opts = append(opts, accessOpts...)
-	srv := newHTTPServer(server.NewHandler(bound, opts...), cfg, bound.Limits().MaxTimeout, logger)
+	handler := server.NewHandler(bound, opts...)
+	if cfg.ContainersAPI {
+		store, api := newContainersAPI(cfg, bound, bound.Limits().FileBytes, accessOpts, logger)
+		// After the server has stopped; before the tenants and the port
+		// close, since ending a container destroys its session through
+		// them.
+		defer func() {
+			if err := store.Close(); err != nil {
+				logger.Warn("closing the containers", "error", err)
+			}
+		}()
+		handler = withContainersAPI(handler, api)
+	}
+	srv := newHTTPServer(handler, cfg, bound.Limits().MaxTimeout, logger)
 	logger.Info("serving contract v1", "addr", ln.Addr().String(), "adapter", bound.Adapter, "node", cfg.NodeID, "auth", acc.authenticated(),
-		"tenants", len(acc.tenants), "hosts", hostCheckSummary(acc.hosts, acc.authenticated()))
+		"tenants", len(acc.tenants), "hosts", hostCheckSummary(acc.hosts, acc.authenticated()), "containers_api", cfg.ContainersAPI)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

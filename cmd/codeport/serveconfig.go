@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +20,8 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/server"
 )
@@ -296,4 +301,137 @@ func (a access) accessOptions(cfg binding.Config, adapter string, reg prometheus
 		opts = append(opts, server.WithAllowedHosts(a.hosts...))
 	}
 	return opts, ts, 0, nil
+}
+
+// containersUploadCap is the Containers API's cap on a request body when
+// the backend names no file limit: the contract's default upload cap.
+const containersUploadCap = 100 << 20
+
+// newContainersAPI is serve's Containers API, for containers-api: OpenAI's
+// Containers API (gateway/containers) over bound, behind a guard with the
+// contract's access options (accessOpts: the token, the tenants, the
+// hosts), so that the same credentials reach it and each tenant's
+// containers are sessions of its own, held to its max_sessions and
+// execution rate. The guard's cap on a body is the backend's file limit
+// and a margin for the form, as the contract's upload cap is; the
+// handler caps JSON bodies lower itself. Close the store after the
+// server has stopped and before the tenants and the port close.
+func newContainersAPI(cfg binding.Config, bound port.CodeExecutionPort, fileBytes int64, accessOpts []server.Option, logger *slog.Logger) (*containers.Store, http.Handler) {
+	limit := int64(containersUploadCap)
+	if fileBytes > 0 {
+		limit = fileBytes + 64<<10
+	}
+	guard := server.NewGuard(append(slices.Clone(accessOpts), server.WithLogger(logger), server.WithMaxRequestBytes(limit))...)
+	opts := []containers.Option{
+		containers.WithMaxContainers(cfg.MaxContainers),
+		containers.WithDefaultExpiry(cfg.ContainerExpiry),
+		containers.WithLogger(logger),
+		containers.WithTenantOf(func(ctx context.Context) string {
+			c, _ := server.CallerOf(ctx)
+			return c.Tenant()
+		}),
+		// The store ends containers (expiry, Close) in a context of its
+		// own: it carries the creator's tenant, whose session it is.
+		containers.WithBackgroundContext(func(ctx context.Context) context.Context {
+			c, _ := server.CallerOf(ctx)
+			return c.Context(context.Background())
+		}),
+	}
+	if cfg.NodeID != "" {
+		opts = append(opts, containers.WithNodeID(cfg.NodeID))
+	}
+	store := containers.New(guard.Port(bound), opts...)
+	api := containers.NewHandler(store, containers.WithHandlerLogger(logger))
+	guarded := guard.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rw, ok := w.(*openAIRefusal); ok {
+			rw.passed = true
+		}
+		api.ServeHTTP(w, r)
+	}))
+	return store, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &openAIRefusal{ResponseWriter: w}
+		guarded.ServeHTTP(rw, r)
+		rw.finish()
+	})
+}
+
+// withContainersAPI serves api for the Containers API's paths and
+// contract for every other, as it did alone.
+func withContainersAPI(contract, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == containers.APIPrefix || strings.HasPrefix(p, containers.APIPrefix+"/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		contract.ServeHTTP(w, r)
+	})
+}
+
+// maxRefusalBytes bounds what is kept of a refusal of the guard's: its
+// bodies are a line of JSON.
+const maxRefusalBytes = 16 << 10
+
+// openAIRefusal rewrites a refusal of the guard's own (401, 403
+// host_not_allowed, 413 request_too_large), which has contract v1's
+// {"detail", "code"} body, into OpenAI's error shape, as the API's own
+// errors are, so that an OpenAI client reads its message. What the API
+// writes (passed) goes through untouched.
+type openAIRefusal struct {
+	http.ResponseWriter
+	passed bool
+	status int
+	body   []byte
+}
+
+func (o *openAIRefusal) WriteHeader(status int) {
+	if o.passed {
+		o.ResponseWriter.WriteHeader(status)
+		return
+	}
+	if o.status == 0 {
+		o.status = status
+	}
+}
+
+func (o *openAIRefusal) Write(b []byte) (int, error) {
+	if o.passed {
+		return o.ResponseWriter.Write(b)
+	}
+	if o.status == 0 {
+		o.status = http.StatusOK
+	}
+	o.body = append(o.body, b[:min(len(b), max(maxRefusalBytes-len(o.body), 0))]...)
+	return len(b), nil
+}
+
+// Unwrap lets http.ResponseController and http.MaxBytesReader reach the
+// connection.
+func (o *openAIRefusal) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
+// finish writes the refusal kept, in OpenAI's shape.
+func (o *openAIRefusal) finish() {
+	if o.passed || o.status == 0 {
+		return
+	}
+	var refusal contract.Error
+	if err := json.Unmarshal(o.body, &refusal); err != nil || refusal.Detail == "" {
+		refusal.Detail = http.StatusText(o.status)
+	}
+	typ := "invalid_request_error"
+	switch {
+	case o.status == http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case o.status >= 500:
+		typ = "server_error"
+	}
+	var code any
+	if refusal.Code != "" {
+		code = refusal.Code
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": refusal.Detail, "type": typ, "param": nil, "code": code}})
+	h := o.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	o.ResponseWriter.WriteHeader(o.status)
+	_, _ = o.ResponseWriter.Write(b)
 }
