@@ -213,11 +213,10 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 // failure is logged: a worker then compiles it at that call, as it would
 // without a cache.
 func (a *adapter) cacheShell(ctx context.Context) {
-	wc := a.cfg.wasmConfig()
-	if wc.CompilationCacheDir == "" {
+	if a.cfg.CompilationCacheDir == "" {
 		return
 	}
-	m, err := wasm.PrecompileShell(ctx, wc)
+	m, err := wasm.PrecompileShell(ctx, a.cfg.wasmConfig())
 	if err != nil {
 		if ctx.Err() == nil {
 			a.cfg.logger.Warn("could not compile the bash tool's shell into the cache", "error", err)

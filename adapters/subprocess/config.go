@@ -102,7 +102,7 @@ func (c Config) WithWorkerCommand(path string, args ...string) Config {
 // runtime, limits, timeouts and session lifetimes. Its session limit and
 // warm pool are set by the adapter (WithSessionsPerWorker); its logger and
 // metrics registry stay in the parent and are not used by workers.
-func (c Config) WithWasm(w wasm.Config) Config { c.Settings.Settings = w.Settings; return c }
+func (c Config) WithWasm(w wasm.Config) Config { c.Settings.Settings = w.Settings(); return c }
 
 // WithWorkers sets how many idle workers are kept started (min, each with
 // a warm interpreter) and how many may be alive at once (max). A
@@ -282,7 +282,5 @@ func (c Config) validate() error {
 
 // wasmConfig is the configuration of the runtime a worker hosts.
 func (c Config) wasmConfig() wasm.Config {
-	wc := wasm.NewConfig()
-	wc.Settings = c.Settings.Settings
-	return wc
+	return wasm.NewConfig().WithSettings(c.Settings.Settings)
 }

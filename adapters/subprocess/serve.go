@@ -81,8 +81,8 @@ func ServeWorker(opts ...WorkerOption) error {
 			}
 		}
 	}
-	cfg := wasm.NewConfig()
-	if err := json.Unmarshal(spec.Wasm, &cfg); err != nil {
+	settings := wasm.DefaultSettings()
+	if err := json.Unmarshal(spec.Wasm, &settings); err != nil {
 		return err
 	}
 	// The runtime's own events are logged; its calls are not, since the
@@ -94,7 +94,7 @@ func ServeWorker(opts ...WorkerOption) error {
 	// The shell is compiled at a worker's first bash call (the parent
 	// compiled it into the cache before starting workers, so that is a
 	// load): most workers never run bash.
-	a, err := wasm.New(cfg.WithLogger(log).WithShellAtStart(false), portOpts...)
+	a, err := wasm.New(wasm.NewConfig().WithSettings(settings).WithLogger(log).WithShellAtStart(false), portOpts...)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func ServeWorker(opts ...WorkerOption) error {
 		return err
 	}
 	srv := &workerServer{port: a}
-	maxMsg := maxMessage(cfg.Limits(), cfg.InlineImageBytes)
+	maxMsg := maxMessage(settings.Limits(), settings.InlineImageBytes)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: h,
 		Plugins:         plugin.PluginSet{"port": &grpcPlugin{server: srv}},

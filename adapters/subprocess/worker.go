@@ -58,6 +58,7 @@ type worker struct {
 
 // workerSpec is what the parent tells a worker, in its environment.
 type workerSpec struct {
+	// Wasm is the wasm.Settings its runtime runs under.
 	Wasm      json.RawMessage `json:"wasm"`
 	DataLimit int64           `json:"data_limit"`
 	WaitWarm  bool            `json:"wait_warm"`
@@ -117,7 +118,7 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	} else {
 		wc = wc.WithWarmPool(0, nil)
 	}
-	wj, err := json.Marshal(wc)
+	wj, err := json.Marshal(wc.Settings())
 	if err != nil {
 		return nil, err
 	}

@@ -80,41 +80,41 @@ func New(cfg Config, opts ...port.Option) (*port.Port, error) {
 }
 
 func newAdapter(cfg Config) (*adapter, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.settings.Validate(); err != nil {
 		return nil, err
 	}
-	py, err := cfg.runtime()
+	py, err := cfg.settings.runtime()
 	if err != nil {
 		return nil, err
 	}
-	if cfg.MaxSessions == 0 {
+	if cfg.settings.MaxSessions == 0 {
 		// Resolved once: the limit published and enforced stays the same
 		// for the adapter's life.
 		b := hostmem.Read()
-		cfg.MaxSessions = cfg.sessionLimit(b)
-		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.MaxSessions,
-			"memory_bytes", b.Bytes, "from", b.Source, "memory_limit", cfg.MemoryLimit)
+		cfg.settings.MaxSessions = cfg.settings.sessionLimit(b)
+		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.settings.MaxSessions,
+			"memory_bytes", b.Bytes, "from", b.Source, "memory_limit", cfg.settings.MemoryLimit)
 	}
 	a := &adapter{cfg: cfg, ready: make(chan struct{}), sessions: map[string]*session{},
-		pool: make(chan *sandbox, cfg.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{}),
+		pool: make(chan *sandbox, cfg.settings.WarmPool), refill: make(chan struct{}, 1), warm: make(chan struct{}),
 		spareDirs: make(chan string, spareSandboxDirs)}
 	if cfg.registerer != nil {
 		if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
 	}
-	a.sessionsDir = cfg.SessionsDir
+	a.sessionsDir = cfg.settings.SessionsDir
 	if a.sessionsDir == "" {
 		if a.sessionsDir, err = os.MkdirTemp("", "codeport-sessions-"); err != nil {
 			return nil, fmt.Errorf("sessions directory: %w", err)
 		}
 		a.ownSessionsDir = true
-	} else if a.claim, err = claimSessionsDir(cfg.SessionsDir, cfg.logger); err != nil {
+	} else if a.claim, err = claimSessionsDir(cfg.settings.SessionsDir, cfg.logger); err != nil {
 		return nil, err
 	} else {
 		a.sessionsDir = a.claim.Dir()
 	}
-	if cfg.HibernateAfter > 0 || cfg.HibernateDir != "" {
+	if cfg.settings.HibernateAfter > 0 || cfg.settings.HibernateDir != "" {
 		if err := a.openHibernation(); err != nil {
 			a.releaseDirs()
 			return nil, err
@@ -127,7 +127,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 	go func() {
 		defer a.bg.Done()
 		t := time.Now()
-		a.eng, a.engErr = newEngine(ctx, py, cfg.CompilationCacheDir, cfg.ImageCache, cfg.MemoryLimit, cfg.warmModules(py), !cfg.lazyShell, a.workspaceFigures(), cfg.logger)
+		a.eng, a.engErr = newEngine(ctx, py, cfg.settings.CompilationCacheDir, cfg.settings.ImageCache, cfg.settings.MemoryLimit, cfg.settings.warmModules(py), !cfg.lazyShell, a.workspaceFigures(), cfg.logger)
 		switch {
 		case a.engErr != nil && ctx.Err() != nil:
 			// Close stopped it (a server that could not listen closes
@@ -154,7 +154,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 		case <-ctx.Done():
 			return
 		}
-		if a.engErr != nil || cfg.WarmPool == 0 {
+		if a.engErr != nil || cfg.settings.WarmPool == 0 {
 			return
 		}
 		a.askRefill()
@@ -165,7 +165,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 
 // Info implements port.Driver.
 func (a *adapter) Info() port.DriverInfo {
-	return port.DriverInfo{Name: "wasm", Logger: a.cfg.logger, Limits: a.cfg.Limits(), StreamsOutput: true}
+	return port.DriverInfo{Name: "wasm", Logger: a.cfg.logger, Limits: a.cfg.settings.Limits(), StreamsOutput: true}
 }
 
 // Ready reports whether the runtime is compiled and sessions start without
@@ -215,8 +215,8 @@ func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 func (a *adapter) reserveSlot() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.slots >= a.cfg.MaxSessions {
-		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.MaxSessions, RetryAfter: a.cfg.RetryAfter}
+	if a.slots >= a.cfg.settings.MaxSessions {
+		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.settings.MaxSessions, RetryAfter: a.cfg.settings.RetryAfter}
 	}
 	a.slots++
 	return nil
@@ -228,8 +228,8 @@ func (a *adapter) reserveSlot() error {
 func (a *adapter) HasRoom() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.slots >= a.cfg.MaxSessions {
-		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.MaxSessions, RetryAfter: a.cfg.RetryAfter}
+	if a.slots >= a.cfg.settings.MaxSessions {
+		return &port.CapacityError{Resource: "sessions", Limit: a.cfg.settings.MaxSessions, RetryAfter: a.cfg.settings.RetryAfter}
 	}
 	return nil
 }
@@ -258,9 +258,9 @@ func (a *adapter) sessionOver(sb *sandbox, id string, idle, lifetime time.Durati
 		id:      id,
 		editor:  a.newEditor(sb),
 		created: now,
-		idle:    a.cfg.Limits().IdleTimeout(idle),
+		idle:    a.cfg.settings.Limits().IdleTimeout(idle),
 		// lifetime bounds the session from its creation.
-		lifetime: a.cfg.Limits().Lifetime(lifetime),
+		lifetime: a.cfg.settings.Limits().Lifetime(lifetime),
 		ctx:      sctx, cancel: cancel,
 	}
 	s.lastActive.Store(now.UnixNano())
@@ -270,8 +270,8 @@ func (a *adapter) sessionOver(sb *sandbox, id string, idle, lifetime time.Durati
 // newEditor is the text editor tool over a sandbox's workspace.
 func (a *adapter) newEditor(sb *sandbox) *editor.Editor {
 	return editor.New(sb.ws, editor.Options{
-		MaxFileBytes:    a.cfg.FileLimit,
-		MaxHistoryBytes: min(a.cfg.WorkspaceLimit, 64<<20),
+		MaxFileBytes:    a.cfg.settings.FileLimit,
+		MaxHistoryBytes: min(a.cfg.settings.WorkspaceLimit, 64<<20),
 	})
 }
 
@@ -280,10 +280,10 @@ func (a *adapter) newEditor(sb *sandbox) *editor.Editor {
 // it, as the session's quota (newSandboxDirs) charges them, in decimal.
 func (a *adapter) workspaceFigures() string {
 	dirBytes := int64(0)
-	if a.cfg.WorkspaceEntries > 0 {
+	if a.cfg.settings.WorkspaceEntries > 0 {
 		dirBytes = workspace.DirBytes
 	}
-	return strconv.FormatInt(max(a.cfg.WorkspaceLimit, 0), 10) + " " + strconv.FormatInt(dirBytes, 10)
+	return strconv.FormatInt(max(a.cfg.settings.WorkspaceLimit, 0), 10) + " " + strconv.FormatInt(dirBytes, 10)
 }
 
 // startInterpreter makes an interpreter over a session's mounts, restored
@@ -398,7 +398,7 @@ func (a *adapter) lockCall(ctx context.Context, s *session) error {
 }
 
 func (a *adapter) executeCode(ctx context.Context, s *session, req port.ExecuteRequest, res *port.Result) error {
-	kind, display := byte(requestCell), a.cfg.DisplayValues
+	kind, display := byte(requestCell), a.cfg.settings.DisplayValues
 	if req.DisplayValues != nil {
 		display = *req.DisplayValues
 	}
@@ -437,11 +437,11 @@ func (a *adapter) runPython(ctx context.Context, s *session, kind byte, payload 
 		defer s.interp.stdout.stream(nil)
 		defer s.interp.stderr.stream(nil)
 	}
-	r := s.interp.run(ctx, kind, payload, timeout, int(a.cfg.OutputLimit), a.cfg.Limits().MemoryBytes)
+	r := s.interp.run(ctx, kind, payload, timeout, int(a.cfg.settings.OutputLimit), a.cfg.settings.Limits().MemoryBytes)
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the program saw EIO), so
 		// the cause is told here.
-		r.stderr = appendNote(r.stderr, a.cfg.quotaNote(s.quota.EntryRefusals() != entryRefusals))
+		r.stderr = appendNote(r.stderr, a.cfg.settings.quotaNote(s.quota.EntryRefusals() != entryRefusals))
 	}
 	if r.dead {
 		s.interp.kill()
@@ -516,7 +516,7 @@ func (a *adapter) PutFile(ctx context.Context, id, path string, r io.Reader) (po
 	}
 	defer release()
 	s.touch()
-	return s.ws.Write(path, r, a.cfg.FileLimit)
+	return s.ws.Write(path, r, a.cfg.settings.FileLimit)
 }
 
 // GetOutputFile implements port.Driver.
@@ -536,7 +536,7 @@ func (a *adapter) GetOutputFile(ctx context.Context, id, fileID string) (io.Read
 
 // Describe implements port.Driver.
 func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
-	return Capabilities(a.cfg.Settings), nil
+	return Capabilities(a.cfg.settings), nil
 }
 
 // Capabilities is the description of the runtime under settings s: what

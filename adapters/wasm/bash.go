@@ -25,8 +25,8 @@ func (a *adapter) newShell(ctx context.Context, s *session) (*wasmshell.Shell, e
 	return shells.Start(wasmshell.Options{
 		Workspace:    s.ws.SysFS(),
 		Tmp:          workspace.NewSysFS(s.tmpDir, s.quota),
-		MaxFileBytes: a.cfg.FileLimit,
-		Quota:        func() (int64, int64) { return a.cfg.WorkspaceLimit, s.quota.Used() },
+		MaxFileBytes: a.cfg.settings.FileLimit,
+		Quota:        func() (int64, int64) { return a.cfg.settings.WorkspaceLimit, s.quota.Used() },
 		Python: func(ctx context.Context, call wasmshell.PythonCall) wasmshell.PythonResult {
 			return a.bashPython(ctx, s, call)
 		},
@@ -48,7 +48,7 @@ func (a *adapter) bashPython(ctx context.Context, s *session, call wasmshell.Pyt
 	if err != nil {
 		return wasmshell.PythonResult{Error: err.Error()}
 	}
-	timeout := a.cfg.MaxTimeout
+	timeout := a.cfg.settings.MaxTimeout
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
@@ -59,7 +59,7 @@ func (a *adapter) bashPython(ctx context.Context, s *session, call wasmshell.Pyt
 	defer it.kill()
 	// What it prints is bounded like any command's output that the shell
 	// holds (a pipe, $(...)).
-	r := it.run(ctx, requestPython, string(payload), timeout, int(a.cfg.FileLimit), a.cfg.Limits().MemoryBytes)
+	r := it.run(ctx, requestPython, string(payload), timeout, int(a.cfg.settings.FileLimit), a.cfg.settings.Limits().MemoryBytes)
 	return wasmshell.PythonResult{Stdout: []byte(r.stdout), Stderr: []byte(r.stderr), Code: r.returnCode}
 }
 
@@ -80,8 +80,8 @@ func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var stdout, stderr streamCapture
-	stdout.begin(int(a.cfg.OutputLimit))
-	stderr.begin(int(a.cfg.OutputLimit))
+	stdout.begin(int(a.cfg.settings.OutputLimit))
+	stderr.begin(int(a.cfg.settings.OutputLimit))
 	if out := req.OnOutput; out != nil {
 		// stdout only: a crash's stderr (the Go runtime's report) is
 		// trimmed after the fact, and so is not streamed as written.
@@ -109,7 +109,7 @@ func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 	if s.quota.Refusals() != refusals {
 		// WASI has no ENOSPC a host can return (the command saw EIO), so
 		// the cause is told here, as for Python.
-		notes = append(notes, a.cfg.quotaNote(s.quota.EntryRefusals() != entryRefusals))
+		notes = append(notes, a.cfg.settings.quotaNote(s.quota.EntryRefusals() != entryRefusals))
 	}
 	const reset = "a fresh shell runs the next command (its variables, functions and directory are reset; files are kept)"
 	switch {
@@ -125,7 +125,7 @@ func (a *adapter) executeBash(ctx context.Context, s *session, req port.ExecuteR
 		notes = append(notes, "[codeport: the command was cancelled and stopped]")
 	case r.OutOfMemory:
 		res.Outcome, res.ReturnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-		notes = append(notes, fmt.Sprintf("[codeport: the shell ran out of memory (the session's limit is %s) and was ended: %s]", bytesize.Format(a.cfg.Limits().MemoryBytes), reset))
+		notes = append(notes, fmt.Sprintf("[codeport: the shell ran out of memory (the session's limit is %s) and was ended: %s]", bytesize.Format(a.cfg.settings.Limits().MemoryBytes), reset))
 	case r.TooDeep:
 		res.Outcome = port.OutcomeProgramError
 		notes = append(notes, "[codeport: the script nested too deep (unbounded recursion) and the shell was ended: "+reset+"]")

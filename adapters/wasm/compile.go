@@ -50,7 +50,7 @@ type CompiledModule struct {
 // false. On an error it returns the modules done before it.
 func Precompile(ctx context.Context, cfg Config, profiles ...string) ([]CompiledModule, error) {
 	if len(profiles) == 0 {
-		profiles = []string{cfg.Profile}
+		profiles = []string{cfg.settings.Profile}
 	}
 	return precompile(ctx, cfg, profiles)
 }
@@ -72,16 +72,16 @@ func PrecompileShell(ctx context.Context, cfg Config) (CompiledModule, error) {
 // module compiled is then told apart from one loaded by the entries it
 // wrote.
 func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledModule, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.settings.Validate(); err != nil {
 		return nil, err
 	}
-	dir := cfg.CompilationCacheDir
+	dir := cfg.settings.CompilationCacheDir
 	if dir == "" {
 		return nil, errors.New("wasm: precompile: no compilation cache directory is configured (compile-cache-dir)")
 	}
 	var runtimes []cpython.Runtime
 	for _, p := range profiles {
-		py, err := cfg.WithProfile(p).runtime()
+		py, err := cfg.WithProfile(p).settings.runtime()
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledM
 	}
 	for _, py := range runtimes {
 		if err := step(CompiledModule{Name: moduleInterpreter, Profile: py.Profile, Bytes: len(py.Module)}, func() error {
-			rt, _, _, err := newInterpreterRuntime(ctx, py, cache, cfg.MemoryLimit)
+			rt, _, _, err := newInterpreterRuntime(ctx, py, cache, cfg.settings.MemoryLimit)
 			if err != nil {
 				return err
 			}
@@ -116,7 +116,7 @@ func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledM
 		}
 	}
 	if err := step(CompiledModule{Name: moduleShell, Bytes: wasmshell.ModuleSize()}, func() error {
-		e, err := compileShell(ctx, cache, cfg.MemoryLimit, nil) // compiled only, never run
+		e, err := compileShell(ctx, cache, cfg.settings.MemoryLimit, nil) // compiled only, never run
 		if err != nil {
 			return err
 		}

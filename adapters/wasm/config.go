@@ -25,9 +25,11 @@ const RuntimeVersion = cpython.Version
 
 // Settings are the adapter's settings: the one place they are defined.
 // Flags, CODEPORT_* environment variables and YAML files set them through
-// their `setting` tags (see package binding), Go callers set the fields
-// or use Config's With methods, and a subprocess worker receives them as
-// JSON; all of them are checked by Validate. Sizes are in bytes.
+// their `setting` tags (see package binding), and a subprocess worker
+// receives them as JSON; all of them are checked by Validate. Sizes are in
+// bytes. Settings is plain data, to be filled, sent and checked; a Config
+// takes them only through its With methods: WithSettings for a whole
+// Settings, the others for one setting each.
 type Settings struct {
 	CompilationCacheDir string        `json:"compilation_cache_dir,omitempty" setting:"compile-cache-dir" help:"wazero compilation cache (empty: compile in memory at every start)"`
 	ImageCache          bool          `json:"image_cache" setting:"image-cache" help:"keep the interpreter image in the compilation cache, so that a start maps it instead of booting CPython (processes sharing the cache then share the image's str hash secret)"`
@@ -254,11 +256,14 @@ func validModule(m string) bool {
 }
 
 // Config configures the adapter: its Settings, plus what cannot be a
-// setting (a logger, a metrics registry). Start from NewConfig; set
-// fields of Settings, or use the With methods, each of which returns a
-// modified copy.
+// setting (a logger, a metrics registry). Start from NewConfig and set
+// what differs with the With methods, each of which returns a modified
+// copy: WithSettings for the whole set (as package binding does, from
+// flags, environment and files), the others for one setting each. The
+// settings are not fields of Config, so that there is one way to set
+// each, and a Config handed on cannot be changed behind its holder.
 type Config struct {
-	Settings
+	settings     Settings
 	reapInterval time.Duration
 	registerer   prometheus.Registerer
 	logger       *slog.Logger
@@ -267,7 +272,27 @@ type Config struct {
 
 // NewConfig returns DefaultSettings, no metrics and no logs.
 func NewConfig() Config {
-	return Config{Settings: DefaultSettings(), reapInterval: time.Second, logger: slog.New(slog.DiscardHandler)}
+	return Config{settings: DefaultSettings(), reapInterval: time.Second, logger: slog.New(slog.DiscardHandler)}
+}
+
+// WithSettings replaces every setting with s: the way to apply settings
+// read from flags, CODEPORT_* environment variables or YAML (package
+// binding), or received by a worker. New validates them. The With
+// methods that follow each set one, or a few that go together.
+func (c Config) WithSettings(s Settings) Config {
+	s.WarmModules = slices.Clone(s.WarmModules)
+	c.settings = s
+	return c
+}
+
+// Settings returns a copy of the settings c holds: to check them
+// (Validate), read the limits they put in force (Limits), or hand them
+// on (the subprocess adapter sends them to its workers). Changing the
+// copy changes nothing in c; WithSettings applies it.
+func (c Config) Settings() Settings {
+	s := c.settings
+	s.WarmModules = slices.Clone(s.WarmModules)
+	return s
 }
 
 // defaultWarmModules are imported by the interpreter image every session
@@ -294,57 +319,60 @@ func DefaultCompilationCacheDir() string {
 // WithCompilationCacheDir sets where wazero keeps compiled code between
 // runs; "" compiles in memory at every start. Compiling the interpreter
 // takes seconds; loading it from the cache, a fraction of one.
-func (c Config) WithCompilationCacheDir(dir string) Config { c.CompilationCacheDir = dir; return c }
+func (c Config) WithCompilationCacheDir(dir string) Config {
+	c.settings.CompilationCacheDir = dir
+	return c
+}
 
 // WithSessionsDir sets the host directory under which each session gets its
 // workspace. By default a private directory is made under os.TempDir and
 // removed on Close.
-func (c Config) WithSessionsDir(dir string) Config { c.SessionsDir = dir; return c }
+func (c Config) WithSessionsDir(dir string) Config { c.settings.SessionsDir = dir; return c }
 
 // WithTimeouts sets the timeout of a call that asks for none, and the
 // ceiling a requested timeout is clamped to.
 func (c Config) WithTimeouts(defaultTimeout, maxTimeout time.Duration) Config {
-	c.Timeout, c.MaxTimeout = defaultTimeout, maxTimeout
+	c.settings.Timeout, c.settings.MaxTimeout = defaultTimeout, maxTimeout
 	return c
 }
 
 // WithMemoryLimit sets the linear memory one session's interpreter may use,
 // rounded down to 64 KiB pages.
-func (c Config) WithMemoryLimit(bytes int64) Config { c.MemoryLimit = bytes; return c }
+func (c Config) WithMemoryLimit(bytes int64) Config { c.settings.MemoryLimit = bytes; return c }
 
 // WithOutputLimit sets the bytes kept per stream (stdout, stderr) per call.
-func (c Config) WithOutputLimit(bytes int64) Config { c.OutputLimit = bytes; return c }
+func (c Config) WithOutputLimit(bytes int64) Config { c.settings.OutputLimit = bytes; return c }
 
 // WithSourceLimit sets the largest code (or command) accepted in one call.
-func (c Config) WithSourceLimit(bytes int64) Config { c.SourceLimit = bytes; return c }
+func (c Config) WithSourceLimit(bytes int64) Config { c.settings.SourceLimit = bytes; return c }
 
 // WithWorkspaceLimit sets the bytes of files one session may hold, its
 // temporary directory included.
-func (c Config) WithWorkspaceLimit(bytes int64) Config { c.WorkspaceLimit = bytes; return c }
+func (c Config) WithWorkspaceLimit(bytes int64) Config { c.settings.WorkspaceLimit = bytes; return c }
 
 // WithWorkspaceEntries sets how many files and directories one session
 // may hold, its temporary directory included. Each directory also takes
 // workspace.DirBytes of the workspace limit.
-func (c Config) WithWorkspaceEntries(n int) Config { c.WorkspaceEntries = n; return c }
+func (c Config) WithWorkspaceEntries(n int) Config { c.settings.WorkspaceEntries = n; return c }
 
 // WithFileLimit sets the largest file PutFile accepts and the editor
 // handles.
-func (c Config) WithFileLimit(bytes int64) Config { c.FileLimit = bytes; return c }
+func (c Config) WithFileLimit(bytes int64) Config { c.settings.FileLimit = bytes; return c }
 
 // WithMaxSessions sets how many sessions may live at once.
-func (c Config) WithMaxSessions(n int) Config { c.MaxSessions = n; return c }
+func (c Config) WithMaxSessions(n int) Config { c.settings.MaxSessions = n; return c }
 
 // WithSessionLifetimes sets the idle timeout of a session that gives no
 // hint, the ceiling of idle timeout hints, and the maximum lifetime (also
 // the ceiling of lifetime hints).
 func (c Config) WithSessionLifetimes(defaultIdle, maxIdle, maxLifetime time.Duration) Config {
-	c.IdleTimeout, c.MaxIdleTimeout, c.MaxLifetime = defaultIdle, maxIdle, maxLifetime
+	c.settings.IdleTimeout, c.settings.MaxIdleTimeout, c.settings.MaxLifetime = defaultIdle, maxIdle, maxLifetime
 	return c
 }
 
 // WithDisplayValues sets whether a code_execution cell's last expression
 // is displayed, as in Jupyter, when a call does not say (on by default).
-func (c Config) WithDisplayValues(on bool) Config { c.DisplayValues = on; return c }
+func (c Config) WithDisplayValues(on bool) Config { c.settings.DisplayValues = on; return c }
 
 // WithProfile chooses the runtime sessions run (see Profiles): "default",
 // CPython and its standard library, or "scientific", the same CPython
@@ -352,13 +380,13 @@ func (c Config) WithDisplayValues(on bool) Config { c.DisplayValues = on; return
 // compile the first time, then cached) and whose image holds them already
 // imported. The scientific profile is linked into a program that imports
 // adapters/wasm/scientific; without it, Validate refuses the name.
-func (c Config) WithProfile(name string) Config { c.Profile = name; return c }
+func (c Config) WithProfile(name string) Config { c.settings.Profile = name; return c }
 
 // WithInlineImages bounds the images a call's result carries inline
 // (port.OutputFile.Data): at most n of them, bytes in all. Images over the
 // bound stay produced files; n = 0 inlines none.
 func (c Config) WithInlineImages(n int, bytes int64) Config {
-	c.InlineImages, c.InlineImageBytes = n, bytes
+	c.settings.InlineImages, c.settings.InlineImageBytes = n, bytes
 	return c
 }
 
@@ -368,14 +396,14 @@ const maxInlineImageBytes = 64 << 20
 
 // WithHibernation saves sessions idle for after to disk, releasing their
 // memory (0: never), in dir; a dir of their own also keeps every live
-// session across a restart (see HibernateDir).
+// session across a restart (see Settings.HibernateDir).
 func (c Config) WithHibernation(after time.Duration, dir string) Config {
-	c.HibernateAfter, c.HibernateDir = after, dir
+	c.settings.HibernateAfter, c.settings.HibernateDir = after, dir
 	return c
 }
 
 // WithRetryAfter sets the retry hint given with a capacity refusal.
-func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }
+func (c Config) WithRetryAfter(d time.Duration) Config { c.settings.RetryAfter = d; return c }
 
 // WithWarmPool keeps size interpreters ready ahead of demand, so that
 // CreateSession hands one out instead of restoring one while the caller
@@ -385,9 +413,9 @@ func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; retur
 // session. A pooled interpreter has run nobody's code; a size of 0 turns
 // the pool off.
 func (c Config) WithWarmPool(size int, modules []string) Config {
-	c.WarmPool = size
+	c.settings.WarmPool = size
 	if modules != nil {
-		c.WarmModules = append(ModuleList{}, modules...)
+		c.settings.WarmModules = append(ModuleList{}, modules...)
 	}
 	return c
 }
@@ -398,7 +426,7 @@ func (c Config) WithWarmPool(size int, modules []string) Config {
 // ever start as many sessions as the pool holds (a subprocess worker that
 // dies with its session), where a refill would boot an interpreter nobody
 // takes.
-func (c Config) WithWarmPoolRefill(n int) Config { c.WarmPoolRefill = n; return c }
+func (c Config) WithWarmPoolRefill(n int) Config { c.settings.WarmPoolRefill = n; return c }
 
 // WithShellAtStart sets whether the bash tool's shell is compiled (or
 // loaded from the cache) at start with the interpreter, before the

@@ -32,6 +32,11 @@
 // awaited before Execute returns, with the lost state reported in the
 // result.
 //
+// A Config is built with With methods, each returning a modified copy;
+// they are the one way to set a setting, since Config holds its Settings
+// unexported. WithSettings sets them all at once, from a Settings filled
+// elsewhere (package binding fills one from flags, environment and YAML).
+//
 //	a, err := wasm.New(wasm.NewConfig().WithMemoryLimit(512 << 20))
 //	if err != nil {
 //		return err

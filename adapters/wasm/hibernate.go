@@ -84,11 +84,11 @@ const (
 // and, when it is the configured one, checks its mode, locks it, sweeps
 // what earlier processes left and takes their sessions.
 func (a *adapter) openHibernation() error {
-	if a.cfg.HibernateDir == "" {
+	if a.cfg.settings.HibernateDir == "" {
 		a.hibDir = filepath.Join(a.sessionsDir, "hibernated")
 		return os.MkdirAll(a.hibDir, 0o700)
 	}
-	dir, err := filepath.Abs(a.cfg.HibernateDir)
+	dir, err := filepath.Abs(a.cfg.settings.HibernateDir)
 	if err != nil {
 		return fmt.Errorf("hibernate-dir: %w", err)
 	}
@@ -179,8 +179,8 @@ func (a *adapter) loadHibernated() error {
 			continue
 		}
 		sctx, cancel := context.WithCancel(context.Background())
-		s := &session{id: h.ID, created: h.Created, idle: a.cfg.Limits().IdleTimeout(idle),
-			lifetime: a.cfg.Limits().Lifetime(lifetime), ctx: sctx, cancel: cancel, hibFile: path, hibLost: h.StateLost}
+		s := &session{id: h.ID, created: h.Created, idle: a.cfg.settings.Limits().IdleTimeout(idle),
+			lifetime: a.cfg.settings.Limits().Lifetime(lifetime), ctx: sctx, cancel: cancel, hibFile: path, hibLost: h.StateLost}
 		s.asleep.Store(true)
 		// The time it spent stopped counts as idle: a session past its
 		// idle timeout or lifetime is reclaimed by the next reap.
@@ -355,7 +355,7 @@ func (a *adapter) wake(ctx context.Context, s *session) error {
 			setAside(s.hibFile)
 		default:
 			a.cfg.logger.Warn("hibernated session not woken: a host error; its file is kept for a later call", "session", s.id, "error", err)
-			retry := max(a.cfg.RetryAfter, time.Second)
+			retry := max(a.cfg.settings.RetryAfter, time.Second)
 			return &port.CapacityError{Resource: "host", RetryAfter: retry,
 				Detail: fmt.Sprintf("at capacity: session %s is hibernated and could not be woken now (a host error, logged); retry after %s", s.id, retry)}
 		}
@@ -454,13 +454,13 @@ func (a *adapter) awake(ctx context.Context, s *session) (release func(), err er
 
 // hibernateIdle hibernates the sessions idle past HibernateAfter.
 func (a *adapter) hibernateIdle(ctx context.Context, now time.Time) {
-	if a.cfg.HibernateAfter <= 0 {
+	if a.cfg.settings.HibernateAfter <= 0 {
 		return
 	}
 	a.mu.Lock()
 	var sleepy []*session
 	for _, s := range a.sessions {
-		if !s.asleep.Load() && !s.busy.Load() && now.Sub(time.Unix(0, s.lastActive.Load())) >= a.cfg.HibernateAfter {
+		if !s.asleep.Load() && !s.busy.Load() && now.Sub(time.Unix(0, s.lastActive.Load())) >= a.cfg.settings.HibernateAfter {
 			sleepy = append(sleepy, s)
 		}
 	}

@@ -96,7 +96,7 @@ const deepTreeTimeout = time.Hour
 
 // deepTreeAdapter is an adapter that admits calls of deepTreeTimeout.
 func deepTreeAdapter(t *testing.T) *testAdapter {
-	return newTestAdapter(t, func(c Config) Config { return c.WithTimeouts(c.Timeout, deepTreeTimeout) })
+	return newTestAdapter(t, func(c Config) Config { return c.WithTimeouts(c.settings.Timeout, deepTreeTimeout) })
 }
 
 // Bash file commands stop at the call's deadline however much work is

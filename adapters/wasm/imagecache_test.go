@@ -72,8 +72,9 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 	}
 	// With image-cache off, nothing is read or written.
 	off := newTestAdapter(t, func(c Config) Config {
-		c.ImageCache = false
-		return c.WithWarmPool(0, warm)
+		s := c.Settings()
+		s.ImageCache = false
+		return c.WithSettings(s).WithWarmPool(0, warm)
 	})
 	if off.d.eng.imageCached {
 		t.Fatal("image-cache off read the cached image")
@@ -82,8 +83,9 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	offToo := newTestAdapter(t, func(c Config) Config {
-		c.ImageCache = false
-		return c.WithWarmPool(0, warm)
+		s := c.Settings()
+		s.ImageCache = false
+		return c.WithSettings(s).WithWarmPool(0, warm)
 	})
 	if _, err := os.Stat(path); err == nil || offToo.d.eng.imageCached {
 		t.Fatal("image-cache off wrote an image")

@@ -27,8 +27,7 @@ func (o opener) Open(s binding.Settings, opts binding.Options) (*port.Port, erro
 	if !ok {
 		return nil, fmt.Errorf("wasm opener: settings of type %T", s)
 	}
-	cfg := NewConfig().WithLogger(opts.Logger).WithShellAtStart(!opts.CodeExecutionOnly)
-	cfg.Settings = *ws
+	cfg := NewConfig().WithSettings(*ws).WithLogger(opts.Logger).WithShellAtStart(!opts.CodeExecutionOnly)
 	if o.reg != nil {
 		cfg = cfg.WithMetrics(o.reg)
 	}

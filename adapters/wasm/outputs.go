@@ -30,7 +30,7 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 	paths, overflow := s.ws.Changes().Take()
 	var notKept, notInline []string
 	more := 0
-	images, imageBytes := a.cfg.InlineImages, a.cfg.InlineImageBytes
+	images, imageBytes := a.cfg.settings.InlineImages, a.cfg.settings.InlineImageBytes
 	for _, rel := range paths {
 		if len(res.Files) == maxOutputsPerCall {
 			more++ // it may be gone; not worth a look to say "at most"
@@ -70,9 +70,9 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 	if more > 0 || overflow {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: this call wrote more files than the %d a result lists (%s not listed); list the workspace to find them]", maxOutputsPerCall, notListed(more, overflow)))
 	}
-	if len(notInline) > 0 && a.cfg.InlineImages > 0 {
+	if len(notInline) > 0 && a.cfg.settings.InlineImages > 0 {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not in this result (it carries at most %d images, %s in all): %s; fetch by file id]",
-			plural(len(notInline), "image is", "images are"), a.cfg.InlineImages, bytesize.Format(a.cfg.InlineImageBytes), someNames(notInline)))
+			plural(len(notInline), "image is", "images are"), a.cfg.settings.InlineImages, bytesize.Format(a.cfg.settings.InlineImageBytes), someNames(notInline)))
 	}
 	if len(notKept) > 0 {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %s]", plural(len(notKept), "produced file was", "produced files were"), someNames(notKept)))

@@ -162,7 +162,7 @@ func (a *adapter) newSandboxDirs() (*sandbox, error) {
 	default:
 		dir = filepath.Join(a.sessionsDir, uuid.NewString())
 	}
-	quota := workspace.NewQuota(a.cfg.WorkspaceLimit).WithEntryLimit(int64(a.cfg.WorkspaceEntries))
+	quota := workspace.NewQuota(a.cfg.settings.WorkspaceLimit).WithEntryLimit(int64(a.cfg.settings.WorkspaceEntries))
 	ws, err := workspace.New(filepath.Join(dir, "workspace"), quota)
 	if err != nil {
 		_ = os.RemoveAll(dir)
@@ -183,7 +183,7 @@ func (a *adapter) newSandboxDirs() (*sandbox, error) {
 // takeSandbox hands out a pooled sandbox if one is ready, else boots one;
 // either way it asks the pool to refill.
 func (a *adapter) takeSandbox(ctx context.Context) (*sandbox, error) {
-	if a.cfg.WarmPool > 0 {
+	if a.cfg.settings.WarmPool > 0 {
 		defer a.askRefill()
 		select {
 		case sb := <-a.pool:
@@ -208,7 +208,7 @@ func (a *adapter) askRefill() {
 // of 0 it fills the pool once, one sandbox at a time, and never again. It
 // closes a.warm once the pool first holds its size.
 func (a *adapter) fillPool(ctx context.Context) {
-	conc, once := a.cfg.WarmPoolRefill, a.cfg.WarmPoolRefill == 0
+	conc, once := a.cfg.settings.WarmPoolRefill, a.cfg.settings.WarmPoolRefill == 0
 	if once {
 		conc = 1
 	}
@@ -228,7 +228,7 @@ func (a *adapter) fillPool(ctx context.Context) {
 			return
 		case <-a.refill:
 		}
-		for missing := a.cfg.WarmPool - len(a.pool); missing > 0 && ctx.Err() == nil; missing = a.cfg.WarmPool - len(a.pool) {
+		for missing := a.cfg.settings.WarmPool - len(a.pool); missing > 0 && ctx.Err() == nil; missing = a.cfg.settings.WarmPool - len(a.pool) {
 			n := min(missing, conc)
 			var wg sync.WaitGroup
 			for range n {
@@ -250,7 +250,7 @@ func (a *adapter) fillPool(ctx context.Context) {
 				}()
 			}
 			wg.Wait()
-			if ctx.Err() == nil && len(a.pool) < a.cfg.WarmPool && n > 0 {
+			if ctx.Err() == nil && len(a.pool) < a.cfg.settings.WarmPool && n > 0 {
 				// Starting failed: do not spin; try again on the next take
 				// or after a pause.
 				select {
@@ -259,7 +259,7 @@ func (a *adapter) fillPool(ctx context.Context) {
 				}
 			}
 		}
-		if len(a.pool) >= a.cfg.WarmPool {
+		if len(a.pool) >= a.cfg.settings.WarmPool {
 			a.warmOnce.Do(func() { close(a.warm) })
 		}
 		if once && ctx.Err() == nil {
@@ -282,7 +282,7 @@ func WaitWarm(ctx context.Context, p *port.Port) error {
 }
 
 func (a *adapter) waitWarm(ctx context.Context) error {
-	if err := a.WaitReady(ctx); err != nil || a.cfg.WarmPool == 0 {
+	if err := a.WaitReady(ctx); err != nil || a.cfg.settings.WarmPool == 0 {
 		return err
 	}
 	select {

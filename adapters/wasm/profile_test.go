@@ -18,11 +18,11 @@ func TestProfilesAreChosenByName(t *testing.T) {
 		t.Errorf("Profiles() = %v", got)
 	}
 	for _, name := range []string{"", "default", "scientific"} {
-		if _, err := NewConfig().WithProfile(name).Settings.runtime(); err != nil {
+		if _, err := NewConfig().WithProfile(name).Settings().runtime(); err != nil {
 			t.Errorf("profile %q: %v", name, err)
 		}
 	}
-	err := NewConfig().WithProfile("Scientific").Settings.Validate()
+	err := NewConfig().WithProfile("Scientific").Settings().Validate()
 	if err == nil || !strings.Contains(err.Error(), `"Scientific" is not a runtime profile (known: default, scientific)`) {
 		t.Errorf("an unknown profile: %v", err)
 	}

@@ -18,22 +18,25 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-func TestConfigCrossesAProcessBoundaryAsJSON(t *testing.T) {
+// A Config's settings reach a subprocess worker as JSON (the Settings,
+// not the Config, which holds them unexported): every one set with a With
+// method survives the trip.
+func TestSettingsCrossAProcessBoundaryAsJSON(t *testing.T) {
 	in := NewConfig().WithCompilationCacheDir("/cache").WithSessionsDir("/s").
 		WithTimeouts(3*time.Second, 9*time.Second).WithMemoryLimit(96<<20).WithOutputLimit(1000).
 		WithSourceLimit(2000).WithWorkspaceLimit(3000).WithFileLimit(2500).WithMaxSessions(3).
 		WithSessionLifetimes(time.Minute, 2*time.Minute, 3*time.Minute).WithRetryAfter(7*time.Second).
 		WithWarmPool(1, []string{"json"}).WithWarmPoolRefill(0).WithInlineImages(3, 5000)
-	b, err := json.Marshal(in)
+	b, err := json.Marshal(in.Settings())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := NewConfig()
+	out := DefaultSettings()
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(in.Settings, out.Settings) {
-		t.Errorf("round trip changed the settings:\n in  %+v\n out %+v", in.Settings, out.Settings)
+	if !reflect.DeepEqual(in.Settings(), out) {
+		t.Errorf("round trip changed the settings:\n in  %+v\n out %+v", in.Settings(), out)
 	}
 	if err := json.Unmarshal([]byte(`{"timeout":"soon"}`), &out); err == nil {
 		t.Error("a malformed duration was accepted")
@@ -46,12 +49,12 @@ func TestInlineImageSettingsAreChecked(t *testing.T) {
 		n     int
 		bytes int64
 	}{{-1, 1 << 20}, {8, -1}, {8, 65 << 20}} {
-		err := NewConfig().WithInlineImages(c.n, c.bytes).Settings.Validate()
+		err := NewConfig().WithInlineImages(c.n, c.bytes).Settings().Validate()
 		if err == nil || !strings.Contains(err.Error(), "inline-images must be 0 or more, inline-image-bytes from 0 to 64MiB") {
 			t.Errorf("%d images, %d bytes: %v", c.n, c.bytes, err)
 		}
 	}
-	if err := NewConfig().WithInlineImages(0, 0).Settings.Validate(); err != nil {
+	if err := NewConfig().WithInlineImages(0, 0).Settings().Validate(); err != nil {
 		t.Errorf("no inline images: %v", err)
 	}
 }

@@ -250,7 +250,7 @@ func (a *adapter) saveLocked(s *session, w io.Writer, diff bool) (lost bool, err
 // stopped, the loss recorded for the session's next call, and the error
 // says so.
 func (a *adapter) prepareLocked(ctx context.Context, s *session) error {
-	r := s.interp.run(context.WithoutCancel(ctx), requestSnapshot, "", hostStepTimeout, 4096, a.cfg.Limits().MemoryBytes)
+	r := s.interp.run(context.WithoutCancel(ctx), requestSnapshot, "", hostStepTimeout, 4096, a.cfg.settings.Limits().MemoryBytes)
 	if !r.dead && r.outcome == port.OutcomeCompleted {
 		return nil
 	}
@@ -492,7 +492,7 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool)
 	}
 	// Why the memory, if any, cannot be used here.
 	var unusable string
-	limit := a.cfg.Limits().MemoryBytes
+	limit := a.cfg.settings.Limits().MemoryBytes
 	switch {
 	case meta.Build != a.eng.buildID() || meta.Profile != a.eng.rt.Profile:
 		unusable = fmt.Sprintf("it was made by another runtime build (profile %q); this backend runs profile %q, and a session's memory is meaningful only to the build that made it", meta.Profile, a.eng.rt.Profile)
@@ -720,7 +720,7 @@ func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
 			}
 		case tar.TypeReg:
 			if err = ws.MkdirAll(path.Dir(rel)); err == nil {
-				_, err = ws.WriteMode(rel, tr, a.cfg.WorkspaceLimit, perm)
+				_, err = ws.WriteMode(rel, tr, a.cfg.settings.WorkspaceLimit, perm)
 			}
 		default:
 			return fmt.Errorf("%w: it holds an entry that is neither a file nor a directory", port.ErrInvalidSnapshot)

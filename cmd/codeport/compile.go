@@ -33,11 +33,11 @@ func compileCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	// The in-process settings: the worker processes of isolation
 	// "process" run the same runtime with the same settings, and a
 	// remote backend runs nothing here (its fallback would use them).
-	wc := wasm.NewConfig()
-	if ws, ok := cfg.Settings("wasm").(*wasm.Settings); ok {
-		wc.Settings = *ws
+	ws := wasm.DefaultSettings()
+	if s, ok := cfg.Settings("wasm").(*wasm.Settings); ok {
+		ws = *s
 	}
-	if wc.CompilationCacheDir == "" {
+	if ws.CompilationCacheDir == "" {
 		fmt.Fprintln(stderr, "codeport compile: no compilation cache directory (--compile-cache-dir) to compile into")
 		return 2
 	}
@@ -46,7 +46,7 @@ func compileCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		profiles = wasm.Profiles()
 	}
 	start := time.Now()
-	mods, err := wasm.Precompile(ctx, wc, profiles...)
+	mods, err := wasm.Precompile(ctx, wasm.NewConfig().WithSettings(ws), profiles...)
 	for _, m := range mods {
 		name := m.Name
 		if m.Profile != "" {
@@ -62,7 +62,7 @@ func compileCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stderr, "codeport compile: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "compilation cache %s ready in %.1fs\n", wc.CompilationCacheDir, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "compilation cache %s ready in %.1fs\n", ws.CompilationCacheDir, time.Since(start).Seconds())
 	return 0
 }
 

@@ -12,7 +12,7 @@ import (
 
 func main() {
 	fmt.Println(wasm.Profiles())
-	if err := wasm.NewConfig().WithProfile("scientific").Settings.Validate(); err != nil {
+	if err := wasm.NewConfig().WithProfile("scientific").Settings().Validate(); err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}
