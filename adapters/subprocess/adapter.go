@@ -82,10 +82,10 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.MaxSessions == 0 {
+	if cfg.settings.MaxSessions == 0 {
 		b := hostmem.Read() // once, as the wasm adapter does
-		cfg.MaxSessions = cfg.sessionLimit(b)
-		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.MaxSessions,
+		cfg.settings.MaxSessions = cfg.sessionLimit(b)
+		cfg.logger.Info("max-sessions follows from memory", "max_sessions", cfg.settings.MaxSessions,
 			"memory_bytes", b.Bytes, "from", b.Source, "worker_memory_limit", cfg.dataLimit())
 	}
 	a := &adapter{cfg: cfg, sessions: map[string]*session{}, wake: make(chan struct{}, 1), warmed: make(chan struct{}), shellCached: make(chan struct{})}
@@ -93,7 +93,7 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 		return nil, err
 	}
-	a.sessionsDir = cfg.SessionsDir
+	a.sessionsDir = cfg.settings.SessionsDir
 	if a.sessionsDir == "" {
 		if a.sessionsDir, err = os.MkdirTemp("", "codeport-workers-"); err != nil {
 			return nil, fmt.Errorf("sessions directory: %w", err)
@@ -143,8 +143,8 @@ func newAdapter(cfg Config) (*adapter, error) {
 // Info implements port.Driver: the workers' limits, with the adapter's
 // own session limit.
 func (a *adapter) Info() port.DriverInfo {
-	l := a.cfg.Limits()
-	l.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
+	l := a.cfg.settings.Limits()
+	l.MaxSessions = a.cfg.workers() * a.cfg.settings.SessionsPerWorker
 	return port.DriverInfo{Name: "subprocess", Logger: a.cfg.logger, Limits: l, StreamsOutput: true}
 }
 
@@ -195,7 +195,7 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 		a.mu.Lock()
 		idle := a.idleLocked()
 		a.mu.Unlock()
-		if idle >= a.cfg.MinWorkers {
+		if idle >= a.cfg.settings.MinWorkers {
 			return nil
 		}
 		select {
@@ -213,7 +213,7 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 // failure is logged: a worker then compiles it at that call, as it would
 // without a cache.
 func (a *adapter) cacheShell(ctx context.Context) {
-	if a.cfg.CompilationCacheDir == "" {
+	if a.cfg.settings.CompilationCacheDir == "" {
 		return
 	}
 	m, err := wasm.PrecompileShell(ctx, a.cfg.wasmConfig())
@@ -251,7 +251,7 @@ func (a *adapter) liveLocked() int {
 }
 
 func (a *adapter) availableLocked(w *worker) bool {
-	return !w.ending && w.rpc != nil && w.sessions < a.cfg.SessionsPerWorker && w.hosted < a.cfg.recycle()
+	return !w.ending && w.rpc != nil && w.sessions < a.cfg.settings.SessionsPerWorker && w.hosted < a.cfg.recycle()
 }
 
 func (a *adapter) askFill() {
@@ -273,7 +273,7 @@ func (a *adapter) fill(ctx context.Context) {
 		}
 		for ctx.Err() == nil {
 			a.mu.Lock()
-			need := a.idleLocked() < a.cfg.MinWorkers && a.liveLocked()+a.starting < a.cfg.workers()
+			need := a.idleLocked() < a.cfg.settings.MinWorkers && a.liveLocked()+a.starting < a.cfg.workers()
 			if need {
 				a.starting++
 				a.warming++
@@ -445,7 +445,7 @@ func (a *adapter) acquire(ctx context.Context) (*worker, error) {
 		}
 		if a.warming == 0 || a.closed {
 			a.mu.Unlock()
-			return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers() * a.cfg.SessionsPerWorker, RetryAfter: a.cfg.RetryAfter}
+			return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers() * a.cfg.settings.SessionsPerWorker, RetryAfter: a.cfg.settings.RetryAfter}
 		}
 		warmed := a.warmed
 		a.mu.Unlock()
@@ -622,7 +622,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 		overran.Store(true)
 		cancelStream()
 	}()
-	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req, a.cfg.OutputLimit)
+	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req, a.cfg.settings.OutputLimit)
 	close(done)
 	wg.Wait()
 
@@ -781,13 +781,13 @@ func (a *adapter) PutFile(ctx context.Context, sessionID, path string, r io.Read
 // process isolation means for a program. It needs no worker: a
 // description must not wait for a process to start, nor start one.
 func (a *adapter) Describe(context.Context) (port.Capabilities, error) {
-	c := wasm.Capabilities(a.cfg.Settings.Settings)
+	c := wasm.Capabilities(a.cfg.settings.Settings)
 	c.Backend = "subprocess"
-	c.Limits.MaxSessions = a.cfg.workers() * a.cfg.SessionsPerWorker
-	if a.cfg.SessionsPerWorker == 1 {
+	c.Limits.MaxSessions = a.cfg.workers() * a.cfg.settings.SessionsPerWorker
+	if a.cfg.settings.SessionsPerWorker == 1 {
 		c.Limitations = append(c.Limitations, "Each session runs in a worker process of its own: if that process crashes or exceeds its memory limit, the session and its files are lost and a new session must be created")
 	} else {
-		c.Limitations = append(c.Limitations, fmt.Sprintf("Sessions run in worker processes shared by up to %d sessions: if a worker crashes or exceeds its memory limit, its sessions and their files are lost and a new session must be created", a.cfg.SessionsPerWorker))
+		c.Limitations = append(c.Limitations, fmt.Sprintf("Sessions run in worker processes shared by up to %d sessions: if a worker crashes or exceeds its memory limit, its sessions and their files are lost and a new session must be created", a.cfg.settings.SessionsPerWorker))
 	}
 	return c, nil
 }
@@ -803,5 +803,5 @@ func (a *adapter) Ready() bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.cfg.MinWorkers == 0 || a.idleLocked() > 0
+	return a.cfg.settings.MinWorkers == 0 || a.idleLocked() > 0
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 
 // Settings are the adapter's settings, the one place they are defined
 // (see wasm.Settings for how they are set): the runtime's own, which each
-// worker runs under, and the workers'.
+// worker runs under, and the workers'. A Config takes them only through
+// its With methods: WithSettings for a whole Settings, WithWasm for the
+// runtime's, the others for one setting each.
 type Settings struct {
 	wasm.Settings
 	MinWorkers        int   `json:"min_workers" setting:"min-workers" help:"with isolation process: idle worker processes kept started and warm"`
@@ -54,10 +57,14 @@ func (s Settings) Validate() error {
 }
 
 // Config configures the adapter: its Settings, plus what cannot be a
-// setting. Start from NewConfig; set fields of Settings, or use the With
-// methods, each of which returns a modified copy.
+// setting. Start from NewConfig and set what differs with the With
+// methods, each of which returns a modified copy: WithSettings for the
+// whole set (as package binding does), WithWasm for the runtime's, the
+// others for one setting each. The settings are not fields of Config, so
+// that there is one way to set each, and a Config handed on cannot be
+// changed behind its holder.
 type Config struct {
-	Settings
+	settings       Settings
 	command        []string
 	maxWorkers     int // 0: max-sessions / sessions-per-worker
 	killGrace      time.Duration
@@ -74,14 +81,14 @@ type Config struct {
 // command); as many workers at most as max-sessions allows; a worker
 // retired once it has hosted its share of sessions; a 2 s grace after a
 // call's deadline before its worker is killed, and a memory limit per
-// worker derived from the session memory limit (see WorkerMemoryLimit).
+// worker derived from the session memory limit (see WithWorkerMemoryLimit).
 func NewConfig() Config {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = os.Args[0]
 	}
 	return Config{
-		Settings:       DefaultSettings(),
+		settings:       DefaultSettings(),
 		command:        []string{exe, "worker"},
 		killGrace:      2 * time.Second,
 		startTimeout:   2 * time.Minute,
@@ -89,6 +96,15 @@ func NewConfig() Config {
 		healthInterval: time.Second,
 		logger:         slog.New(slog.DiscardHandler),
 	}
+}
+
+// WithSettings replaces every setting with s, the runtime's and the
+// workers': the way to apply settings read from flags, CODEPORT_*
+// environment variables or YAML (package binding). New validates them.
+func (c Config) WithSettings(s Settings) Config {
+	s.WarmModules = slices.Clone(s.WarmModules)
+	c.settings = s
+	return c
 }
 
 // WithWorkerCommand sets the program (and its arguments) that runs a
@@ -102,21 +118,23 @@ func (c Config) WithWorkerCommand(path string, args ...string) Config {
 // runtime, limits, timeouts and session lifetimes. Its session limit and
 // warm pool are set by the adapter (WithSessionsPerWorker); its logger and
 // metrics registry stay in the parent and are not used by workers.
-func (c Config) WithWasm(w wasm.Config) Config { c.Settings.Settings = w.Settings(); return c }
+func (c Config) WithWasm(w wasm.Config) Config { c.settings.Settings = w.Settings(); return c }
 
 // WithWorkers sets how many idle workers are kept started (min, each with
 // a warm interpreter) and how many may be alive at once (max). A
 // CreateSession that finds no idle worker starts one if fewer than max are
-// alive, and is refused with a *port.CapacityError otherwise.
+// alive, and is refused with a *port.CapacityError otherwise. A max of 0,
+// the default, allows as many as max-sessions needs at
+// sessions-per-worker each.
 func (c Config) WithWorkers(min, max int) Config {
-	c.MinWorkers, c.maxWorkers = min, max
+	c.settings.MinWorkers, c.maxWorkers = min, max
 	return c
 }
 
 // WithSessionsPerWorker sets how many sessions a worker hosts at once. The
 // default, 1, gives each session a process of its own: a crash or an
 // out-of-memory kill takes no other session with it.
-func (c Config) WithSessionsPerWorker(n int) Config { c.SessionsPerWorker = n; return c }
+func (c Config) WithSessionsPerWorker(n int) Config { c.settings.SessionsPerWorker = n; return c }
 
 // WithRecycleAfter retires a worker once it has hosted n sessions (the
 // default, 0, is sessions-per-worker: with one session per worker, a
@@ -126,7 +144,7 @@ func (c Config) WithSessionsPerWorker(n int) Config { c.SessionsPerWorker = n; r
 // program did inside the sandbox carries over; a flaw that let a program
 // out of it would persist in the process), and a session then starts in
 // milliseconds instead of a process's start.
-func (c Config) WithRecycleAfter(n int) Config { c.RecycleAfter = n; return c }
+func (c Config) WithRecycleAfter(n int) Config { c.settings.RecycleAfter = n; return c }
 
 // WithKillGrace sets how long past a call's deadline (or its caller's
 // cancellation) the adapter waits for the worker's answer before it kills
@@ -149,7 +167,10 @@ func (c Config) WithStartTimeout(d time.Duration) Config { c.startTimeout = d; r
 // from the wasm memory limit: room for every session's linear memory twice
 // (growing it copies) plus the runtime's own heap. A negative value sets
 // no limit.
-func (c Config) WithWorkerMemoryLimit(bytes int64) Config { c.WorkerMemoryLimit = bytes; return c }
+func (c Config) WithWorkerMemoryLimit(bytes int64) Config {
+	c.settings.WorkerMemoryLimit = bytes
+	return c
+}
 
 // WithCgroupMemory turns the per-worker cgroup v2 memory.max on or off (on
 // by default; used only where the host delegates a writable cgroup v2
@@ -159,10 +180,10 @@ func (c Config) WithCgroupMemory(on bool) Config { c.cgroupMemory = on; return c
 // WithSessionsDir sets the directory under which workers keep their
 // sessions' workspaces (a directory per worker, removed by the parent when
 // the worker ends, however it ends). Empty uses a new temporary directory.
-func (c Config) WithSessionsDir(dir string) Config { c.SessionsDir = dir; return c }
+func (c Config) WithSessionsDir(dir string) Config { c.settings.SessionsDir = dir; return c }
 
 // WithRetryAfter sets the retry hint of a refused CreateSession.
-func (c Config) WithRetryAfter(d time.Duration) Config { c.RetryAfter = d; return c }
+func (c Config) WithRetryAfter(d time.Duration) Config { c.settings.RetryAfter = d; return c }
 
 // WithWorkerTraceEnv gives every worker these OTEL_* environment
 // variables ("NAME=value"), so that a worker that traces (the codeport
@@ -207,12 +228,12 @@ const AddressSpaceSlack = 2560 << 20
 // this plus AddressSpaceSlack), 0 for none.
 func (c Config) dataLimit() int64 {
 	switch {
-	case c.WorkerMemoryLimit < 0:
+	case c.settings.WorkerMemoryLimit < 0:
 		return 0
-	case c.WorkerMemoryLimit > 0:
-		return c.WorkerMemoryLimit
+	case c.settings.WorkerMemoryLimit > 0:
+		return c.settings.WorkerMemoryLimit
 	}
-	return 2*c.Limits().MemoryBytes*int64(c.SessionsPerWorker) + workerMemoryOverhead
+	return 2*c.settings.Limits().MemoryBytes*int64(c.settings.SessionsPerWorker) + workerMemoryOverhead
 }
 
 // sessionLimit is MaxSessions, or where it is 0, the sessions of as many
@@ -221,19 +242,19 @@ func (c Config) dataLimit() int64 {
 // see wasm.Settings.SessionLimit), and never fewer than the workers kept
 // started hold.
 func (c Config) sessionLimit(b hostmem.Budget) int {
-	if c.MaxSessions > 0 {
-		return c.MaxSessions
+	if c.settings.MaxSessions > 0 {
+		return c.settings.MaxSessions
 	}
-	spw := max(c.SessionsPerWorker, 1)
+	spw := max(c.settings.SessionsPerWorker, 1)
 	perWorker := c.dataLimit()
 	if perWorker <= 0 { // no OS limit: the sessions' and the runtime's
-		perWorker = c.Limits().MemoryBytes*int64(spw) + workerMemoryOverhead
+		perWorker = c.settings.Limits().MemoryBytes*int64(spw) + workerMemoryOverhead
 	}
 	workers := hostmem.Fit(b.Bytes, perWorker)
 	if workers == 0 {
 		workers = fallbackWorkers
 	}
-	return max(workers*spw, c.MinWorkers*spw, 1)
+	return max(workers*spw, c.settings.MinWorkers*spw, 1)
 }
 
 // fallbackWorkers is the worker limit where the machine's memory cannot
@@ -245,19 +266,19 @@ func (c Config) workers() int {
 	if c.maxWorkers > 0 {
 		return c.maxWorkers
 	}
-	return max(c.MaxSessions/max(c.SessionsPerWorker, 1), 1)
+	return max(c.settings.MaxSessions/max(c.settings.SessionsPerWorker, 1), 1)
 }
 
 // recycle is how many sessions a worker hosts before it is retired.
 func (c Config) recycle() int {
-	if c.RecycleAfter > 0 {
-		return c.RecycleAfter
+	if c.settings.RecycleAfter > 0 {
+		return c.settings.RecycleAfter
 	}
-	return c.SessionsPerWorker
+	return c.settings.SessionsPerWorker
 }
 
 func (c Config) validate() error {
-	if err := c.Settings.Validate(); err != nil {
+	if err := c.settings.Validate(); err != nil {
 		return err
 	}
 	bad := func(format string, args ...any) error {
@@ -266,8 +287,8 @@ func (c Config) validate() error {
 	switch {
 	case len(c.command) == 0 || c.command[0] == "":
 		return bad("no worker command")
-	case c.maxWorkers < 0 || c.maxWorkers > 0 && c.MinWorkers > c.maxWorkers:
-		return bad("workers: need 0 <= min <= max (got %d, %d)", c.MinWorkers, c.maxWorkers)
+	case c.maxWorkers < 0 || c.maxWorkers > 0 && c.settings.MinWorkers > c.maxWorkers:
+		return bad("workers: need 0 <= min <= max (got %d, %d)", c.settings.MinWorkers, c.maxWorkers)
 	case c.killGrace <= 0 || c.startTimeout <= 0 || c.healthInterval <= 0:
 		return bad("durations must be positive")
 	}
@@ -282,5 +303,5 @@ func (c Config) validate() error {
 
 // wasmConfig is the configuration of the runtime a worker hosts.
 func (c Config) wasmConfig() wasm.Config {
-	return wasm.NewConfig().WithSettings(c.Settings.Settings)
+	return wasm.NewConfig().WithSettings(c.settings.Settings)
 }

@@ -5,6 +5,11 @@
 // code, so a crash, a runaway allocation or a hang in the runtime costs one
 // worker, not the gateway.
 //
+// As with the wasm adapter, a Config is built with With methods, the one
+// way to set its settings: WithWasm sets the runtime's from a wasm.Config,
+// WithSettings every setting at once from a Settings (as package binding
+// does).
+//
 //	a, err := subprocess.New(subprocess.NewConfig().
 //		WithWorkerCommand("/usr/local/bin/codeport", "worker").
 //		WithWasm(wasm.NewConfig().WithMemoryLimit(256 << 20)).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/port"
 )
 
@@ -12,9 +13,9 @@ import (
 // session with it, never the gateway. The workers are a codeport binary's
 // hidden worker command (not run here: it needs the binary).
 func Example() {
-	cfg := subprocess.NewConfig().WithWorkerCommand("/usr/local/bin/codeport", "worker")
-	cfg.MinWorkers = 1
-	cfg.MemoryLimit = 512 << 20 // each session's interpreter
+	cfg := subprocess.NewConfig().WithWorkerCommand("/usr/local/bin/codeport", "worker").
+		WithWorkers(1, 0).                                    // one kept started; at most as many as max-sessions allows
+		WithWasm(wasm.NewConfig().WithMemoryLimit(512 << 20)) // each session's interpreter
 	p, err := subprocess.New(cfg)
 	if err != nil {
 		fmt.Println(err)

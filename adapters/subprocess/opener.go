@@ -32,8 +32,7 @@ func (o opener) Open(s binding.Settings, opts binding.Options) (*port.Port, erro
 	if !ok {
 		return nil, fmt.Errorf("subprocess opener: settings of type %T", s)
 	}
-	cfg := NewConfig().WithLogger(opts.Logger).WithWorkerTraceEnv(opts.WorkerTraceEnv)
-	cfg.Settings = *ss
+	cfg := NewConfig().WithSettings(*ss).WithLogger(opts.Logger).WithWorkerTraceEnv(opts.WorkerTraceEnv)
 	if len(o.command) > 0 {
 		cfg = cfg.WithWorkerCommand(o.command[0], o.command[1:]...)
 	}

@@ -105,16 +105,16 @@ func maxMessage(lim port.Limits, inlineImages int64) int {
 func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	id := int(a.nextID.Add(1))
 	w := &worker{id: id, warm: warm, dir: filepath.Join(a.sessionsDir, "worker-"+strconv.Itoa(id))}
-	wc := a.cfg.wasmConfig().WithSessionsDir(w.dir).WithMaxSessions(a.cfg.SessionsPerWorker)
+	wc := a.cfg.wasmConfig().WithSessionsDir(w.dir).WithMaxSessions(a.cfg.settings.SessionsPerWorker)
 	if warm {
 		// Enough interpreters for the sessions this worker will host at
 		// once, booted once: a refill would boot one nobody takes when
 		// the worker dies with its session.
 		refill := 0
-		if a.cfg.recycle() > a.cfg.SessionsPerWorker {
+		if a.cfg.recycle() > a.cfg.settings.SessionsPerWorker {
 			refill = 1
 		}
-		wc = wc.WithWarmPool(min(a.cfg.SessionsPerWorker, a.cfg.recycle()), nil).WithWarmPoolRefill(refill)
+		wc = wc.WithWarmPool(min(a.cfg.settings.SessionsPerWorker, a.cfg.recycle()), nil).WithWarmPoolRefill(refill)
 	} else {
 		wc = wc.WithWarmPool(0, nil)
 	}
@@ -156,7 +156,7 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 			Output: &stderrLog{log: log.With("source", "go-plugin")},
 		}),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.Limits(), a.cfg.InlineImageBytes)), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.Limits(), a.cfg.InlineImageBytes))),
+			grpc.MaxCallRecvMsgSize(maxMessage(a.cfg.settings.Limits(), a.cfg.settings.InlineImageBytes)), grpc.MaxCallSendMsgSize(maxMessage(a.cfg.settings.Limits(), a.cfg.settings.InlineImageBytes))),
 			grpc.WithChainUnaryInterceptor(injectUnary), grpc.WithChainStreamInterceptor(injectStream)},
 	})
 	started := make(chan error, 1)
@@ -187,7 +187,7 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	}
 	if a.cgroups.ok() && a.cfg.cgroupMemory {
 		var cerr error
-		if w.cgroup, cerr = a.cgroups.place(w.pid, a.cfg.Limits().MemoryBytes*int64(a.cfg.SessionsPerWorker)+workerMemoryOverhead); cerr != nil {
+		if w.cgroup, cerr = a.cgroups.place(w.pid, a.cfg.settings.Limits().MemoryBytes*int64(a.cfg.settings.SessionsPerWorker)+workerMemoryOverhead); cerr != nil {
 			log.Warn("worker cgroup not set; its rlimits still apply", "error", cerr)
 		}
 	}
