@@ -55,7 +55,7 @@ var _ port.Driver = (*adapter)(nil)
 // (use WithToken). opts configure the portable layer (its observers; its log
 // is the configuration's logger unless port.WithLogger names another).
 func New(cfg Config, opts ...port.Option) (*port.Port, error) {
-	base, err := cfg.base()
+	base, err := cfg.settings.base()
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +130,8 @@ func (a *adapter) newRequest(ctx context.Context, c *call, query string, body io
 	if err != nil {
 		return nil, fmt.Errorf("httpadapter: %s: %w: %v", c, port.ErrInvalidRequest, err)
 	}
-	if a.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.cfg.Token)
+	if a.cfg.settings.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.cfg.settings.Token)
 	}
 	req.Header.Set("User-Agent", userAgent)
 	return req, nil
@@ -224,7 +224,7 @@ func (a *adapter) readAnswer(ctx, callCtx context.Context, c *call, resp *http.R
 	if status < 200 || status > 299 {
 		return status, nil, a.settleNotFound(ctx, c, statusError(c, status, resp.Header, readErrorBody(resp.Body)))
 	}
-	limit := a.cfg.MaxResponseBytes
+	limit := a.cfg.settings.MaxResponseBytes
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return status, nil, transportError(ctx, callCtx, c, err)
@@ -261,7 +261,7 @@ func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionReque
 	if err != nil {
 		return port.Session{}, fmt.Errorf("httpadapter: encoding request: %w", err)
 	}
-	c := &call{op: opCreate, method: http.MethodPost, path: "/sessions", route: "POST /sessions", wall: a.cfg.RequestTimeout}
+	c := &call{op: opCreate, method: http.MethodPost, path: "/sessions", route: "POST /sessions", wall: a.cfg.settings.RequestTimeout}
 	status, b, err := a.roundTrip(ctx, c, "", body)
 	if err != nil {
 		return port.Session{}, err
@@ -295,7 +295,7 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	if err != nil {
 		return port.Result{}, fmt.Errorf("httpadapter: %w", err)
 	}
-	granted := a.cfg.Timeout
+	granted := a.cfg.settings.Timeout
 	if wire.TimeoutSeconds != nil {
 		granted = saturatingSeconds(*wire.TimeoutSeconds)
 	}
@@ -306,7 +306,7 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	c := &call{
 		op: opExecute, method: http.MethodPost, path: sessionPath(id, "/exec"),
 		route: "POST /sessions/{id}/exec", session: id, tool: req.Tool,
-		wall: saturatingAdd(granted, a.cfg.TimeoutMargin), secrets: requestTexts(req),
+		wall: saturatingAdd(granted, a.cfg.settings.TimeoutMargin), secrets: requestTexts(req),
 	}
 	var status int
 	var b []byte
@@ -379,7 +379,7 @@ func requestTexts(req port.ExecuteRequest) []string {
 // /sessions/{id}. A 404 is success: the session is gone either way.
 func (a *adapter) DestroySession(ctx context.Context, id string) error {
 	c := &call{op: opDestroy, method: http.MethodDelete, path: sessionPath(id, ""),
-		route: "DELETE /sessions/{id}", session: id, wall: a.cfg.RequestTimeout}
+		route: "DELETE /sessions/{id}", session: id, wall: a.cfg.settings.RequestTimeout}
 	_, _, err := a.roundTrip(ctx, c, "", nil, http.StatusNotFound)
 	return err
 }
@@ -388,7 +388,7 @@ func (a *adapter) DestroySession(ctx context.Context, id string) error {
 // /sessions/{id}/files/list?path=dir.
 func (a *adapter) ListFiles(ctx context.Context, id, dir string) ([]port.FileInfo, error) {
 	c := &call{op: opList, method: http.MethodGet, path: sessionPath(id, "/files/list"),
-		route: "GET /sessions/{id}/files/list", session: id, wall: a.cfg.RequestTimeout}
+		route: "GET /sessions/{id}/files/list", session: id, wall: a.cfg.settings.RequestTimeout}
 	status, b, err := a.roundTrip(ctx, c, url.Values{"path": {dir}}.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -437,7 +437,7 @@ func (a *adapter) Describe(ctx context.Context) (port.Capabilities, error) {
 
 func (a *adapter) describe(ctx context.Context) (port.Capabilities, error) {
 	c := &call{op: opDescribe, method: http.MethodGet, path: "/capabilities",
-		route: "GET /capabilities", wall: a.cfg.RequestTimeout}
+		route: "GET /capabilities", wall: a.cfg.settings.RequestTimeout}
 	status, b, err := a.roundTrip(ctx, c, "", nil, http.StatusNotFound, http.StatusMethodNotAllowed)
 	if err != nil {
 		return port.Capabilities{}, err

@@ -19,8 +19,10 @@ const (
 
 // Settings are the adapter's settings, the one place they are defined:
 // flags, CODEPORT_* environment variables and YAML files set the tagged
-// ones (see package binding), Go callers set the fields or use Config's
-// With methods, and Validate checks them all.
+// ones (see package binding), and Validate checks them all. Settings is
+// plain data, to be filled and checked; a Config takes them only through
+// its With methods: WithSettings for a whole Settings, the others for one
+// setting each.
 type Settings struct {
 	// URL is the backend's base URL (for example "http://127.0.0.1:8080",
 	// or "https://host/prefix" behind a reverse proxy).
@@ -60,11 +62,14 @@ func (s Settings) Validate() error {
 }
 
 // Config configures the adapter: its Settings, plus what cannot be a
-// setting (an HTTP client, a logger). Start from NewConfig; set fields of
-// Settings, or use the With methods, each of which returns a modified
-// copy.
+// setting (an HTTP client, a logger). Start from NewConfig and set what
+// differs with the With methods, each of which returns a modified copy:
+// WithSettings for the whole set (as package binding does), the others
+// for one setting each. The settings are not fields of Config, so that
+// there is one way to set each, and a Config handed on cannot be changed
+// behind its holder.
 type Config struct {
-	Settings
+	settings       Settings
 	client         *http.Client
 	logger         *slog.Logger
 	tracerProvider trace.TracerProvider
@@ -75,12 +80,17 @@ type Config struct {
 func NewConfig(baseURL string) Config {
 	s := DefaultSettings()
 	s.URL = baseURL
-	return Config{Settings: s, logger: slog.New(slog.DiscardHandler)}
+	return Config{settings: s, logger: slog.New(slog.DiscardHandler)}
 }
+
+// WithSettings replaces every setting with s, the backend's URL and token
+// included: the way to apply settings read from flags, CODEPORT_*
+// environment variables or YAML (package binding). New validates them.
+func (c Config) WithSettings(s Settings) Config { c.settings = s; return c }
 
 // WithToken sends "Authorization: Bearer <token>" with every request. An
 // empty token sends none.
-func (c Config) WithToken(token string) Config { c.Token = token; return c }
+func (c Config) WithToken(token string) Config { c.settings.Token = token; return c }
 
 // WithHTTPClient sets the HTTP client. By default the adapter makes its own:
 // a transport tuned to keep connections to the backend open for reuse
@@ -94,31 +104,31 @@ func (c Config) WithHTTPClient(hc *http.Client) Config { c.client = hc; return c
 // margin covers transport and the backend's own teardown; without it a
 // program that runs to its deadline would be reported as an unreachable
 // backend.
-func (c Config) WithTimeoutMargin(d time.Duration) Config { c.TimeoutMargin = d; return c }
+func (c Config) WithTimeoutMargin(d time.Duration) Config { c.settings.TimeoutMargin = d; return c }
 
 // WithDefaultTimeout sets the timeout Execute assumes the backend applies
 // when a request grants none (default 30 s), for its wall clock. Set it to
 // the backend's default timeout: a shorter one gives up on programs the
 // backend is still running. Requests without a timeout are sent without
 // one, so the backend's own default applies.
-func (c Config) WithDefaultTimeout(d time.Duration) Config { c.Timeout = d; return c }
+func (c Config) WithDefaultTimeout(d time.Duration) Config { c.settings.Timeout = d; return c }
 
 // WithRequestTimeout sets the wall clock of every call but Execute (default
 // 30 s). File transfers restart it whenever bytes move, so it bounds a
 // stall, not a transfer.
-func (c Config) WithRequestTimeout(d time.Duration) Config { c.RequestTimeout = d; return c }
+func (c Config) WithRequestTimeout(d time.Duration) Config { c.settings.RequestTimeout = d; return c }
 
 // WithMaxFileBytes caps the size of a file GetFile returns (default
 // 100 MiB). A file announced larger is refused before its bytes are read;
 // one that turns out larger while streaming fails the Read that passes the
 // cap. Both errors wrap port.ErrFileTooLarge. Uploads are capped by the
 // backend.
-func (c Config) WithMaxFileBytes(n int64) Config { c.FileLimit = n; return c }
+func (c Config) WithMaxFileBytes(n int64) Config { c.settings.FileLimit = n; return c }
 
 // WithMaxResponseBytes caps JSON response bodies (default 64 MiB); a larger
 // one is port.ErrBackendUnreachable. It must leave room for the backend's
 // output limit on both streams, after JSON escaping.
-func (c Config) WithMaxResponseBytes(n int64) Config { c.MaxResponseBytes = n; return c }
+func (c Config) WithMaxResponseBytes(n int64) Config { c.settings.MaxResponseBytes = n; return c }
 
 // WithLogger sets the logger. The adapter logs one debug record per call
 // (method, route, status, duration, session id) and warns about an

@@ -24,6 +24,12 @@
 //	defer a.DestroySession(context.WithoutCancel(ctx), s.ID)
 //	res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(2 ** 10)"})
 //
+// A Config is built with With methods, as above, each returning a modified
+// copy: they are the one way to set its settings, since Config holds its
+// Settings unexported. WithSettings sets them all at once from a Settings
+// filled elsewhere (package binding fills one from flags, environment and
+// YAML).
+//
 // # Wall clocks
 //
 // Every call has a client-side wall clock, as the contract asks of a

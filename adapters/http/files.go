@@ -45,7 +45,7 @@ func (a *adapter) GetOutputFile(ctx context.Context, id, fileID string) (io.Read
 // the path the FileInfo reports (when the backend names none).
 func (a *adapter) download(ctx context.Context, id string, query url.Values, p string) (io.ReadCloser, port.FileInfo, error) {
 	c := &call{op: opGet, method: http.MethodGet, path: sessionPath(id, "/files"),
-		route: "GET /sessions/{id}/files", session: id, wall: a.cfg.RequestTimeout}
+		route: "GET /sessions/{id}/files", session: id, wall: a.cfg.settings.RequestTimeout}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	clock := time.AfterFunc(c.wall, func() { cancel(errWallClock) })
 	abandon := func() {
@@ -76,9 +76,9 @@ func (a *adapter) download(ctx context.Context, id string, query url.Values, p s
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fail(a.settleNotFound(ctx, c, statusError(c, resp.StatusCode, resp.Header, readErrorBody(resp.Body))))
 	}
-	if resp.ContentLength > a.cfg.FileLimit {
+	if resp.ContentLength > a.cfg.settings.FileLimit {
 		return fail(fmt.Errorf("httpadapter: %s: %w: the file is %d bytes; the cap is %d",
-			c, port.ErrFileTooLarge, resp.ContentLength, a.cfg.FileLimit))
+			c, port.ErrFileTooLarge, resp.ContentLength, a.cfg.settings.FileLimit))
 	}
 	if named, err := url.PathUnescape(resp.Header.Get(contract.PathHeader)); err == nil && named != "" {
 		p = named
@@ -93,7 +93,7 @@ func (a *adapter) download(ctx context.Context, id string, query url.Values, p s
 	clock.Reset(c.wall)
 	return &fileBody{
 		a: a, c: c, ctx: ctx, callCtx: callCtx, resp: resp,
-		clock: clock, cancel: cancel, limit: a.cfg.FileLimit,
+		clock: clock, cancel: cancel, limit: a.cfg.settings.FileLimit,
 	}, info, nil
 }
 
@@ -189,7 +189,7 @@ func (d *fileBody) Close() error {
 // file over it is refused with port.ErrFileTooLarge.
 func (a *adapter) PutFile(ctx context.Context, id, p string, r io.Reader) (port.FileInfo, error) {
 	c := &call{op: opPut, method: http.MethodPost, path: sessionPath(id, "/files"),
-		route: "POST /sessions/{id}/files", session: id, wall: a.cfg.RequestTimeout}
+		route: "POST /sessions/{id}/files", session: id, wall: a.cfg.settings.RequestTimeout}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	clock := time.AfterFunc(c.wall, func() { cancel(errWallClock) })

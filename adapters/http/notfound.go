@@ -29,7 +29,7 @@ func (a *adapter) settleNotFound(ctx context.Context, c *call, err error) error 
 		return err
 	}
 	probe := &call{op: opProbe, method: http.MethodGet, path: sessionPath(c.session, "/files/list"),
-		route: "GET /sessions/{id}/files/list", session: c.session, wall: a.cfg.RequestTimeout}
+		route: "GET /sessions/{id}/files/list", session: c.session, wall: a.cfg.settings.RequestTimeout}
 	_, _, perr := a.roundTrip(ctx, probe, "path=.", nil)
 	switch {
 	case perr == nil:

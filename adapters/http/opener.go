@@ -25,7 +25,6 @@ func (opener) Open(s binding.Settings, opts binding.Options) (*port.Port, error)
 	if !ok {
 		return nil, fmt.Errorf("http opener: settings of type %T", s)
 	}
-	cfg := NewConfig("").WithLogger(opts.Logger).WithTracerProvider(opts.TracerProvider)
-	cfg.Settings = *hs
+	cfg := NewConfig("").WithSettings(*hs).WithLogger(opts.Logger).WithTracerProvider(opts.TracerProvider)
 	return New(cfg, opts.PortOptions()...)
 }

@@ -23,7 +23,7 @@ import (
 // SealsSnapshots reports whether the remote backend offers snapshots, as
 // its capabilities say (described at most once a minute).
 func (a *adapter) SealsSnapshots() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.settings.RequestTimeout)
 	defer cancel()
 	caps, err := a.Describe(ctx)
 	return err == nil && caps.Snapshots
@@ -114,7 +114,7 @@ func (a *adapter) RestoreSealed(ctx context.Context, r io.Reader, opt port.Snaps
 // snapshotWall bounds a snapshot's transfer: a large session's snapshot
 // takes longer than an ordinary request.
 func (a *adapter) snapshotWall() time.Duration {
-	return max(a.cfg.RequestTimeout, 10*time.Minute)
+	return max(a.cfg.settings.RequestTimeout, 10*time.Minute)
 }
 
 // setTenant names the snapshot's tenant in the request, percent-encoded

@@ -45,7 +45,7 @@ func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func
 		return a.readAnswer(ctx, callCtx, c, resp)
 	}
 	defer a.finish(resp)
-	limit := a.cfg.MaxResponseBytes
+	limit := a.cfg.settings.MaxResponseBytes
 	events := sse.NewReader(resp.Body, sse.Options{MaxEventBytes: eventCap(limit)})
 	var streamed int64
 	for {
