@@ -37,5 +37,6 @@
 // (`setting:"memory-limit" unit:"bytes" help:"..."`); the flag, the
 // environment variable and the YAML key all derive from the tag, and a
 // setting two adapters declare under one name (every runtime has a
-// timeout) is one setting that sets both.
+// timeout) is one setting that sets both. An adapter's Opener hands its
+// filled settings to its Config whole, with the Config's WithSettings.
 package binding
