@@ -13,7 +13,6 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,43 +22,6 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-// apiClock is a clock the API's tests move by hand.
-type apiClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *apiClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *apiClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// apiTenantKey carries the tenant the test server read from the request.
-type apiTenantKey struct{}
-
-func apiTenantOf(ctx context.Context) string {
-	t, _ := ctx.Value(apiTenantKey{}).(string)
-	return t
-}
-
-// apiFiles is a gateway's file store for file_id: id → owner, name, data.
-type apiFiles map[string][3]string
-
-func (fs apiFiles) OpenFile(_ context.Context, tenant, id string) (string, io.ReadCloser, error) {
-	f, ok := fs[id]
-	if !ok || f[0] != tenant {
-		return "", nil, fmt.Errorf("%w: no file %q", containers.ErrFileNotFound, id)
-	}
-	return f[1], io.NopCloser(strings.NewReader(f[2])), nil
-}
-
 // api is a Containers API served over a real in-process adapter. The
 // tenant of a request is the X-Tenant header, put in its context as an
 // authenticating guard would.
@@ -67,7 +29,7 @@ type api struct {
 	t     *testing.T
 	url   string
 	store *containers.Store
-	clock *apiClock
+	clock *clock
 }
 
 func newAPI(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...containers.Option) *api {
@@ -79,11 +41,11 @@ func newAPI(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...container
 		}
 		return c
 	})
-	clk := &apiClock{now: time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)}
-	s := containers.New(p, append([]containers.Option{containers.WithTenantOf(apiTenantOf), containers.WithClock(clk.Now)}, opts...)...)
+	clk := newClock()
+	s := containers.New(p, append([]containers.Option{containers.WithTenantOf(tenantOf), containers.WithClock(clk.Now)}, opts...)...)
 	h := containers.NewHandler(s)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), apiTenantKey{}, r.Header.Get("X-Tenant"))))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, r.Header.Get("X-Tenant"))))
 	}))
 	t.Cleanup(func() {
 		srv.Close()
@@ -294,7 +256,7 @@ func TestContainersAPILifecycle(t *testing.T) {
 		t.Errorf("last_active_at %v after the upload", got)
 	}
 	// A program in the container reads it where path says.
-	ctx := context.WithValue(context.Background(), apiTenantKey{}, "acme")
+	ctx := context.WithValue(context.Background(), tenantKey{}, "acme")
 	res, _, err := a.store.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: fmt.Sprintf("print(open(%q).read(), end='')", f["path"])})
 	if err != nil || res.Stdout != data {
 		t.Fatalf("reading the upload in the container: %v %q %q", err, res.Stdout, res.Stderr)
@@ -624,10 +586,10 @@ func TestContainersAPILimits(t *testing.T) {
 // creation, as JSON and as a form field; an unknown id and another
 // tenant's file are not found.
 func TestContainersAPIFileIDs(t *testing.T) {
-	a := newAPI(t, nil, containers.WithFileSource(apiFiles{
-		"file-a": {"acme", "report.csv", "x,y\n"},
-		"file-b": {"acme", "notes.txt", "notes"},
-		"file-g": {"globex", "theirs.txt", "theirs"},
+	a := newAPI(t, nil, containers.WithFileSource(files{
+		"file-a": {owner: "acme", name: "report.csv", data: "x,y\n"},
+		"file-b": {owner: "acme", name: "notes.txt", data: "notes"},
+		"file-g": {owner: "globex", name: "theirs.txt", data: "theirs"},
 	}))
 	c := a.create("acme", `{"name":"seeded","file_ids":["file-a"]}`)
 	id := c["id"].(string)
