@@ -73,11 +73,14 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("at most %d containers may be live at once", e.Max)
 }
 
-// Limits of names.
+// Limits of the store's inputs.
 const (
+	// MaxNameBytes bounds a container's name, and a file id.
 	MaxNameBytes     = 256
 	maxFileNameBytes = 255
-	maxFileIDs       = 100
+	// MaxFileIDs bounds the file ids a container is created with
+	// (WithMaxFiles may bound them lower).
+	MaxFileIDs = 100
 )
 
 // Container describes a container.
@@ -379,8 +382,8 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (Container, error) {
 	if len(p.FileIDs) > 0 && s.cfg.source == nil {
 		return Container{}, fmt.Errorf("%w: file ids cannot be read: this gateway has no file store", port.ErrInvalidRequest)
 	}
-	if len(p.FileIDs) > min(maxFileIDs, s.cfg.maxFiles) {
-		return Container{}, fmt.Errorf("%w: at most %d file ids may be given", port.ErrInvalidRequest, min(maxFileIDs, s.cfg.maxFiles))
+	if len(p.FileIDs) > min(MaxFileIDs, s.cfg.maxFiles) {
+		return Container{}, fmt.Errorf("%w: at most %d file ids may be given", port.ErrInvalidRequest, min(MaxFileIDs, s.cfg.maxFiles))
 	}
 	for i, id := range p.FileIDs {
 		if id == "" || !printable(id) || len(id) > MaxNameBytes {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
 )
@@ -47,6 +48,13 @@ const (
 	// RuntimeFailure: the sandbox itself failed; the code did not run to
 	// an outcome.
 	RuntimeFailure OutcomeKind = "runtime_failure"
+	// ContainerNotFound: the container the call was to run in is gone
+	// (expired after its idle time, deleted, or ended by the backend;
+	// containers.ErrContainerNotFound). The code did not run.
+	ContainerNotFound OutcomeKind = "container_not_found"
+	// ContainerBusy: another call was running in the container
+	// (port.ErrSessionBusy). The code did not run.
+	ContainerBusy OutcomeKind = "container_busy"
 )
 
 // Outcome is the one typed result of a call. FunctionOutput (what the model
@@ -60,8 +68,10 @@ type Outcome struct {
 	ReturnCode int
 	// Truncated: stdout or stderr went over the output limit.
 	Truncated bool
-	// StateLost: the interpreter was discarded. Every call starts with
-	// fresh state anyway (see RunCall); the flag is informative.
+	// StateLost: the interpreter was discarded. In phase one every call
+	// starts with fresh state anyway (see RunCall) and the flag is
+	// informative; in a container, the next call starts without the
+	// variables of the earlier ones.
 	StateLost bool
 	// Err is the error that kept the call from running to an outcome
 	// (OuterTimeout, Cancelled from a context, CapacityUnavailable,
@@ -74,13 +84,24 @@ type Outcome struct {
 	// Files are the files the call produced (port.Result.Files). RunCall
 	// fetches their bytes before it ends the call's session; OutcomeOf
 	// knows their ids and names, and the bytes of the images the result
-	// carried inline.
+	// carried inline. RunInContainer fetches their bytes from the
+	// container in the same way.
 	Files []ProducedFile
+	// ContainerFiles are the container's records of the files the call
+	// produced (RunInContainer; nil otherwise), in the order of Files,
+	// less any the container could not list (containers.WithMaxFiles).
+	// ContainerFileCitations cites them.
+	ContainerFiles []containers.File
 }
 
 // ProducedFile is a file a call produced.
 type ProducedFile struct {
-	FileID   string
+	// FileID is the port's id of the file (port.OutputFile.FileID); for a
+	// call run in a container (RunInContainer), the container's id of it
+	// ("cfile_..."), which the Containers API serves, or "" when the
+	// container could not list it (containers.WithMaxFiles).
+	FileID string
+	// Filename is its path relative to the workspace root.
 	Filename string
 	// MimeType and Data are set when the bytes came inline with the result
 	// or were fetched (RunCall, up to MaxFetchedBytes a call); Data is nil
@@ -106,6 +127,8 @@ func isSyntaxError(stderr string) bool {
 //     CapacityUnavailable;
 //   - context.DeadlineExceeded → OuterTimeout (return code 124 if none);
 //   - context.Canceled → Cancelled (return code 130 if none);
+//   - containers.ErrContainerNotFound → ContainerNotFound;
+//   - port.ErrSessionBusy → ContainerBusy;
 //   - anything else → RuntimeFailure.
 //
 // Otherwise res.Outcome decides: completed → Success; program_error →
@@ -149,6 +172,10 @@ func OutcomeOf(res port.Result, err error) Outcome {
 			if o.ReturnCode == 0 {
 				o.ReturnCode = port.ReturnCodeCancelled
 			}
+		case errors.Is(err, containers.ErrContainerNotFound):
+			o.Kind, o.StateLost = ContainerNotFound, true
+		case errors.Is(err, port.ErrSessionBusy):
+			o.Kind = ContainerBusy
 		default:
 			o.Kind = RuntimeFailure
 		}
@@ -199,9 +226,14 @@ func (o Outcome) Ran() bool {
 }
 
 // hasReturnCode reports whether the return code means something: the code
-// was started. CapacityUnavailable and RuntimeFailure have none.
+// was started. CapacityUnavailable, RuntimeFailure, ContainerNotFound and
+// ContainerBusy have none.
 func (o Outcome) hasReturnCode() bool {
-	return o.Kind != CapacityUnavailable && o.Kind != RuntimeFailure
+	switch o.Kind {
+	case CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy:
+		return false
+	}
+	return true
 }
 
 // Explanation is the one-line explanation of a kind, "" for Success.
@@ -238,6 +270,10 @@ func (o Outcome) Explanation() string {
 			msg = o.Err.Error()
 		}
 		return "The sandbox failed: " + msg + ". The code did not run to an end."
+	case ContainerNotFound:
+		return "The container is gone (it expired after its idle time, was deleted or was ended); the code did not run, and the variables and files of earlier calls are lost."
+	case ContainerBusy:
+		return "Another call is running in this container; the code did not run. Run it again once that call has finished."
 	}
 	return ""
 }
@@ -255,7 +291,7 @@ func (o Outcome) Explanation() string {
 // A stream section appears only when the stream is not empty; "(no
 // output)" replaces both when both are empty and the call succeeded;
 // return_code is left out when the code was never started
-// (CapacityUnavailable, RuntimeFailure); files lists the workspace paths
+// (CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy); files lists the workspace paths
 // of the files the call produced, when there are any; the note appears
 // for every kind but Success. Partial output is always shown.
 func (o Outcome) FunctionOutput() string {

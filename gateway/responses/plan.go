@@ -29,10 +29,11 @@ var ErrBadArguments = errors.New("bad code_interpreter arguments")
 type Plan struct {
 	// ItemID is the public output item's id: "ci_" + 48 hex digits.
 	ItemID string
-	// ContainerID is "cntr_gw_" + 32 hex digits, unique per call. It
-	// names the one execution context of this call, never a reusable
-	// container: clients cannot send it back (ValidateTools refuses a
-	// container).
+	// ContainerID is, for NewPlan, "cntr_gw_" + 32 hex digits, unique per
+	// call: it names the one execution context of this call, never a
+	// reusable container (in phase one, ValidateTools refuses a
+	// container). For NewContainerPlan it is the id of the container the
+	// call runs in (RunInContainer), which a client may name again.
 	ContainerID string
 	// CallID is the model's function call_id; it stays internal.
 	CallID string
@@ -156,7 +157,7 @@ func (p Plan) InterpretingItem() Item { return p.item(StatusInterpreting, nil) }
 // ProgramError, SyntaxError, OutputLimit: the interpreter did its job, as
 // OpenAI reports a call whose program raised), "failed" otherwise
 // (Timeout, OuterTimeout, Cancelled, MemoryLimit, SessionLost,
-// CapacityUnavailable, RuntimeFailure).
+// CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy).
 //
 // Outputs is one logs entry holding stdout then stderr (partial output
 // included), followed for a failed call by the one-line explanation, so a
@@ -201,8 +202,13 @@ func (p Plan) Item(o Outcome) Item {
 // Annotation is OpenAI's container_file_citation, an annotation of an
 // output_text part of the assistant's message:
 //
-//	{"type":"container_file_citation","container_id":"cntr_gw_...",
-//	 "file_id":"file_...","filename":"out.csv","start_index":0,"end_index":0}
+//	{"type":"container_file_citation","container_id":"cntr_...",
+//	 "file_id":"cfile_...","filename":"out.csv","start_index":9,"end_index":16}
+//
+// StartIndex and EndIndex count characters (Unicode code points, as a
+// Python str indexes the text) from the start of the part's text; the
+// cited span is text[StartIndex:EndIndex] in those units, EndIndex
+// exclusive.
 type Annotation struct {
 	Type        string `json:"type"`
 	ContainerID string `json:"container_id"`
@@ -217,24 +223,37 @@ type Annotation struct {
 // that answers with them: each cites the first mention of the file's name
 // in text (its workspace path, or its base name), or the end of text when
 // text does not mention it. Indexes count characters (Unicode code
-// points), as OpenAI's do.
+// points), as OpenAI's do. A file without a FileID (one a container could
+// not list) is not cited. For a call run in a container, the citations
+// name the container and its file ids; ContainerFileCitations does the
+// same for files of several calls. The slice is never nil: it marshals
+// as [], as an output_text part's annotations must be.
 func (p Plan) FileCitations(o Outcome, text string) []Annotation {
-	var out []Annotation
+	out := []Annotation{}
 	for _, f := range o.Files {
-		start, end := len(text), len(text)
-		for _, name := range []string{f.Filename, path.Base(f.Filename)} {
-			if i := strings.Index(text, name); i >= 0 && name != "" {
-				start, end = i, i+len(name)
-				break
-			}
+		if f.FileID == "" {
+			continue
 		}
-		out = append(out, Annotation{
-			Type: "container_file_citation", ContainerID: p.ContainerID,
-			FileID: f.FileID, Filename: f.Filename,
-			StartIndex: utf8.RuneCountInString(text[:start]), EndIndex: utf8.RuneCountInString(text[:end]),
-		})
+		out = append(out, cite(p.ContainerID, f.FileID, f.Filename, text, f.Filename, path.Base(f.Filename)))
 	}
 	return out
+}
+
+// cite makes the citation of one file: at the first of names found in
+// text, else at its end.
+func cite(containerID, fileID, filename, text string, names ...string) Annotation {
+	start, end := len(text), len(text)
+	for _, name := range names {
+		if i := strings.Index(text, name); i >= 0 && name != "" {
+			start, end = i, i+len(name)
+			break
+		}
+	}
+	return Annotation{
+		Type: "container_file_citation", ContainerID: containerID,
+		FileID: fileID, Filename: filename,
+		StartIndex: utf8.RuneCountInString(text[:start]), EndIndex: utf8.RuneCountInString(text[:end]),
+	}
 }
 
 // Event types, as OpenAI names them.
