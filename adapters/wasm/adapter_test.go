@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -136,6 +137,55 @@ func TestTracebackShowsTheCellNotTheDriver(t *testing.T) {
 	if !strings.Contains(res.Stderr, "SyntaxError") || strings.Contains(res.Stderr, "_codeport") {
 		t.Fatalf("syntax error report: %q", res.Stderr)
 	}
+}
+
+// TestACellsSourceGoesWithItsCode: a session of many calls does not grow
+// by each call's source (it once kept every cell's, for tracebacks, and a
+// long session of tiny calls ran out of memory); a cell that defined a
+// function keeps its source while the function lives, and loses it some
+// calls after the function is gone.
+func TestACellsSourceGoesWithItsCode(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	run(t, a, id, "import gc, linecache, sys")
+	run(t, a, id, "def kept():\n    raise KeyError('still here')")
+	// Objects, allocated blocks, and the cells whose sources are kept
+	// besides the counting one (each cell appends to In, so that its
+	// length is the cell's number).
+	count := "gc.collect(); print(len(gc.get_objects()), sys.getallocatedblocks(), [k for k in sorted(linecache.cache) if k.startswith('<cell') and k != '<cell %d>' % len(In)])"
+	run(t, a, id, "In = [None] * 3")
+	before := strings.SplitN(strings.TrimSpace(run(t, a, id, "In.append(0); "+count).Stdout), " ", 3)
+	for range 500 {
+		run(t, a, id, "In.append(0)")
+	}
+	after := strings.SplitN(strings.TrimSpace(run(t, a, id, "In.append(0); "+count).Stdout), " ", 3)
+	if len(before) != 3 || len(after) != 3 || after[2] != "['<cell 2>']" {
+		t.Fatalf("kept cells before %.200q, after 500 calls %.200q; want only the defining cell 2", before, after)
+	}
+	// 500 more list items are 500 pointers: objects and blocks stay put.
+	if mustAtoi(t, after[0]) > mustAtoi(t, before[0])+50 || mustAtoi(t, after[1]) > mustAtoi(t, before[1])+100 {
+		t.Errorf("500 calls grew the session: objects %s -> %s, blocks %s -> %s", before[0], after[0], before[1], after[1])
+	}
+	res := run(t, a, id, "In.append(0); kept()")
+	if !strings.Contains(res.Stderr, "raise KeyError('still here')") {
+		t.Errorf("a living function's cell lost its source:\n%s", res.Stderr)
+	}
+	run(t, a, id, "In.append(0); del kept")
+	for range 70 {
+		run(t, a, id, "In.append(0)")
+	}
+	if got := run(t, a, id, "In.append(0); "+count).Stdout; !strings.HasSuffix(got, " []\n") {
+		t.Errorf("a cell whose function is gone kept its source: %s", got)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestSystemExitSetsReturnCodeAndSessionSurvives(t *testing.T) {

@@ -35,6 +35,7 @@
 # tokenize, whose regular expressions are costly to compile.
 
 import _ast
+import _weakref
 import builtins
 import gc
 import os
@@ -620,9 +621,15 @@ def _make_handler():
             except BaseException:
                 pass
 
-    # Cell sources, so tracebacks can show the lines of earlier cells.
+    # Cell sources, so tracebacks can show the lines of earlier cells: a
+    # cell's source is kept while code compiled from it may still run or
+    # be shown (a function, class, lambda or generator it defined, a
+    # traceback a program kept), and dropped once none is alive, so that a
+    # long session of calls does not grow by each call's source.
     sources = {}
     synced = [None]  # the linecache module whose cache holds sources
+    codes = {}  # cell name -> weak references to the code compiled from it
+    since = [0]  # cells since dead ones were last looked for
 
     def remember(name, src):
         entry = (len(src), None, src.splitlines(True), name)
@@ -635,6 +642,28 @@ def _make_handler():
             synced[0] = lc
         else:
             lc.cache[name] = entry
+
+    def alive(name):
+        return any(r() is not None for r in codes.get(name, ()))
+
+    def forget(name):
+        sources.pop(name, None)
+        codes.pop(name, None)
+        lc = sys.modules.get("linecache")
+        if lc is not None:
+            lc.cache.pop(name, None)
+
+    def settle(name):
+        # After a cell: its source goes unless its code lives on; and every
+        # so many cells (as many as are kept, at least 64, so that the
+        # look costs each cell little), those whose code has died go too.
+        if not alive(name):
+            forget(name)
+        since[0] += 1
+        if since[0] >= max(64, len(sources)):
+            since[0] = 0
+            for n in [n for n in sources if not alive(n)]:
+                forget(n)
 
     def user_frames(tb):
         # Leading frames of the driver (and of runpy, which real Python
@@ -812,9 +841,27 @@ def _make_handler():
         rich[0] = show
         name = "<cell %d>" % cells[0]
         remember(name, src)
-        if not show:
-            return outcome(lambda: exec(compile(src, name, "exec", dont_inherit=True), ns))
+        refs = codes[name] = []
 
+        def comp(source, mode):
+            # compile, noting the code objects made (nested ones too) for
+            # settle: weakly, so that the note keeps none alive.
+            code = compile(source, name, mode, dont_inherit=True)
+            todo = [code]
+            while todo:
+                c = todo.pop()
+                refs.append(_weakref.ref(c))
+                todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
+            return code
+
+        try:
+            if not show:
+                return outcome(lambda: exec(comp(src, "exec"), ns))
+            return run_shown(src, name, comp)
+        finally:
+            settle(name)
+
+    def run_shown(src, name, comp):
         def show(value):
             if value is not None:
                 save_rich(value)
@@ -835,7 +882,7 @@ def _make_handler():
                 i -= 1
             if i >= 0 and lines[i][0] not in "@)]}" and "__future__" not in src:
                 try:
-                    head = compile("\n".join(lines[:i]), name, "exec", dont_inherit=True) if i else None
+                    head = comp("\n".join(lines[:i]), "exec") if i else None
                 except SyntaxError:
                     head = False
                 if head is not False:
@@ -843,7 +890,7 @@ def _make_handler():
                     value = None
                     if lines[i].split(None, 1)[0].rstrip(":") not in _STATEMENTS:
                         try:
-                            value = compile(tail, name, "eval", dont_inherit=True)
+                            value = comp(tail, "eval")
                         except SyntaxError:
                             pass
                     if value is not None:
@@ -854,7 +901,7 @@ def _make_handler():
                     if ";" not in tail:
                         # One statement that is not an expression.
                         try:
-                            rest = compile(tail, name, "exec", dont_inherit=True)
+                            rest = comp(tail, "exec")
                         except SyntaxError:
                             rest = None
                         if rest is not None:
@@ -868,11 +915,11 @@ def _make_handler():
             tree = compile(src, name, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
             last = tree.body[-1] if tree.body else None
             if not isinstance(last, _ast.Expr) or silenced(src, last):
-                exec(compile(tree, name, "exec", dont_inherit=True), ns)
+                exec(comp(tree, "exec"), ns)
                 return
             tree.body.pop()
-            exec(compile(tree, name, "exec", dont_inherit=True), ns)
-            show(eval(compile(_ast.Expression(last.value), name, "eval", dont_inherit=True), ns))
+            exec(comp(tree, "exec"), ns)
+            show(eval(comp(_ast.Expression(last.value), "eval"), ns))
 
         r = outcome(run)
         if len(r) == 2:  # not out of memory
