@@ -450,17 +450,12 @@ func compact(b []byte) string {
 // that every call starts with fresh state, what can and cannot be imported,
 // and the limits. It never promises what the capabilities do not say.
 func Description(c port.Capabilities) string {
-	return purpose.Hint(c, purpose.Options{FreshState: true})
+	return purpose.Hint(c, purpose.Options{FreshState: true, PythonOnly: true})
 }
 
 // ContainerDescription is the function description for calls that run in
 // a container: as Description, but saying that variables, imports and
 // files persist between calls in the container.
 func ContainerDescription(c port.Capabilities) string {
-	const session, container = "between calls in the same session", "between calls in the same container"
-	d := purpose.Hint(c, purpose.Options{})
-	if strings.Contains(d, session) {
-		return strings.Replace(d, session, container, 1)
-	}
-	return strings.TrimSpace(d) + " Variables, imports and files persist " + container + "."
+	return purpose.Hint(c, purpose.Options{Container: true, PythonOnly: true})
 }

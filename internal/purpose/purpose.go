@@ -21,6 +21,13 @@ type Options struct {
 	// FreshState: every call runs in a new session, so nothing carries
 	// over between calls. Otherwise state persists within a session.
 	FreshState bool
+	// Container: state persists between calls in the same container (an
+	// OpenAI-style container), which the text names instead of a session.
+	Container bool
+	// PythonOnly: the tool the model is shown runs Python code only (the
+	// Responses code_interpreter function), so the bash tool, which the
+	// backend may offer beside it, is not described.
+	PythonOnly bool
 }
 
 // Hint is the tool description for c.
@@ -39,7 +46,11 @@ func Hint(c port.Capabilities, opts Options) string {
 	if opts.FreshState {
 		b.WriteString("Every call starts with fresh Python state: variables, imports and files from earlier calls are gone, so each program must be complete. ")
 	} else {
-		b.WriteString("Variables, imports and files persist between calls in the same session. ")
+		scope := "session"
+		if opts.Container {
+			scope = "container"
+		}
+		fmt.Fprintf(&b, "Variables, imports and files persist between calls in the same %s. ", scope)
 	}
 	switch {
 	case c.Partial && len(c.Packages) == 0:
@@ -72,7 +83,7 @@ func Hint(c port.Capabilities, opts Options) string {
 		}
 		b.WriteString(" ")
 	}
-	if slices.Contains(c.Tools, port.ToolBashCodeExecution) && len(c.ShellCommands) > 0 {
+	if !opts.PythonOnly && slices.Contains(c.Tools, port.ToolBashCodeExecution) && len(c.ShellCommands) > 0 {
 		fmt.Fprintf(&b, "The bash tool is a POSIX shell (bash syntax) in the same sandbox, over the same files: it starts no host processes and has no network, and its commands are its builtins and %s. Its python3 runs each command line as a separate program, not in the session's interpreter. ", strings.Join(c.ShellCommands, ", "))
 	}
 	switch {

@@ -28,6 +28,28 @@ func TestHintDescribesTheShell(t *testing.T) {
 	if h := Hint(c, Options{}); strings.Contains(h, "commands are") {
 		t.Errorf("a hint without a command list lists commands:\n%s", h)
 	}
+	// A tool that runs Python only (the Responses function) is not told
+	// of a shell the backend offers beside it.
+	c.Tools, c.ShellCommands = []port.ToolKind{port.ToolCodeExecution, port.ToolBashCodeExecution}, []string{"awk"}
+	for _, o := range []Options{{PythonOnly: true}, {PythonOnly: true, FreshState: true}, {PythonOnly: true, Container: true}} {
+		if h := Hint(c, o); strings.Contains(h, "shell") {
+			t.Errorf("a Python-only hint (%+v) mentions a shell:\n%s", o, h)
+		}
+	}
+}
+
+// State persists within a session, a container, or not at all.
+func TestHintSaysWhereStatePersists(t *testing.T) {
+	c := port.Capabilities{WorkingDirectory: "/workspace"}
+	for o, want := range map[Options]string{
+		{}:                 "persist between calls in the same session.",
+		{Container: true}:  "persist between calls in the same container.",
+		{FreshState: true}: "Every call starts with fresh Python state",
+	} {
+		if h := Hint(c, o); !strings.Contains(h, want) {
+			t.Errorf("Hint(%+v) lacks %q:\n%s", o, want, h)
+		}
+	}
 }
 
 // The hint says one thing about a cell's last expression: shown where the
