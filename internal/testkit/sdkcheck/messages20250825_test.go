@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/gateway/messages"
 	"github.com/codeport/codeport/port"
 )
@@ -119,6 +120,9 @@ func messages20250825Fixtures(t *testing.T) []fixture {
 			t.Fatalf("%s: ContainerUploadFileID gives %q, %v", f.Name, id, err)
 		}
 	}
+	// The container field of a response that used a container.
+	c := containers.Container{ID: "cntr_" + strings.Repeat("5e", 16), LastActiveAt: time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC), Expiry: 20 * time.Minute}
+	fx = append(fx, fixture{"messages/2025-08-25/container", "anthropic.container", raw(t, messages.ContainerField(c)), nil})
 	return append(fx, uploads...)
 }
 

@@ -29,6 +29,7 @@ from anthropic.types import (
     CodeExecutionTool20250825Param,
     CodeExecutionToolResultBlock,
     CodeExecutionToolResultBlockParam,
+    Container,
     ContainerUploadBlock,
     ContainerUploadBlockParam,
     ContentBlock,
@@ -43,6 +44,7 @@ from anthropic.types.beta import (
     BetaBashCodeExecutionToolResultBlock,
     BetaBashCodeExecutionToolResultBlockParam,
     BetaCodeExecutionTool20250825Param,
+    BetaContainer,
     BetaContainerUploadBlock,
     BetaContainerUploadBlockParam,
     BetaContentBlock,
@@ -342,6 +344,13 @@ def check_container_upload(value):
     )
 
 
+def check_container(value):
+    """The container field of a Messages response, and its id sent back as
+    a request's container param (a string, or an object with the id)."""
+    problems = check_model(Container, value) + check_model(BetaContainer, value)
+    return problems
+
+
 def check_code_execution_result(value):
     return (
         check_model(CodeExecutionToolResultBlock, value)
@@ -366,6 +375,7 @@ CHECKS = {
     "anthropic.bash_code_execution_tool_result": check_bash_code_execution_result,
     "anthropic.text_editor_code_execution_tool_result": check_text_editor_code_execution_result,
     "anthropic.container_upload": check_container_upload,
+    "anthropic.container": check_container,
     "anthropic.container_upload_param": check_container_upload_param,
 }
 
