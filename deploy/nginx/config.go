@@ -133,20 +133,34 @@ func RouterConf(addr string) ([]byte, error) {
 	return listenLine.ReplaceAll(b, []byte("    listen "+addr+";")), nil
 }
 
-// sessionLocation finds the session route's location in codeport.conf.
-var sessionLocation = regexp.MustCompile(`(?m)^    location ~ "([^"]+)" \{$`)
+// regexLocation finds the regular-expression locations in codeport.conf.
+var regexLocation = regexp.MustCompile(`(?m)^    location ~ "([^"]+)" \{$`)
 
 // SessionPattern is the regular expression codeport.conf routes sessions
 // with, in Go's syntax (nginx's PCRE "(?<name>" written "(?P<name>"): the
 // same as server.SessionRoutePattern, as a test checks.
-func SessionPattern() (string, error) {
+func SessionPattern() (string, error) { return locationPattern("^/sessions/") }
+
+// ContainerPattern is the regular expression codeport.conf routes the
+// Containers API's routes of a container with, in Go's syntax: the same
+// as containers.PathPattern, as a test checks.
+func ContainerPattern() (string, error) { return locationPattern("^/v1/containers/") }
+
+// locationPattern is the one regular-expression location of codeport.conf
+// that starts with prefix.
+func locationPattern(prefix string) (string, error) {
 	b, err := Files.ReadFile("codeport.conf")
 	if err != nil {
 		return "", err
 	}
-	m := sessionLocation.FindAllSubmatch(b, -1)
-	if len(m) != 1 {
-		return "", fmt.Errorf("nginx: codeport.conf has %d regular-expression locations, want 1", len(m))
+	var found []string
+	for _, m := range regexLocation.FindAllSubmatch(b, -1) {
+		if strings.HasPrefix(string(m[1]), prefix) {
+			found = append(found, strings.ReplaceAll(string(m[1]), "(?<", "(?P<"))
+		}
 	}
-	return strings.ReplaceAll(string(m[0][1]), "(?<", "(?P<"), nil
+	if len(found) != 1 {
+		return "", fmt.Errorf("nginx: codeport.conf has %d regular-expression locations for %s, want 1", len(found), prefix)
+	}
+	return found[0], nil
 }

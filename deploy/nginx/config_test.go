@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/server"
 )
@@ -44,6 +45,39 @@ func TestSessionPatternIsThePorts(t *testing.T) {
 		want, _ := port.NodeOf(id)
 		if got != tc.node || got != want {
 			t.Errorf("%s: router reads node %q, port.NodeOf %q, want %q", tc.path, got, want, tc.node)
+		}
+	}
+}
+
+// The router matches a container's Containers API routes with the same
+// expression as the containers package, and reads the node its ids carry.
+func TestContainerPatternIsTheStores(t *testing.T) {
+	got, err := ContainerPattern()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != containers.PathPattern {
+		t.Fatalf("codeport.conf routes containers with\n  %s\ncontainers.PathPattern is\n  %s", got, containers.PathPattern)
+	}
+	re := regexp.MustCompile(got)
+	hex := strings.Repeat("0f", 16)
+	for _, tc := range []struct{ path, node string }{
+		{"/v1/containers/cntr_node-a_" + hex, "node-a"},
+		{"/v1/containers/cntr_n_" + hex + "/files/cfile_1/content", "n"},
+		{"/v1/containers/cntr_" + hex, ""},         // no node
+		{"/v1/containers/cntr_Node_" + hex, ""},    // not a DNS label
+		{"/v1/containers/cntr_n_" + hex + "0", ""}, // not an id
+		{"/v1/containers", ""},
+	} {
+		m := re.FindStringSubmatch(tc.path)
+		got := ""
+		if m != nil {
+			got = m[re.SubexpIndex("node")]
+		}
+		id := strings.Split(strings.TrimPrefix(tc.path, "/v1/containers/"), "/")[0]
+		want, _ := containers.NodeOf(id)
+		if got != tc.node || got != want {
+			t.Errorf("%s: router reads node %q, containers.NodeOf %q, want %q", tc.path, got, want, tc.node)
 		}
 	}
 }

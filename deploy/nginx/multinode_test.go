@@ -21,6 +21,7 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
@@ -99,7 +100,7 @@ func TestMultiNode(t *testing.T) {
 	// the test binary's, for the test and for each of its requests.
 	ctx, cancel := testwait.Context(t)
 	defer cancel()
-	tc := startTestCluster(ctx, t, testNodes, "--file-limit", fmt.Sprint(testFileLimit))
+	tc := startTestCluster(ctx, t, testNodes, "--file-limit", fmt.Sprint(testFileLimit), "--containers-api=true")
 	c, bin, client := tc.cluster, tc.codeport, tc.client
 	var requestTimeout time.Duration // none
 	if d, ok := ctx.Deadline(); ok {
@@ -173,6 +174,45 @@ func TestMultiNode(t *testing.T) {
 		status, _, body := r.do("GET", "/healthz", nil, nil)
 		if status != http.StatusOK || !json.Valid(body) {
 			t.Errorf("router's /healthz: %d %q", status, body)
+		}
+	})
+
+	t.Run("containers go to the node their ids name", func(t *testing.T) {
+		r := r.with(t)
+		// Made through the router, as sessions are: each lands on some
+		// node, whose id it carries; every later call reaches that node
+		// (another would answer 404), files included.
+		nodes := map[string]bool{}
+		for i := range 6 {
+			status, _, body := r.do("POST", "/v1/containers", []byte(fmt.Sprintf(`{"name":"c%d"}`, i)), http.Header{"Content-Type": {"application/json"}})
+			var c struct{ ID string }
+			if status != http.StatusOK || json.Unmarshal(body, &c) != nil {
+				t.Fatalf("POST /v1/containers: %d %s", status, body)
+			}
+			node, ok := containers.NodeOf(c.ID)
+			if !ok || !slices.Contains(testNodes, node) {
+				t.Fatalf("container id %q names no node of the cluster", c.ID)
+			}
+			nodes[node] = true
+			if status, _, body := r.do("GET", "/v1/containers/"+c.ID, nil, nil); status != http.StatusOK || !bytes.Contains(body, []byte(c.ID)) {
+				t.Errorf("GET %s through the router: %d %s", c.ID, status, body)
+			}
+			if status, _, body := r.do("GET", "/v1/containers/"+c.ID+"/files", nil, nil); status != http.StatusOK {
+				t.Errorf("GET %s/files through the router: %d %s", c.ID, status, body)
+			}
+			if status, _, body := r.do("DELETE", "/v1/containers/"+c.ID, nil, nil); status != http.StatusOK {
+				t.Errorf("DELETE %s through the router: %d %s", c.ID, status, body)
+			}
+		}
+		t.Logf("containers landed on %d nodes", len(nodes))
+		// A node the router does not know: OpenAI's 404 shape, from the
+		// router itself.
+		status, _, body := r.do("GET", "/v1/containers/cntr_node-z_"+strings.Repeat("0", 32), nil, nil)
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if status != http.StatusNotFound || json.Unmarshal(body, &e) != nil || e.Error.Code != "container_not_found" || !strings.Contains(e.Error.Message, `"node-z"`) {
+			t.Errorf("a container of an unknown node: %d %s", status, body)
 		}
 	})
 

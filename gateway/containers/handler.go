@@ -25,6 +25,15 @@ import (
 // API: a gateway mounts the handler for APIPrefix and everything below it.
 const APIPrefix = "/v1/containers"
 
+// PathPattern matches the path of every route of a container whose id
+// carries a node id (WithNodeID) and captures the node id as "node": a
+// proxy in front of several gateway processes sends each such request to
+// the process that holds the container, with no table of containers of
+// its own (deploy/nginx holds the same expression, as a test checks).
+// Creating and listing containers name none: any process answers, and a
+// list holds the containers of the process that answers it.
+const PathPattern = `^/v1/containers/cntr_(?P<node>` + port.NodeIDPattern + `)_[0-9a-f]{32}(?:/|$)`
+
 // Bounds of the API's inputs beyond the store's own.
 const (
 	// maxJSONBytes bounds a JSON body (a container's creation, a file by
