@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,6 +30,7 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/examples/internal/scripted"
 	"github.com/codeport/codeport/gateway/responses"
 	"github.com/codeport/codeport/port"
 )
@@ -198,36 +198,9 @@ type contentPart struct {
 }
 
 func (g *Gateway) callModel(ctx context.Context, req modelRequest) (modelResponse, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return modelResponse{}, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, g.ModelURL+"/v1/responses", bytes.NewReader(body))
-	if err != nil {
-		return modelResponse{}, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hc := g.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	hresp, err := hc.Do(hreq)
-	if err != nil {
-		return modelResponse{}, fmt.Errorf("model: %w", err)
-	}
-	defer hresp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
-	if err != nil {
-		return modelResponse{}, fmt.Errorf("model: %w", err)
-	}
-	if hresp.StatusCode != http.StatusOK {
-		return modelResponse{}, fmt.Errorf("model: %s: %s", hresp.Status, strings.TrimSpace(string(b)))
-	}
 	var resp modelResponse
-	if err := json.Unmarshal(b, &resp); err != nil {
-		return modelResponse{}, fmt.Errorf("model: %w", err)
-	}
-	return resp, nil
+	err := scripted.PostJSON(ctx, g.HTTP, g.ModelURL+"/v1/responses", req, &resp)
+	return resp, err
 }
 
 // The scripted model's two programs: the first misspells a name.

@@ -25,7 +25,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,11 +32,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/examples/internal/scripted"
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/gateway/messages"
 	"github.com/codeport/codeport/port"
@@ -52,7 +51,7 @@ func main() {
 
 // uploads is the gateway's own file store (the Files API a client
 // uploaded to), here one file.
-var uploads = FileStore{"file_011CNha8iCJcU1wXNR6q4V8w": {Name: "sales.csv", Data: "region,amount\nnorth,120\nsouth,80\neast,42\n"}}
+var uploads = scripted.Files{"file_011CNha8iCJcU1wXNR6q4V8w": {Name: "sales.csv", Data: "region,amount\nnorth,120\nsouth,80\neast,42\n"}}
 
 func run(ctx context.Context, out io.Writer) error {
 	b, err := binding.New(wasm.Opener(nil), httpadapter.Opener())
@@ -272,49 +271,9 @@ func producedFiles(result json.RawMessage) []string {
 }
 
 func (g *Gateway) callModel(ctx context.Context, convo []Message, tools []json.RawMessage) ([]json.RawMessage, error) {
-	body, err := json.Marshal(map[string]any{"model": "scripted", "max_tokens": 1024, "messages": convo, "tools": tools})
-	if err != nil {
-		return nil, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, g.ModelURL+"/v1/messages", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hc := g.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	hresp, err := hc.Do(hreq)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	defer hresp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	if hresp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("model: %s: %s", hresp.Status, strings.TrimSpace(string(b)))
-	}
 	var resp struct {
 		Content []json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(b, &resp); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	return resp.Content, nil
-}
-
-// FileStore is an in-memory store of the files a client uploaded to the
-// gateway: the containers.FileSource a container is seeded from.
-type FileStore map[string]struct{ Name, Data string }
-
-// OpenFile opens a stored file (every tenant's: the example has one).
-func (fs FileStore) OpenFile(_ context.Context, _, id string) (string, io.ReadCloser, error) {
-	f, ok := fs[id]
-	if !ok {
-		return "", nil, fmt.Errorf("%w: %s", containers.ErrFileNotFound, id)
-	}
-	return f.Name, io.NopCloser(strings.NewReader(f.Data)), nil
+	err := scripted.PostJSON(ctx, g.HTTP, g.ModelURL+"/v1/messages", map[string]any{"model": "scripted", "max_tokens": 1024, "messages": convo, "tools": tools}, &resp)
+	return resp.Content, err
 }

@@ -57,6 +57,7 @@ import (
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/examples/internal/scripted"
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/gateway/responses"
 	"github.com/codeport/codeport/port"
@@ -74,7 +75,7 @@ const salesFileID = "file-6F2ksmvXxt4VdaqaFwwh3N"
 
 // uploads is the gateway's own file store (the Files API a client
 // uploaded to), here one file.
-var uploads = FileStore{salesFileID: {Name: "sales.csv", Data: "region,amount\nnorth,120\nsouth,80\neast,42\n"}}
+var uploads = scripted.Files{salesFileID: {Name: "sales.csv", Data: "region,amount\nnorth,120\nsouth,80\neast,42\n"}}
 
 // firstTools is what the client declares in the first turn: OpenAI's
 // standard form, a new container with the uploaded file in it.
@@ -380,49 +381,9 @@ type outputItem struct {
 }
 
 func (g *Gateway) callModel(ctx context.Context, req modelRequest) ([]json.RawMessage, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, g.ModelURL+"/v1/responses", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hc := g.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	hresp, err := hc.Do(hreq)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	defer hresp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	if hresp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("model: %s: %s", hresp.Status, strings.TrimSpace(string(b)))
-	}
 	var resp struct {
 		Output []json.RawMessage `json:"output"`
 	}
-	if err := json.Unmarshal(b, &resp); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	return resp.Output, nil
-}
-
-// FileStore is an in-memory store of the files a client uploaded to the
-// gateway: the containers.FileSource a container is seeded from.
-type FileStore map[string]struct{ Name, Data string }
-
-// OpenFile opens a stored file (every tenant's: the example has one).
-func (fs FileStore) OpenFile(_ context.Context, _, id string) (string, io.ReadCloser, error) {
-	f, ok := fs[id]
-	if !ok {
-		return "", nil, fmt.Errorf("%w: %s", containers.ErrFileNotFound, id)
-	}
-	return f.Name, io.NopCloser(strings.NewReader(f.Data)), nil
+	err := scripted.PostJSON(ctx, g.HTTP, g.ModelURL+"/v1/responses", req, &resp)
+	return resp.Output, err
 }
