@@ -18,6 +18,7 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/gateway/containers"
+	"github.com/codeport/codeport/internal/testkit/fakeclock"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -29,7 +30,7 @@ type api struct {
 	t     *testing.T
 	url   string
 	store *containers.Store
-	clock *clock
+	clock *fakeclock.Clock
 }
 
 func newAPI(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...containers.Option) *api {
@@ -41,7 +42,7 @@ func newAPI(t *testing.T, tweak func(wasm.Config) wasm.Config, opts ...container
 		}
 		return c
 	})
-	clk := newClock()
+	clk := fakeclock.New(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
 	s := containers.New(p, append([]containers.Option{containers.WithTenantOf(tenantOf), containers.WithClock(clk.Now)}, opts...)...)
 	h := containers.NewHandler(s)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,29 +14,10 @@ import (
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/gateway/containers"
+	"github.com/codeport/codeport/internal/testkit/fakeclock"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
-
-// clock is a clock a test moves by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // tenantKey carries a test's tenant in a context.
 type tenantKey struct{}
@@ -63,10 +44,10 @@ func (fs files) OpenFile(_ context.Context, tenant, id string) (string, io.ReadC
 
 // newStore opens a store over a fresh in-process adapter, with tenants
 // read from the context and a hand-moved clock.
-func newStore(t *testing.T, opts ...containers.Option) (*containers.Store, *port.Port, *clock) {
+func newStore(t *testing.T, opts ...containers.Option) (*containers.Store, *port.Port, *fakeclock.Clock) {
 	t.Helper()
 	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithShellAtStart(false) })
-	clk := newClock()
+	clk := fakeclock.New(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
 	s := containers.New(p, append([]containers.Option{containers.WithTenantOf(tenantOf), containers.WithClock(clk.Now)}, opts...)...)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {

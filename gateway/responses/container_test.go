@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codeport/codeport/gateway/containers"
+	"github.com/codeport/codeport/internal/testkit/fakeclock"
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
@@ -301,24 +302,6 @@ func tenantOf(ctx context.Context) string {
 	return s
 }
 
-// clock is a fake clock that a test moves forward.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // open validates a client's declaration with containers enabled and opens
 // its container for the caller of ctx.
 func open(ctx context.Context, store *containers.Store, declaration string) (*Container, error) {
@@ -354,7 +337,7 @@ func TestContainersLive(t *testing.T) {
 		"acme":   {"file-data": {"data.csv", "n\n3\n4\n"}},
 		"globex": {"file-secret": {"secret.txt", "globex only"}},
 	}
-	clk := &clock{now: time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC))
 	store := containers.New(p,
 		containers.WithFileSource(files),
 		containers.WithTenantOf(tenantOf),

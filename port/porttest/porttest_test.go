@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/codeport/codeport/internal/editor"
+	"github.com/codeport/codeport/internal/testkit/fakeclock"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/port/porttest"
@@ -184,26 +185,8 @@ func TestLifetimeHintsAreClamped(t *testing.T) {
 	}
 }
 
-// clock is a time a test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestIdleAndExpiredSessionsAreReclaimed(t *testing.T) {
-	clk := &clock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	p, d := newPort(t, porttest.WithClock(clk.Now), porttest.WithMaxSessions(2))
 	idle, err := p.CreateSession(t.Context(), port.CreateSessionRequest{IdleTimeout: time.Minute})
 	if err != nil {
