@@ -197,17 +197,8 @@ func RunInContainer(ctx context.Context, store *containers.Store, plan Plan, tim
 	if store == nil {
 		return Outcome{Kind: RuntimeFailure, Err: fmt.Errorf("%w: RunInContainer needs a container store", port.ErrInvalidRequest)}
 	}
-	res, files, err := store.Execute(ctx, plan.ContainerID, port.ExecuteRequest{
-		Tool:      port.ToolCodeExecution,
-		Code:      plan.Code,
-		Timeout:   timeout,
-		ToolUseID: plan.CallID,
-	})
-	if cerr := ctx.Err(); cerr != nil && (err == nil && res.Outcome == port.OutcomeCancelled || err != nil && !errors.Is(err, cerr)) {
-		// The port saw our context end; say which way it ended.
-		err = cerr
-	}
-	o := OutcomeOf(res, err)
+	res, files, err := store.Execute(ctx, plan.ContainerID, plan.request(timeout))
+	o := outcomeIn(ctx, res, err)
 	if len(o.Files) == 0 {
 		return o
 	}

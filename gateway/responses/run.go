@@ -31,17 +31,8 @@ func RunCall(ctx context.Context, p port.CodeExecutionPort, plan Plan, timeout t
 		defer cancel()
 		_ = p.DestroySession(dctx, s.ID)
 	}()
-	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{
-		Tool:      port.ToolCodeExecution,
-		Code:      plan.Code,
-		Timeout:   timeout,
-		ToolUseID: plan.CallID,
-	})
-	if cerr := ctx.Err(); cerr != nil && (err == nil && res.Outcome == port.OutcomeCancelled || err != nil && !errors.Is(err, cerr)) {
-		// The port saw our context end; say which way it ended.
-		err = cerr
-	}
-	o := OutcomeOf(res, err)
+	res, err := p.Execute(ctx, s.ID, plan.request(timeout))
+	o := outcomeIn(ctx, res, err)
 	fetchFiles(ctx, p, s.ID, o.Files)
 	return o
 }
@@ -78,4 +69,19 @@ func fetchFiles(ctx context.Context, p port.CodeExecutionPort, sessionID string,
 		budget -= int64(len(data))
 		f.Data, f.MimeType = data, info.MimeType // non-nil even when empty
 	}
+}
+
+// request is the port request that runs the plan.
+func (plan Plan) request(timeout time.Duration) port.ExecuteRequest {
+	return port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: plan.Code, Timeout: timeout, ToolUseID: plan.CallID}
+}
+
+// outcomeIn is OutcomeOf for a call made in ctx: when ctx has ended and
+// the port reported that (a cancelled call, or an error of its own), the
+// outcome says which way ctx ended.
+func outcomeIn(ctx context.Context, res port.Result, err error) Outcome {
+	if cerr := ctx.Err(); cerr != nil && (err == nil && res.Outcome == port.OutcomeCancelled || err != nil && !errors.Is(err, cerr)) {
+		err = cerr
+	}
+	return OutcomeOf(res, err)
 }
