@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -772,7 +771,9 @@ func (s *Store) Content(ctx context.Context, id, fileID string) (io.ReadCloser, 
 // DeleteFile removes the file fileID from the caller's container id: from
 // its list and from its workspace. The removal runs as a code_execution
 // call (the port has no other way to remove a file), which displays
-// nothing and leaves no name behind.
+// nothing and leaves no name behind; it names the file by its absolute
+// path, byte for byte, so that neither a directory the program changed to
+// nor a name that is not UTF-8 can make it remove another file.
 func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
 	f, err := s.File(ctx, id, fileID)
 	if err != nil {
@@ -782,11 +783,10 @@ func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
 	if err != nil {
 		return err
 	}
-	lit, _ := json.Marshal(f.Name) // a JSON string is a Python string literal
 	off := false
 	res, err := s.p.Execute(ctx, e.session, port.ExecuteRequest{
 		Tool:          port.ToolCodeExecution,
-		Code:          fmt.Sprintf("__import__('os').remove(%s)", lit),
+		Code:          fmt.Sprintf("__import__('os').remove(bytes.fromhex('%x'))", f.Path),
 		DisplayValues: &off,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -364,13 +365,17 @@ func TestDeletingAFileRemovesItFromTheWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The program has moved to a directory holding a file of that name:
+	// the container's file is the one removed.
+	run(t, s, ctx, c.ID, "import os, json\nos.mkdir('sub')\nos.chdir('sub')\n_ = open("+strconv.Quote(name)+", 'w').write('mine')")
 	if err := s.DeleteFile(ctx, c.ID, f.ID); err != nil {
 		t.Fatalf("DeleteFile: %v", err)
 	}
-	res, _ := run(t, s, ctx, c.ID, "import os\nprint(sorted(os.listdir('.')))")
-	if res.Stdout != "[]\n" {
-		t.Errorf("workspace after the delete: %q", res.Stdout)
+	res, _ := run(t, s, ctx, c.ID, "os.chdir('..')\nprint(json.dumps([sorted(os.listdir('.')), os.listdir('sub')]))")
+	if want := `[["sub"], ["it's \"quoted\" \u00fcn\u00efcode.txt"]]` + "\n"; res.Stdout != want {
+		t.Errorf("workspace after the delete: %s, want %s", res.Stdout, want)
 	}
+	run(t, s, ctx, c.ID, "import shutil; shutil.rmtree('sub')")
 	if err := s.DeleteFile(ctx, c.ID, f.ID); !errors.Is(err, containers.ErrFileNotFound) {
 		t.Errorf("deleting it again: %v", err)
 	}
