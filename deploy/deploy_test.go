@@ -33,6 +33,7 @@ import (
 	"github.com/codeport/codeport/adapters/subprocess"
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/binding"
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/port"
 	httpserver "github.com/codeport/codeport/server"
 )
@@ -1155,10 +1156,16 @@ func TestPlainNginxSharesTheRoute(t *testing.T) {
 				res = append(res, strings.Replace(loc.args[1], "(?<node>", "(?P<node>", 1))
 			}
 		}
+		// Sessions by server.SessionRoutePattern, and the Containers
+		// API's routes of a container by containers.PathPattern: nothing
+		// else routes by a node.
 		for _, re := range res {
-			if re != httpserver.SessionRoutePattern {
-				t.Errorf("%s routes by %q, want %q", p, re, httpserver.SessionRoutePattern)
+			if re != httpserver.SessionRoutePattern && re != containers.PathPattern {
+				t.Errorf("%s routes by %q, want %q (or, for containers, %q)", p, re, httpserver.SessionRoutePattern, containers.PathPattern)
 			}
+		}
+		if strings.HasSuffix(p, "codeport.conf") && !slices.Contains(res, httpserver.SessionRoutePattern) {
+			t.Errorf("%s does not route sessions by %q", p, httpserver.SessionRoutePattern)
 		}
 	}
 }
