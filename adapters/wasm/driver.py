@@ -622,14 +622,17 @@ def _make_handler():
                 pass
 
     # Cell sources, so tracebacks can show the lines of earlier cells: a
-    # cell's source is kept while code compiled from it may still run or
-    # be shown (a function, class, lambda or generator it defined, a
-    # traceback a program kept), and dropped once none is alive, so that a
-    # long session of calls does not grow by each call's source.
+    # cell's source is kept while code it defined may still run (a
+    # function, class, lambda or generator: a code object nested in the
+    # cell's), and dropped when its call ends if it defined none, or once
+    # none is alive, so that a long session of calls does not grow by each
+    # call's source. (A traceback a program keeps of a cell that defined
+    # nothing shows that cell without its lines.)
     sources = {}
     synced = [None]  # the linecache module whose cache holds sources
-    codes = {}  # cell name -> weak references to the code compiled from it
+    codes = {}  # cell name -> weak references to the code objects it defined
     since = [0]  # cells since dead ones were last looked for
+    code_type = types.CodeType
 
     def remember(name, src):
         entry = (len(src), None, src.splitlines(True), name)
@@ -643,9 +646,6 @@ def _make_handler():
         else:
             lc.cache[name] = entry
 
-    def alive(name):
-        return any(r() is not None for r in codes.get(name, ()))
-
     def forget(name):
         sources.pop(name, None)
         codes.pop(name, None)
@@ -653,16 +653,26 @@ def _make_handler():
         if lc is not None:
             lc.cache.pop(name, None)
 
-    def settle(name):
-        # After a cell: its source goes unless its code lives on; and every
-        # so many cells (as many as are kept, at least 64, so that the
-        # look costs each cell little), those whose code has died go too.
-        if not alive(name):
+    def defined(code, refs):
+        # Notes, weakly (the note keeps none alive), the code objects
+        # nested in code, at any depth.
+        for k in code.co_consts:
+            if type(k) is code_type:
+                refs.append(_weakref.ref(k))
+                defined(k, refs)
+
+    def settle(name, refs):
+        # After a cell: its source goes unless it defined code; and every
+        # so many cells (64 and as many as are kept, so that the look costs
+        # each cell little), those whose code has all died go too.
+        if refs:
+            codes[name] = refs
+        else:
             forget(name)
         since[0] += 1
-        if since[0] >= max(64, len(sources)):
+        if since[0] >= 64 + len(codes):
             since[0] = 0
-            for n in [n for n in sources if not alive(n)]:
+            for n in [n for n, rs in codes.items() if all(r() is None for r in rs)]:
                 forget(n)
 
     def user_frames(tb):
@@ -841,17 +851,12 @@ def _make_handler():
         rich[0] = show
         name = "<cell %d>" % cells[0]
         remember(name, src)
-        refs = codes[name] = []
+        refs = []
 
         def comp(source, mode):
-            # compile, noting the code objects made (nested ones too) for
-            # settle: weakly, so that the note keeps none alive.
+            # compile, noting the code the cell defines for settle.
             code = compile(source, name, mode, dont_inherit=True)
-            todo = [code]
-            while todo:
-                c = todo.pop()
-                refs.append(_weakref.ref(c))
-                todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
+            defined(code, refs)
             return code
 
         try:
@@ -859,7 +864,7 @@ def _make_handler():
                 return outcome(lambda: exec(comp(src, "exec"), ns))
             return run_shown(src, name, comp)
         finally:
-            settle(name)
+            settle(name, refs)
 
     def run_shown(src, name, comp):
         def show(value):
