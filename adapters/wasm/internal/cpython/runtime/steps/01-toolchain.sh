@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# toolchain: Debian's compilers and tools; Go.
+#
+# The Debian packages of DEB_PACKAGES (steps/pins.sh), installed with
+# apt-get when missing; Go for wasmpatch.
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+step toolchain
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || die "missing Debian packages (install them as root): ${missing[*]}"
+  echo "    installing ${missing[*]}"
+  # A machine's package lists may be stale or absent; update and retry once.
+  if ! run_logged env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"; then
+    run_logged apt-get update
+    run_logged env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  fi
+fi
+for p in clang-19 wasm-ld-19 llvm-ar-19 llvm-ranlib-19 tclsh zip make gcc; do
+  command -v "$p" >/dev/null || die "$p not found after installing ${DEB_PACKAGES[*]}"
+done
+[ -f /usr/lib/wasm32-wasi/libc.a ] || die "wasi-libc is not installed (no /usr/lib/wasm32-wasi/libc.a)"
+go_tool >/dev/null
