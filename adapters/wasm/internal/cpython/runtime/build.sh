@@ -64,10 +64,10 @@
 # points of entry.c, and the result has to be reproducible byte for byte so
 # that the committed binaries can be checked against their sources.
 #
-# Where things come from. Every input is pinned by sha256 in steps/pins.sh
-# and checked before use; a mismatch stops the build.
+# Where things come from. Every input is pinned in steps/pins.sh, by sha256
+# or by exact version, and checked before use; a mismatch stops the build.
 #   * The toolchain is Debian bookworm's (clang-19, lld-19, wasi-libc, ...),
-#     installed with apt-get when missing.
+#     installed with apt-get at its pinned versions when missing.
 #   * Sources are the upstream ("orig") tarballs of Debian trixie's source
 #     packages, fetched by package name through apt from the mirror this
 #     machine already uses. Only orig tarballs are used: Debian revisions
