@@ -193,15 +193,16 @@ CODEPORT_STEP_START=$(date +%s)
 export CODEPORT_STEP_START
 
 mkdir -p "$B"
-# One build at a time in a build directory (the steps inherit the lock).
-exec 9>"$B/.lock"
-flock -n 9 || die "another build.sh is running in $B"
 
+# Fetching a source touches only the download cache, whose fetches lock it
+# themselves (fetch_orig): it runs beside a build (make compat during a
+# runtime rebuild), and logs apart from the build's logs, which a build
+# clears.
 if [ -n "$FETCH_SOURCE" ]; then
   # shellcheck source=steps/lib.sh
   . "$HERE/steps/lib.sh"
-  mkdir -p "$LOGS" "$DL"
-  STEP_LOG=$LOGS/fetch-source.log
+  mkdir -p "$DL"
+  STEP_LOG=$DL/.fetch-source.log
   : >"$STEP_LOG"
   for s in "${SOURCES[@]}"; do
     IFS='|' read -r pkg file want <<<"$s"
@@ -213,6 +214,10 @@ if [ -n "$FETCH_SOURCE" ]; then
   done
   die "no pinned source package $FETCH_SOURCE"
 fi
+
+# One build at a time in a build directory (the steps inherit the lock).
+exec 9>"$B/.lock"
+flock -n 9 || die "another build.sh is running in $B"
 
 # The steps of this profile, and where to start and stop.
 RUN=()

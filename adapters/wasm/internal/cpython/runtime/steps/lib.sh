@@ -257,6 +257,16 @@ fetch_orig() {
     echo "    $file (cached)"
     return 0
   fi
+  # One fetch at a time into the download cache, across processes (a
+  # build and make compat's --fetch-source); the file may have come
+  # while this one waited.
+  exec 8>"$DL/.fetch.lock"
+  flock 8
+  if [ -f "$DL/$file" ] && [ "$(sha256 "$DL/$file")" = "$want" ]; then
+    exec 8>&-
+    echo "    $file (cached)"
+    return 0
+  fi
   rm -f "$DL/$file"
   apt_update_once
   # shellcheck disable=SC2046
@@ -274,6 +284,7 @@ fetch_orig() {
     die "downloading $file failed or its sha256 is not $want (see $STEP_LOG)"
   [ "$(sha256 "$DL/$file.partial")" = "$want" ] || die "$file: sha256 mismatch, want $want"
   mv "$DL/$file.partial" "$DL/$file"
+  exec 8>&-
 }
 
 # zip_has ZIP NAME...: fails unless ZIP holds every NAME.
