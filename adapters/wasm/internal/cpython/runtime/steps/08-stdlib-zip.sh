@@ -29,27 +29,7 @@ mkdir -p "$STAGE/tzwheel"
 mv "$STAGE/tzwheel/tzdata" "$STAGE/tzdata"
 rm -rf "$STAGE/tzwheel"
 
-# unchecked-hash: pyc files that do not depend on source mtimes (nothing
-# in the guest compares them with their sources). The hash seed is fixed
-# (see lib.sh).
-run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
-  -d "$GUEST_STDLIB_ZIP" "$STAGE"
-missing=0
-while IFS= read -r -d '' py; do
-  [ -f "${py}c" ] || { echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; }
-done < <(find "$STAGE" -name '*.py' -print0)
-[ "$missing" = 0 ] || die "some modules did not compile (see $STEP_LOG)"
-
-# A deterministic archive: fixed modes and mtimes, sorted entries, no
-# extra fields (-X: uid/gid, extended times), no directory entries (-D;
-# zipimport finds packages by their __init__.pyc and implies
-# directories).
-find "$STAGE" -type f -exec chmod 0644 {} +
-find "$STAGE" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-mkdir -p "$WORK_OUT"
-rm -f "$WORK_OUT/python$PY_NODOT.zip"
-(cd "$STAGE" && find . -type f | sed 's|^\./||' | LC_ALL=C sort |
-  zip -q -X -D -9 "$WORK_OUT/python$PY_NODOT.zip" -@)
+zip_stage "$STAGE" "$GUEST_STDLIB_ZIP" "$WORK_OUT/python$PY_NODOT.zip"
 # What the interpreter imports while starting, and a time zone.
 zip_has "$WORK_OUT/python$PY_NODOT.zip" \
   encodings/__init__.pyc encodings/utf_8.pyc os.pyc site.pyc json/__init__.pyc tzdata/zoneinfo/Europe/Paris

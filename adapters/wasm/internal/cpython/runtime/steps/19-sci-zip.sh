@@ -76,18 +76,7 @@ for t in "${SCI_WHEELS[@]}"; do
   "$NATIVE_PY" -I "$FILES/wheel-extract.py" "$w" "$SCI_STAGE"
 done
 apply_patches "$SCI_STAGE" "$HERE"/patches/pytz-*.patch "$HERE"/patches/sympy-*.patch
-run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
-  -d "$GUEST_SITE_ZIP" "$SCI_STAGE"
-missing=0
-while IFS= read -r -d '' py; do
-  [ -f "${py}c" ] || { echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; }
-done < <(find "$SCI_STAGE" -name '*.py' -print0)
-[ "$missing" = 0 ] || die "some modules did not compile (see $STEP_LOG)"
-find "$SCI_STAGE" -type f -exec chmod 0644 {} +
-find "$SCI_STAGE" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-rm -f "$WORK_OUT/site-scientific.zip"
-(cd "$SCI_STAGE" && find . -type f | sed 's|^\./||' | LC_ALL=C sort |
-  zip -q -X -D -9 "$WORK_OUT/site-scientific.zip" -@)
+zip_stage "$SCI_STAGE" "$GUEST_SITE_ZIP" "$WORK_OUT/site-scientific.zip"
 zip_has "$WORK_OUT/site-scientific.zip" \
   numpy/__init__.pyc numpy/_core/__init__.pyc numpy/version.pyc numpy/__config__.pyc numpy/random/__init__.pyc \
   numpy/testing/__init__.pyc numpy/_core/tests/_natype.pyc \

@@ -287,6 +287,30 @@ fetch_orig() {
   exec 8>&-
 }
 
+# zip_stage STAGE GUEST_PATH ZIP: compiles every module under STAGE to
+# bytecode that names GUEST_PATH as its file (unchecked-hash: pyc files
+# that do not depend on source mtimes, since nothing in the guest compares
+# them with their sources; the hash seed is fixed), fails if one did not
+# compile, and writes ZIP: a deterministic archive, with fixed modes and
+# mtimes, sorted entries, no extra fields (-X: uid/gid, extended times),
+# no directory entries (-D; zipimport finds packages by their
+# __init__.pyc and implies directories).
+zip_stage() {
+  local stage=$1 guest=$2 zip=$3 missing=0 py
+  run_logged "$NATIVE_PY" -I -m compileall -b -q -j "$JOBS" --invalidation-mode unchecked-hash \
+    -d "$guest" "$stage"
+  while IFS= read -r -d '' py; do
+    [ -f "${py}c" ] || { echo "no bytecode for $py" >>"$STEP_LOG"; missing=1; }
+  done < <(find "$stage" -name '*.py' -print0)
+  [ "$missing" = 0 ] || die "some modules did not compile (see $STEP_LOG)"
+  find "$stage" -type f -exec chmod 0644 {} +
+  find "$stage" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  mkdir -p "$(dirname "$zip")"
+  rm -f "$zip"
+  (cd "$stage" && find . -type f | sed 's|^\./||' | LC_ALL=C sort |
+    zip -q -X -D -9 "$zip" -@)
+}
+
 # zip_has ZIP NAME...: fails unless ZIP holds every NAME.
 zip_has() {
   "$NATIVE_PY" -I "$FILES/zip-has.py" "$@"
