@@ -9,22 +9,30 @@
 # shellcheck source=sci-lib.sh
 . "$HERE/steps/sci-lib.sh"
 
-# The build tools' venv (fresh each run; the wheels are cached in
-# $DL/sci-tools, and pip checks each against its pinned hash).
-sci_tools() {
-  fresh "$SCI"
-  mkdir -p "$DL/sci-tools"
-  local t req=$SCI/requirements.txt
+# pinned_wheels DIR REQ PIN...: writes REQ, a requirements file of the
+# PINs ("name==version SHA256" each) with their hashes, and has pip fetch
+# those wheels into DIR (a cache: pip checks each against its hash).
+pinned_wheels() {
+  local dir=$1 req=$2 t
+  shift 2
+  mkdir -p "$dir"
   : >"$req"
-  for t in "${SCI_TOOLS[@]}"; do
+  for t in "$@"; do
     echo "${t% *} --hash=sha256:${t#* }" >>"$req"
   done
-  "$HOST_PYTHON" -m pip --version >/dev/null 2>&1 || die "$HOST_PYTHON has no pip (python3-pip)"
   run_logged "$HOST_PYTHON" -m pip download --no-deps --only-binary=:all: --require-hashes \
-    --no-cache-dir --disable-pip-version-check -d "$DL/sci-tools" -r "$req"
+    --no-cache-dir --disable-pip-version-check -d "$dir" -r "$req"
+}
+
+# The build tools' venv (fresh each run; the wheels are cached in
+# $DL/sci-tools).
+sci_tools() {
+  fresh "$SCI"
+  "$HOST_PYTHON" -m pip --version >/dev/null 2>&1 || die "$HOST_PYTHON has no pip (python3-pip)"
+  pinned_wheels "$DL/sci-tools" "$SCI/requirements.txt" "${SCI_TOOLS[@]}"
   run_logged "$HOST_PYTHON" -m venv "$SCI_ENV"
   run_logged "$SCI_ENV/bin/python" -m pip install --no-index --find-links "$DL/sci-tools" \
-    --no-deps --only-binary=:all: --require-hashes --no-cache-dir --disable-pip-version-check -r "$req"
+    --no-deps --only-binary=:all: --require-hashes --no-cache-dir --disable-pip-version-check -r "$SCI/requirements.txt"
 }
 
 # fetch_sdist NAME VERSION FILE SHA256 [isolated]: a package's sdist
@@ -61,19 +69,6 @@ fetch_sdist() {
   rm -rf "$tmp"
 }
 
-# The pure-Python packages (SCI_WHEELS), checked by pip against their
-# pinned hashes, cached in $DL/sci-wheels.
-fetch_sci_wheels() {
-  mkdir -p "$DL/sci-wheels"
-  local t req=$SCI/wheels.txt
-  : >"$req"
-  for t in "${SCI_WHEELS[@]}"; do
-    echo "${t% *} --hash=sha256:${t#* }" >>"$req"
-  done
-  run_logged "$HOST_PYTHON" -m pip download --no-deps --only-binary=:all: --require-hashes \
-    --no-cache-dir --disable-pip-version-check -d "$DL/sci-wheels" -r "$req"
-}
-
 step sci-download
 sci_tools
 fetch_sdist numpy "$NUMPY_VERSION" "$NUMPY_SDIST" "$NUMPY_SHA256"
@@ -86,4 +81,5 @@ for s in "${SCI_SOURCES[@]}"; do
   IFS='|' read -r pkg file want <<<"$s"
   fetch_orig "$pkg" "$file" "$want"
 done
-fetch_sci_wheels
+# The pure-Python packages, cached in $DL/sci-wheels.
+pinned_wheels "$DL/sci-wheels" "$SCI/wheels.txt" "${SCI_WHEELS[@]}"
