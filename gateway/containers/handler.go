@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/codeport/codeport/contract"
@@ -114,24 +113,6 @@ func NewHandler(store *Store, opts ...HandlerOption) http.Handler {
 type handler struct {
 	s   *Store
 	log *slog.Logger
-
-	capsMu sync.Mutex
-	caps   *port.Capabilities
-}
-
-// capabilities are the port's, kept once it has answered (a failure is
-// asked again next time).
-func (h *handler) capabilities(ctx context.Context) (port.Capabilities, error) {
-	h.capsMu.Lock()
-	defer h.capsMu.Unlock()
-	if h.caps == nil {
-		caps, err := h.s.p.Describe(ctx)
-		if err != nil {
-			return port.Capabilities{}, err
-		}
-		h.caps = &caps
-	}
-	return *h.caps, nil
 }
 
 // apiError is an answer of the handler's own making.
@@ -317,7 +298,7 @@ func (h *handler) containerObject(ctx context.Context, c Container) containerJSO
 		LastActiveAt: c.LastActiveAt.Unix(),
 		MemoryLimit:  memoryLimitName(c.MemoryLimit),
 	}
-	if caps, err := h.capabilities(ctx); err == nil && !caps.Network {
+	if caps, err := h.s.capabilities(ctx); err == nil && !caps.Network {
 		o.NetworkPolicy = &networkPolicyJSON{Type: "disabled"}
 	}
 	return o
@@ -439,7 +420,7 @@ func (h *handler) parseCreate(ctx context.Context, members map[string]json.RawMe
 		if err := json.Unmarshal(raw, &ids); err != nil {
 			return req, invalid("file_ids", "file_ids must be an array of strings")
 		}
-		if len(ids) > 0 && h.s.cfg.source == nil {
+		if len(ids) > 0 && !h.s.hasSource() {
 			return req, invalid("file_ids", "file_ids cannot be used here: this gateway has no file store to copy files from; upload files with POST /v1/containers/{id}/files")
 		}
 		req.params.FileIDs = ids
@@ -513,7 +494,7 @@ func (h *handler) checkMemoryLimit(ctx context.Context, ml string) error {
 	if want < 0 {
 		return invalid("memory_limit", "memory_limit must be one of %s, not %q", strings.Join(names, ", "), short(ml))
 	}
-	caps, err := h.capabilities(ctx)
+	caps, err := h.s.capabilities(ctx)
 	if err != nil {
 		return err
 	}
@@ -546,7 +527,7 @@ func (h *handler) checkNetworkPolicy(ctx context.Context, raw json.RawMessage) e
 	if typ != "disabled" {
 		return invalid("network_policy.type", "network_policy.type %q is not supported: programs here have no network, so only \"disabled\" is", short(typ))
 	}
-	caps, err := h.capabilities(ctx)
+	caps, err := h.s.capabilities(ctx)
 	if err != nil {
 		return err
 	}
@@ -816,7 +797,7 @@ func bodyError(err error, malformed string) error {
 }
 
 func (h *handler) addFile(w http.ResponseWriter, r *http.Request, id, fileID string) error {
-	if h.s.cfg.source == nil {
+	if !h.s.hasSource() {
 		return invalid("file_id", "file_id cannot be used here: this gateway has no file store to copy files from; upload the file as a multipart/form-data file part")
 	}
 	if !printable(fileID) || len(fileID) > MaxNameBytes {

@@ -161,9 +161,10 @@ type Page[T any] struct {
 type Store struct {
 	p   port.CodeExecutionPort
 	cfg config
-	// workDir is the port's working directory (Capabilities), read once.
-	workDir  string
-	workOnce sync.Once
+	// caps is the port's capability description, kept once it has
+	// answered (capabilities).
+	capsMu sync.Mutex
+	caps   *port.Capabilities
 
 	mu      sync.Mutex
 	byID    map[string]*entry
@@ -180,6 +181,7 @@ type entry struct {
 	session    string
 	background context.Context
 	files      []*File // in creation order
+	uploading  int     // uploads of new names under way (put)
 	byName     map[string]*File
 	byFileID   map[string]*File
 }
@@ -288,22 +290,28 @@ func (s *Store) dropLocked(e *entry) {
 	}
 }
 
-// workingDir is the port's working directory, "" when it says none.
-func (s *Store) workingDir(ctx context.Context) string {
-	s.workOnce.Do(func() {
-		if caps, err := s.p.Describe(ctx); err == nil {
-			s.workDir = caps.WorkingDirectory
+// capabilities is the port's capability description, asked once it has
+// answered (a failure is asked again next time): the working directory
+// of file paths, the memory limit a container reports, the API's checks.
+func (s *Store) capabilities(ctx context.Context) (port.Capabilities, error) {
+	s.capsMu.Lock()
+	defer s.capsMu.Unlock()
+	if s.caps == nil {
+		caps, err := s.p.Describe(ctx)
+		if err != nil {
+			return port.Capabilities{}, err
 		}
-	})
-	return s.workDir
+		s.caps = &caps
+	}
+	return *s.caps, nil
 }
 
 func (s *Store) pathOf(ctx context.Context, name string) string {
-	dir := s.workingDir(ctx)
-	if dir == "" {
+	caps, _ := s.capabilities(ctx)
+	if caps.WorkingDirectory == "" {
 		return name
 	}
-	return path.Join(dir, name)
+	return path.Join(caps.WorkingDirectory, name)
 }
 
 func randomHex(n int) string {
@@ -441,7 +449,7 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (Container, error) {
 	if sess.MaxLifetime > 0 {
 		e.c.EndsAt = now.Add(sess.MaxLifetime)
 	}
-	if caps, err := s.p.Describe(ctx); err == nil {
+	if caps, err := s.capabilities(ctx); err == nil {
 		e.c.MemoryLimit = caps.Limits.MemoryBytes
 	}
 	for _, id := range p.FileIDs {
@@ -494,12 +502,16 @@ func (s *Store) lookup(ctx context.Context, id string, touch bool) (*entry, erro
 // gone handles an error of the port about e's session: a session the
 // backend no longer has means the container has ended.
 func (s *Store) gone(e *entry, err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.goneLocked(e, err)
+}
+
+func (s *Store) goneLocked(e *entry, err error) error {
 	if !errors.Is(err, port.ErrSessionNotFound) {
 		return err
 	}
-	s.mu.Lock()
 	s.dropLocked(e)
-	s.mu.Unlock()
 	return fmt.Errorf("%w: %q has ended: %v", ErrContainerNotFound, e.c.ID, err)
 }
 
@@ -689,20 +701,31 @@ func (s *Store) copyIn(ctx context.Context, e *entry, fileID string) (File, erro
 }
 
 func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (File, error) {
+	// A new name takes its place in the count before the bytes are
+	// written, so that uploads at the same moment cannot pass the limit
+	// together.
 	s.mu.Lock()
-	if e.byName[name] == nil && len(e.files) >= s.cfg.maxFiles {
-		s.mu.Unlock()
-		return File{}, &LimitError{What: "files", Max: s.cfg.maxFiles}
+	isNew := e.byName[name] == nil
+	if isNew {
+		if len(e.files)+e.uploading >= s.cfg.maxFiles {
+			s.mu.Unlock()
+			return File{}, &LimitError{What: "files", Max: s.cfg.maxFiles}
+		}
+		e.uploading++
 	}
 	s.mu.Unlock()
 	info, err := s.p.PutFile(ctx, e.session, name, r)
-	if err != nil {
-		return File{}, s.gone(e, err)
-	}
-	now := s.cfg.now()
-	f := &File{ID: FileIDPrefix + randomHex(16), ContainerID: e.c.ID, Name: name, Path: s.pathOf(ctx, name), Bytes: info.Size, CreatedAt: now, Source: "user"}
+	where := s.pathOf(ctx, name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if isNew {
+		e.uploading--
+	}
+	if err != nil {
+		return File{}, s.goneLocked(e, err)
+	}
+	now := s.cfg.now()
+	f := &File{ID: FileIDPrefix + randomHex(16), ContainerID: e.c.ID, Name: name, Path: where, Bytes: info.Size, CreatedAt: now, Source: "user"}
 	if old := e.byName[name]; old != nil {
 		s.removeLocked(e, old)
 	}
@@ -733,27 +756,30 @@ func (s *Store) Files(ctx context.Context, id string, p ListParams) (Page[File],
 
 // File describes the file fileID of the caller's container id.
 func (s *Store) File(ctx context.Context, id, fileID string) (File, error) {
-	e, err := s.lookup(ctx, id, false)
+	_, f, err := s.fileOf(ctx, id, fileID, false)
+	return f, err
+}
+
+// fileOf is the caller's container id and its file fileID, found in one
+// look, the container's activity touched when touch is set.
+func (s *Store) fileOf(ctx context.Context, id, fileID string, touch bool) (*entry, File, error) {
+	e, err := s.lookup(ctx, id, touch)
 	if err != nil {
-		return File{}, err
+		return nil, File{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := e.byFileID[fileID]
 	if f == nil {
-		return File{}, fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
+		return nil, File{}, fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
 	}
-	return *f, nil
+	return e, *f, nil
 }
 
 // Content opens the file fileID of the caller's container id, as it is in
 // the workspace now. The caller closes the reader.
 func (s *Store) Content(ctx context.Context, id, fileID string) (io.ReadCloser, File, error) {
-	f, err := s.File(ctx, id, fileID)
-	if err != nil {
-		return nil, File{}, err
-	}
-	e, err := s.lookup(ctx, id, true)
+	e, f, err := s.fileOf(ctx, id, fileID, true)
 	if err != nil {
 		return nil, File{}, err
 	}
@@ -775,11 +801,7 @@ func (s *Store) Content(ctx context.Context, id, fileID string) (io.ReadCloser, 
 // path, byte for byte, so that neither a directory the program changed to
 // nor a name that is not UTF-8 can make it remove another file.
 func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
-	f, err := s.File(ctx, id, fileID)
-	if err != nil {
-		return err
-	}
-	e, err := s.lookup(ctx, id, true)
+	e, f, err := s.fileOf(ctx, id, fileID, true)
 	if err != nil {
 		return err
 	}
@@ -803,3 +825,6 @@ func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
 	s.removeLocked(e, e.byFileID[fileID])
 	return nil
 }
+
+// hasSource reports whether file ids can be read (WithFileSource).
+func (s *Store) hasSource() bool { return s.cfg.source != nil }

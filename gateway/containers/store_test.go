@@ -283,6 +283,35 @@ func TestConcurrentCreationsKeepTheLimit(t *testing.T) {
 	}
 }
 
+func TestConcurrentUploadsKeepTheLimit(t *testing.T) {
+	s, _, _ := newStore(t, containers.WithMaxFiles(3))
+	ctx := as("")
+	c, err := s.Create(ctx, containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = s.Upload(ctx, c.ID, fmt.Sprintf("f%d.txt", i), strings.NewReader("x")) })
+	}
+	wg.Wait()
+	made := 0
+	for _, err := range errs {
+		var le *containers.LimitError
+		switch {
+		case err == nil:
+			made++
+		case !errors.As(err, &le):
+			t.Errorf("Upload: %v", err)
+		}
+	}
+	page, _ := s.Files(ctx, c.ID, containers.ListParams{})
+	if made != 3 || len(page.Data) != 3 {
+		t.Errorf("%d uploaded, %d listed; want 3 of 8", made, len(page.Data))
+	}
+}
+
 func TestFileNamesAreChecked(t *testing.T) {
 	s, _, _ := newStore(t)
 	ctx := as("")
