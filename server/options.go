@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codeport/codeport/contract"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -45,6 +47,8 @@ type config struct {
 	minBodyRate         int64
 	minBodyWindow       time.Duration
 	maxSnapshotRequests int
+	// errorBody shapes error answers (WithErrorBody); nil: contract v1's.
+	errorBody func(status int, e contract.Error) any
 }
 
 func newConfig(opts []Option) config {
@@ -62,6 +66,16 @@ func newConfig(opts []Option) config {
 		}
 	}
 	return c
+}
+
+// WithErrorBody makes every error answer's body shape(status, e) instead
+// of contract v1's {"detail", "code"}: for a Guard in front of a handler
+// of another protocol, whose clients read errors in that protocol's shape
+// (OpenAI's, for the Containers API), so that the guard's own refusals
+// (401, 403, 413) read as the handler's errors do. The status and the
+// headers (WWW-Authenticate, Retry-After) are unchanged.
+func WithErrorBody(shape func(status int, e contract.Error) any) Option {
+	return func(c *config) { c.errorBody = shape }
 }
 
 // WithBearerToken requires "Authorization: Bearer <token>" on every route

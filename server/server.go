@@ -1167,7 +1167,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			detail = fmt.Sprintf("request body is over the %d-byte limit", tooLarge.Limit)
 		}
 	}
-	writeJSON(w, status, contract.Error{Detail: detail, Code: body.Code})
+	e := contract.Error{Detail: detail, Code: body.Code}
+	if s.cfg.errorBody != nil {
+		writeJSON(w, status, s.cfg.errorBody(status, e))
+		return
+	}
+	writeJSON(w, status, e)
 }
 
 // errorAnswer is the status and the body that answer err.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -321,7 +319,12 @@ func newContainersAPI(cfg binding.Config, bound port.CodeExecutionPort, fileByte
 	if fileBytes > 0 {
 		limit = fileBytes + 64<<10
 	}
-	guard := server.NewGuard(append(slices.Clone(accessOpts), server.WithLogger(logger), server.WithMaxRequestBytes(limit))...)
+	// The guard's own refusals (401, 403, 413) in OpenAI's error shape, as
+	// the API's errors are, so that an OpenAI client reads their message.
+	errorBody := server.WithErrorBody(func(status int, e contract.Error) any {
+		return containers.ErrorBody(status, e.Code, e.Detail)
+	})
+	guard := server.NewGuard(append(slices.Clone(accessOpts), server.WithLogger(logger), server.WithMaxRequestBytes(limit), errorBody)...)
 	opts := []containers.Option{
 		containers.WithMaxContainers(cfg.MaxContainers),
 		containers.WithDefaultExpiry(cfg.ContainerExpiry),
@@ -341,18 +344,7 @@ func newContainersAPI(cfg binding.Config, bound port.CodeExecutionPort, fileByte
 		opts = append(opts, containers.WithNodeID(cfg.NodeID))
 	}
 	store := containers.New(guard.Port(bound), opts...)
-	api := containers.NewHandler(store, containers.WithHandlerLogger(logger))
-	guarded := guard.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rw, ok := w.(*openAIRefusal); ok {
-			rw.passed = true
-		}
-		api.ServeHTTP(w, r)
-	}))
-	return store, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rw := &openAIRefusal{ResponseWriter: w}
-		guarded.ServeHTTP(rw, r)
-		rw.finish()
-	})
+	return store, guard.Handler(containers.NewHandler(store, containers.WithHandlerLogger(logger)))
 }
 
 // withContainersAPI serves api for the Containers API's paths and
@@ -365,73 +357,4 @@ func withContainersAPI(contract, api http.Handler) http.Handler {
 		}
 		contract.ServeHTTP(w, r)
 	})
-}
-
-// maxRefusalBytes bounds what is kept of a refusal of the guard's: its
-// bodies are a line of JSON.
-const maxRefusalBytes = 16 << 10
-
-// openAIRefusal rewrites a refusal of the guard's own (401, 403
-// host_not_allowed, 413 request_too_large), which has contract v1's
-// {"detail", "code"} body, into OpenAI's error shape, as the API's own
-// errors are, so that an OpenAI client reads its message. What the API
-// writes (passed) goes through untouched.
-type openAIRefusal struct {
-	http.ResponseWriter
-	passed bool
-	status int
-	body   []byte
-}
-
-func (o *openAIRefusal) WriteHeader(status int) {
-	if o.passed {
-		o.ResponseWriter.WriteHeader(status)
-		return
-	}
-	if o.status == 0 {
-		o.status = status
-	}
-}
-
-func (o *openAIRefusal) Write(b []byte) (int, error) {
-	if o.passed {
-		return o.ResponseWriter.Write(b)
-	}
-	if o.status == 0 {
-		o.status = http.StatusOK
-	}
-	o.body = append(o.body, b[:min(len(b), max(maxRefusalBytes-len(o.body), 0))]...)
-	return len(b), nil
-}
-
-// Unwrap lets http.ResponseController and http.MaxBytesReader reach the
-// connection.
-func (o *openAIRefusal) Unwrap() http.ResponseWriter { return o.ResponseWriter }
-
-// finish writes the refusal kept, in OpenAI's shape.
-func (o *openAIRefusal) finish() {
-	if o.passed || o.status == 0 {
-		return
-	}
-	var refusal contract.Error
-	if err := json.Unmarshal(o.body, &refusal); err != nil || refusal.Detail == "" {
-		refusal.Detail = http.StatusText(o.status)
-	}
-	typ := "invalid_request_error"
-	switch {
-	case o.status == http.StatusTooManyRequests:
-		typ = "rate_limit_error"
-	case o.status >= 500:
-		typ = "server_error"
-	}
-	var code any
-	if refusal.Code != "" {
-		code = refusal.Code
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": refusal.Detail, "type": typ, "param": nil, "code": code}})
-	h := o.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	o.ResponseWriter.WriteHeader(o.status)
-	_, _ = o.ResponseWriter.Write(b)
 }

@@ -1023,12 +1023,31 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, rt route, id stri
 		attrs = append(attrs, slog.String("container", id))
 	}
 	h.log.LogAttrs(context.WithoutCancel(r.Context()), level, "containers API request refused", attrs...)
-	body := errorBody{Error: errorJSON{Message: a.msg, Type: a.typ}}
-	if a.param != "" {
-		body.Error.Param = &a.param
+	writeJSON(w, a.status, newErrorBody(a.msg, a.typ, a.param, a.code))
+}
+
+func newErrorBody(msg, typ, param, code string) errorBody {
+	body := errorBody{Error: errorJSON{Message: msg, Type: typ}}
+	if param != "" {
+		body.Error.Param = &param
 	}
-	if a.code != "" {
-		body.Error.Code = &a.code
+	if code != "" {
+		body.Error.Code = &code
 	}
-	writeJSON(w, a.status, body)
+	return body
+}
+
+// ErrorBody is OpenAI's error body for an answer of status with code and
+// message, from no parameter in particular: what a guard in front of the
+// API answers its own refusals with (server.WithErrorBody), as the API
+// answers its errors.
+func ErrorBody(status int, code, message string) any {
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case status >= 500:
+		typ = "server_error"
+	}
+	return newErrorBody(message, typ, "", code)
 }
