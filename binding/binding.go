@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"gopkg.in/yaml.v3"
 
+	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/purpose"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/telemetry/tracing"
@@ -215,11 +216,10 @@ const (
 	DefaultMaxSnapshotRequests = 4
 )
 
-// Defaults of the Containers API's limits: gateway/containers' own
-// (DefaultMaxContainers, DefaultExpiry, OpenAI's 20 minutes).
+// Defaults of the Containers API's limits: the store's own.
 const (
-	DefaultMaxContainers   = 100
-	DefaultContainerExpiry = 20 * time.Minute
+	DefaultMaxContainers   = containers.DefaultMaxContainers
+	DefaultContainerExpiry = containers.DefaultExpiry
 )
 
 // AllowedHostList splits AllowedHosts: nil when it is empty (the
