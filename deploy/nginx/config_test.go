@@ -14,20 +14,43 @@ import (
 	"github.com/codeport/codeport/server"
 )
 
-// The router matches session routes with the same expression as the
-// port: a change to the id format that the router missed would send
-// calls to the wrong node or to none.
-func TestSessionPatternIsThePorts(t *testing.T) {
-	got, err := SessionPattern()
+// routeCase is a path and the node a router must read from it ("" for
+// none).
+type routeCase struct{ path, node string }
+
+// checkRoutePattern holds the expression codeport.conf routes by (got,
+// err) to want, and checks that it reads from each path the node that
+// nodeOf reads from the id after prefix.
+func checkRoutePattern(t *testing.T, got string, err error, want, prefix string, nodeOf func(string) (string, bool), cases []routeCase) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != server.SessionRoutePattern {
-		t.Fatalf("codeport.conf routes sessions with\n  %s\nserver.SessionRoutePattern is\n  %s", got, server.SessionRoutePattern)
+	if got != want {
+		t.Fatalf("codeport.conf routes %s with\n  %s\nwant\n  %s", prefix, got, want)
 	}
-	// And the expression captures what port.NodeOf reads from an id.
 	re := regexp.MustCompile(got)
-	for _, tc := range []struct{ path, node string }{
+	for _, tc := range cases {
+		m := re.FindStringSubmatch(tc.path)
+		got := ""
+		if m != nil {
+			got = m[re.SubexpIndex("node")]
+		}
+		id := strings.Split(strings.TrimPrefix(tc.path, prefix), "/")[0]
+		want, _ := nodeOf(id)
+		if got != tc.node || got != want {
+			t.Errorf("%s: router reads node %q, the id's package %q, want %q", tc.path, got, want, tc.node)
+		}
+	}
+}
+
+// The router matches session routes with the same expression as the
+// port (server.SessionRoutePattern): a change to the id format that the
+// router missed would send calls to the wrong node or to none. And the
+// expression captures what port.NodeOf reads from an id.
+func TestSessionPatternIsThePorts(t *testing.T) {
+	got, err := SessionPattern()
+	checkRoutePattern(t, got, err, server.SessionRoutePattern, "/sessions/", port.NodeOf, []routeCase{
 		{"/sessions/node-a.6f1c0e62-6bd2-4a38-9b43-2e1c5e9a1f00/exec", "node-a"},
 		{"/sessions/n.x", "n"},
 		{"/sessions/" + strings.Repeat("a", 63) + ".x/files", strings.Repeat("a", 63)},
@@ -35,51 +58,23 @@ func TestSessionPatternIsThePorts(t *testing.T) {
 		{"/sessions/Node-A.x", ""},                             // not a DNS label
 		{"/sessions/-a.x", ""},
 		{"/sessions/" + strings.Repeat("a", 64) + ".x", ""},
-	} {
-		m := re.FindStringSubmatch(tc.path)
-		got := ""
-		if m != nil {
-			got = m[re.SubexpIndex("node")]
-		}
-		id := strings.Split(strings.TrimPrefix(tc.path, "/sessions/"), "/")[0]
-		want, _ := port.NodeOf(id)
-		if got != tc.node || got != want {
-			t.Errorf("%s: router reads node %q, port.NodeOf %q, want %q", tc.path, got, want, tc.node)
-		}
-	}
+	})
 }
 
 // The router matches a container's Containers API routes with the same
-// expression as the containers package, and reads the node its ids carry.
+// expression as the containers package (containers.PathPattern), and
+// reads the node its ids carry as containers.NodeOf does.
 func TestContainerPatternIsTheStores(t *testing.T) {
 	got, err := ContainerPattern()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != containers.PathPattern {
-		t.Fatalf("codeport.conf routes containers with\n  %s\ncontainers.PathPattern is\n  %s", got, containers.PathPattern)
-	}
-	re := regexp.MustCompile(got)
 	hex := strings.Repeat("0f", 16)
-	for _, tc := range []struct{ path, node string }{
+	checkRoutePattern(t, got, err, containers.PathPattern, "/v1/containers/", containers.NodeOf, []routeCase{
 		{"/v1/containers/cntr_node-a_" + hex, "node-a"},
 		{"/v1/containers/cntr_n_" + hex + "/files/cfile_1/content", "n"},
 		{"/v1/containers/cntr_" + hex, ""},         // no node
 		{"/v1/containers/cntr_Node_" + hex, ""},    // not a DNS label
 		{"/v1/containers/cntr_n_" + hex + "0", ""}, // not an id
 		{"/v1/containers", ""},
-	} {
-		m := re.FindStringSubmatch(tc.path)
-		got := ""
-		if m != nil {
-			got = m[re.SubexpIndex("node")]
-		}
-		id := strings.Split(strings.TrimPrefix(tc.path, "/v1/containers/"), "/")[0]
-		want, _ := containers.NodeOf(id)
-		if got != tc.node || got != want {
-			t.Errorf("%s: router reads node %q, containers.NodeOf %q, want %q", tc.path, got, want, tc.node)
-		}
-	}
+	})
 }
 
 // The shipped nodes.conf is what NodesConf writes for its three nodes, so
