@@ -369,6 +369,21 @@ func CheckFileName(name string) error {
 	return nil
 }
 
+// CheckFileID refuses what cannot be a file id of the gateway's file
+// store (CreateParams.FileIDs, AddFile): empty, longer than MaxNameBytes,
+// or not printable UTF-8. The error wraps port.ErrInvalidRequest.
+func CheckFileID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: the file id is empty", port.ErrInvalidRequest)
+	case len(id) > MaxNameBytes:
+		return fmt.Errorf("%w: the file id is longer than %d bytes", port.ErrInvalidRequest, MaxNameBytes)
+	case !printable(id):
+		return fmt.Errorf("%w: the file id must be printable text", port.ErrInvalidRequest)
+	}
+	return nil
+}
+
 func short(s string) string {
 	if len(s) > 64 {
 		s = s[:64] + "..."
@@ -393,8 +408,8 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (Container, error) {
 		return Container{}, fmt.Errorf("%w: at most %d file ids may be given", port.ErrInvalidRequest, min(MaxFileIDs, s.cfg.maxFiles))
 	}
 	for i, id := range p.FileIDs {
-		if id == "" || !printable(id) || len(id) > MaxNameBytes {
-			return Container{}, fmt.Errorf("%w: file_ids[%d] is not a file id", port.ErrInvalidRequest, i)
+		if err := CheckFileID(id); err != nil {
+			return Container{}, fmt.Errorf("file_ids[%d]: %w", i, err)
 		}
 		if slices.Contains(p.FileIDs[:i], id) {
 			return Container{}, fmt.Errorf("%w: file_ids[%d] repeats %q", port.ErrInvalidRequest, i, short(id))

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/purpose"
@@ -367,15 +365,11 @@ func checkFileIDs(field string, raw json.RawMessage) ([]string, error) {
 	for i, it := range items {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		var id string
-		switch {
-		case json.Unmarshal(it, &id) != nil:
+		if json.Unmarshal(it, &id) != nil {
 			return nil, &ValidationError{Field: f, Message: fmt.Sprintf("must be a string, got %s", compact(it))}
-		case id == "":
-			return nil, &ValidationError{Field: f, Message: "is empty"}
-		case len(id) > MaxFileIDBytes:
-			return nil, &ValidationError{Field: f, Message: fmt.Sprintf("is longer than %d bytes", MaxFileIDBytes)}
-		case !printableID(id):
-			return nil, &ValidationError{Field: f, Message: "must be printable text"}
+		}
+		if err := containers.CheckFileID(id); err != nil {
+			return nil, &ValidationError{Field: f, Message: strings.TrimPrefix(err.Error(), port.ErrInvalidRequest.Error()+": "), Err: err}
 		}
 		if j, ok := seen[id]; ok {
 			return nil, &ValidationError{Field: f, Message: fmt.Sprintf("repeats %s[%d]", field, j)}
@@ -384,13 +378,6 @@ func checkFileIDs(field string, raw json.RawMessage) ([]string, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
-}
-
-func printableID(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0
 }
 
 // checkAllowedCallers accepts OpenAI's allowed_callers when it holds only
