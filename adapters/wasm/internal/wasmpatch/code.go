@@ -56,6 +56,10 @@ const (
 	immSelectT                     // select with its value types
 	immRefType                     // ref.null
 	immPrefixMisc                  // 0xfc, then a u32 sub-opcode
+	immPrefixSIMD                  // 0xfd, then a u32 sub-opcode
+	immMemArgLane                  // v128.load*_lane, v128.store*_lane: memarg, then a lane index
+	immLane                        // extract_lane, replace_lane: a lane index
+	immBytes16                     // v128.const, i8x16.shuffle: 16 bytes
 )
 
 // immediates maps each one-byte opcode of MVP, sign extension, reference
@@ -90,6 +94,7 @@ var immediates = func() (t [256]immediate) {
 	set(0xd1, 0xd1, immNone)       // ref.is_null
 	set(0xd2, 0xd2, immU32)        // ref.func
 	set(0xfc, 0xfc, immPrefixMisc) // see miscImmediates
+	set(0xfd, 0xfd, immPrefixSIMD) // see simdImmediates
 	return t
 }()
 
@@ -110,6 +115,62 @@ var miscImmediates = [...]immediate{
 	0x11: immU32,     // table.fill
 }
 
+// simdImmediates maps the 0xfd sub-opcodes of fixed-width SIMD
+// (WebAssembly 2.0), all below 0x100, to the shape of their immediates.
+// The sub-opcodes the proposal left unassigned stay immInvalid. The lane
+// indices are read as the single bytes they are; whether one is in range
+// for its shape is for the validator, like an index or an alignment.
+var simdImmediates = func() (t [0x100]immediate) {
+	set := func(from, to byte, imm immediate) {
+		for op := int(from); op <= int(to); op++ {
+			t[op] = imm
+		}
+	}
+	set(0x00, 0x0b, immMemArg)     // v128.load, load8x8_s ... load64_splat, v128.store
+	set(0x0c, 0x0d, immBytes16)    // v128.const, i8x16.shuffle
+	set(0x0e, 0x14, immNone)       // i8x16.swizzle, splats
+	set(0x15, 0x22, immLane)       // extract_lane, replace_lane
+	set(0x23, 0x53, immNone)       // comparisons, bitwise, v128.any_true
+	set(0x54, 0x5b, immMemArgLane) // v128.load8_lane ... v128.store64_lane
+	set(0x5c, 0x5d, immMemArg)     // v128.load32_zero, v128.load64_zero
+	set(0x5e, 0xff, immNone)       // arithmetic and conversions, holes below
+	for _, hole := range []byte{0x9a, 0xa2, 0xa5, 0xa6, 0xaf, 0xb0, 0xb2, 0xb3, 0xb4, 0xbb,
+		0xc2, 0xc5, 0xc6, 0xcf, 0xd0, 0xd2, 0xd3, 0xd4, 0xe2, 0xee} {
+		t[hole] = immInvalid
+	}
+	return t
+}()
+
+// simdV128Const is the 0xfd sub-opcode of v128.const, the one SIMD
+// instruction allowed in a constant expression.
+const simdV128Const = 0x0c
+
+// relaxedSIMD names the 0xfd sub-opcodes from 0x100 on: the relaxed SIMD
+// proposal, whose results may differ between hosts and which wazero does
+// not implement, refused by name.
+var relaxedSIMD = [...]string{
+	"i8x16.relaxed_swizzle",
+	"i32x4.relaxed_trunc_f32x4_s",
+	"i32x4.relaxed_trunc_f32x4_u",
+	"i32x4.relaxed_trunc_f64x2_s_zero",
+	"i32x4.relaxed_trunc_f64x2_u_zero",
+	"f32x4.relaxed_madd",
+	"f32x4.relaxed_nmadd",
+	"f64x2.relaxed_madd",
+	"f64x2.relaxed_nmadd",
+	"i8x16.relaxed_laneselect",
+	"i16x8.relaxed_laneselect",
+	"i32x4.relaxed_laneselect",
+	"i64x2.relaxed_laneselect",
+	"f32x4.relaxed_min",
+	"f32x4.relaxed_max",
+	"f64x2.relaxed_min",
+	"f64x2.relaxed_max",
+	"i16x8.relaxed_q15mulr_s",
+	"i16x8.relaxed_dot_i8x16_i7x16_s",
+	"i32x4.relaxed_dot_i8x16_i7x16_add_s",
+}
+
 // unsupportedOpcodes names the proposals whose opcodes are recognised
 // only to be refused with a clear message.
 var unsupportedOpcodes = map[byte]string{
@@ -123,7 +184,6 @@ var unsupportedOpcodes = map[byte]string{
 	0x14:           "function references (call_ref)",
 	0x18:           "exception handling (delegate)",
 	0x19:           "exception handling (catch_all)",
-	opPrefixSIMD:   "SIMD",
 	opPrefixAtomic: "threads (atomics)",
 }
 
@@ -248,7 +308,7 @@ func skipInstruction(r *reader) error {
 	if imm == immInvalid {
 		r.pos = at
 		if feature, ok := unsupportedOpcodes[op]; ok {
-			if op == opPrefixSIMD || op == opPrefixAtomic {
+			if op == opPrefixAtomic {
 				// Name the whole opcode when its sub-opcode is readable.
 				sub := &reader{buf: r.buf, pos: at + 1, end: r.end}
 				if n, err := sub.u32("sub-opcode"); err == nil {
@@ -270,7 +330,30 @@ func skipInstruction(r *reader) error {
 		}
 		imm = miscImmediates[sub]
 	}
+	if imm == immPrefixSIMD {
+		if imm, err = simdImmediate(r, at); err != nil {
+			return err
+		}
+	}
 	return skipImmediate(r, imm)
+}
+
+// simdImmediate reads the sub-opcode of the 0xfd instruction at at and
+// returns the shape of its immediates.
+func simdImmediate(r *reader, at int) (immediate, error) {
+	sub, err := r.u32("0xfd sub-opcode")
+	if err != nil {
+		return immInvalid, err
+	}
+	if sub < uint32(len(simdImmediates)) && simdImmediates[sub] != immInvalid {
+		return simdImmediates[sub], nil
+	}
+	r.pos = at
+	if sub >= 0x100 && sub-0x100 < uint32(len(relaxedSIMD)) {
+		return immInvalid, r.errorf(ErrUnsupported, "relaxed SIMD instruction %s (opcode 0xfd %#x) is not supported",
+			relaxedSIMD[sub-0x100], sub)
+	}
+	return immInvalid, r.malformed("unknown opcode 0xfd %#x", sub)
 }
 
 func skipImmediate(r *reader, imm immediate) error {
@@ -299,17 +382,19 @@ func skipImmediate(r *reader, imm immediate) error {
 		}
 		return nil
 	case immMemArg:
-		align, err := r.u32("memarg alignment")
-		if err != nil {
+		return skipMemArg(r)
+	case immMemArgLane:
+		if err := skipMemArg(r); err != nil {
 			return err
 		}
-		if align&0x40 != 0 {
-			// Multi-memory encodes a memory index after a flagged alignment.
-			if err := r.skipU32("memarg memory index"); err != nil {
-				return err
-			}
-		}
-		return r.skipU32("memarg offset")
+		_, err := r.byte("lane index")
+		return err
+	case immLane:
+		_, err := r.byte("lane index")
+		return err
+	case immBytes16:
+		_, err := r.bytes(16, "16-byte immediate")
+		return err
 	case immI32:
 		return r.skipSigned(32, "i32.const")
 	case immI64:
@@ -337,6 +422,20 @@ func skipImmediate(r *reader, imm immediate) error {
 	return r.malformed("internal: no decoder for immediate kind %d", imm)
 }
 
+func skipMemArg(r *reader) error {
+	align, err := r.u32("memarg alignment")
+	if err != nil {
+		return err
+	}
+	if align&0x40 != 0 {
+		// Multi-memory encodes a memory index after a flagged alignment.
+		if err := r.skipU32("memarg memory index"); err != nil {
+			return err
+		}
+	}
+	return r.skipU32("memarg offset")
+}
+
 // readBlockType decodes a block type: empty (0x40), one value type, or a
 // type index as a non-negative s33 (multi-value).
 func readBlockType(r *reader) error {
@@ -359,7 +458,7 @@ func isValType(b byte) bool {
 	switch b {
 	case 0x7f, 0x7e, 0x7d, 0x7c: // i32, i64, f32, f64
 		return true
-	case 0x7b: // v128: a type the validator may refuse, but well formed
+	case valV128:
 		return true
 	}
 	return isRefType(b)
@@ -394,19 +493,20 @@ func readRefType(r *reader, what string) error {
 // constOpcodes are the instructions allowed in constant expressions
 // (global initialisers, segment offsets), extended-const included.
 var constOpcodes = map[byte]string{
-	opI32Const:  "i32.const",
-	opI64Const:  "i64.const",
-	opF32Const:  "f32.const",
-	opF64Const:  "f64.const",
-	opGlobalGet: "global.get",
-	opRefNull:   "ref.null",
-	opRefFunc:   "ref.func",
-	0x6a:        "i32.add",
-	0x6b:        "i32.sub",
-	0x6c:        "i32.mul",
-	0x7c:        "i64.add",
-	0x7d:        "i64.sub",
-	0x7e:        "i64.mul",
+	opI32Const:   "i32.const",
+	opI64Const:   "i64.const",
+	opF32Const:   "f32.const",
+	opF64Const:   "f64.const",
+	opGlobalGet:  "global.get",
+	opRefNull:    "ref.null",
+	opRefFunc:    "ref.func",
+	opPrefixSIMD: "v128.const", // the only 0xfd instruction allowed
+	0x6a:         "i32.add",
+	0x6b:         "i32.sub",
+	0x6c:         "i32.mul",
+	0x7c:         "i64.add",
+	0x7d:         "i64.sub",
+	0x7e:         "i64.mul",
 }
 
 // skipConstExpr moves past a constant expression and its end, returning
@@ -426,7 +526,19 @@ func skipConstExpr(r *reader) ([]byte, error) {
 			r.pos = at
 			return nil, r.malformed("opcode %#x is not allowed in a constant expression", op)
 		}
-		if err := skipImmediate(r, immediates[op]); err != nil {
+		imm := immediates[op]
+		if op == opPrefixSIMD {
+			sub, err := r.u32("0xfd sub-opcode")
+			if err != nil {
+				return nil, err
+			}
+			if sub != simdV128Const {
+				r.pos = at
+				return nil, r.malformed("opcode 0xfd %#x is not allowed in a constant expression", sub)
+			}
+			imm = immBytes16
+		}
+		if err := skipImmediate(r, imm); err != nil {
 			return nil, err
 		}
 		ops = append(ops, op)

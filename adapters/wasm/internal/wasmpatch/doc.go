@@ -44,12 +44,18 @@
 // DWARF custom sections (".debug_*") are dropped, since their code offsets
 // no longer hold; every other section is copied byte for byte. Patch
 // accepts the MVP with mutable globals, sign extension, non-trapping
-// float-to-int, bulk memory, reference types and multi-value: what clang
-// and wasm-ld produce for wasm32-wasi. It refuses SIMD, threads, exception
-// handling (the instructions: the Emscripten-style lowering above uses
-// none), tail calls and GC instructions, data segment offsets that are not
-// a single i32.const, export names it reserves for what it adds, and a
-// module it patched already.
+// float-to-int, bulk memory, reference types, multi-value and fixed-width
+// SIMD (v128 and the 0xfd instructions of WebAssembly 2.0, what clang
+// emits with -msimd128 and wazero runs): what clang and wasm-ld produce
+// for wasm32-wasi. It refuses relaxed SIMD (0xfd 0x100 on, which wazero
+// does not implement), threads, exception handling (the instructions: the
+// Emscripten-style lowering above uses none), tail calls and GC
+// instructions, a mutable v128 global it would export (the host carries
+// exported globals as 64 bits), data segment offsets that are not a
+// single i32.const, export names it reserves for what it adds, and a
+// module it patched already. Like the rest of the patch, the SIMD decoding
+// checks the encoding, not validity: a lane index out of range for its
+// shape is copied as it is, for the engine's validator to refuse.
 //
 // Typical use, with wazero's compiler (its interpreter reads globals in Go,
 // so setting InterruptGlobal during a call is a data race there):

@@ -16,6 +16,7 @@ import (
 const (
 	tI32     = 0x7f
 	tI64     = 0x7e
+	tV128    = 0x7b
 	tFuncref = 0x70
 )
 
@@ -99,6 +100,20 @@ func global(typ byte, mutable bool, init int64) []byte {
 	return cat([]byte{typ, mut, op}, sleb(init), []byte{opEnd})
 }
 
+// globalV128 is a global section entry of type v128 with a v128.const
+// init whose four i32 lanes are all lane.
+func globalV128(mutable bool, lane uint32) []byte {
+	mut := byte(0)
+	if mutable {
+		mut = 1
+	}
+	var c []byte
+	for range 4 {
+		c = append(c, byte(lane), byte(lane>>8), byte(lane>>16), byte(lane>>24))
+	}
+	return cat([]byte{tV128, mut}, v128Const(c), []byte{opEnd})
+}
+
 // activeData is a data segment for memory 0 at a constant offset.
 func activeData(offset int32, data string) []byte {
 	return cat([]byte{0x00, opI32Const}, sleb(int64(offset)), []byte{opEnd}, str(data))
@@ -146,6 +161,18 @@ func brTable(def uint32, labels ...uint32) []byte {
 		items[i] = uleb(uint64(l))
 	}
 	return cat([]byte{opBrTable}, vec(items...), uleb(uint64(def)))
+}
+
+// simd is the instruction 0xfd op with its immediates.
+func simd(op uint32, imm ...[]byte) []byte {
+	return cat([]byte{opPrefixSIMD}, uleb(uint64(op)), cat(imm...))
+}
+
+func v128Const(b []byte) []byte {
+	if len(b) != 16 {
+		panic("v128.const takes 16 bytes")
+	}
+	return simd(0x0c, b)
 }
 
 func callIndirect(typ, table uint32) []byte {

@@ -69,6 +69,7 @@ const (
 // The value and reference types the patch looks at.
 const (
 	valI32     = 0x7f
+	valV128    = 0x7b
 	refFuncref = 0x70
 )
 
@@ -100,6 +101,12 @@ type dataSegment struct {
 	offset int32 // active only: the value of its i32.const offset
 	init   []byte
 	raw    []byte // passive only: the whole segment, copied unchanged
+}
+
+// v128Global is a defined mutable global of type v128.
+type v128Global struct {
+	index  uint32
+	offset int // of its global type, for errors
 }
 
 // invokeImport is one imported function env.invoke_<sig>.
@@ -134,6 +141,9 @@ type module struct {
 	funcs   vecSection
 	globals vecSection
 	mutable []bool // per defined global
+	// mutableV128 are the defined mutable globals of type v128, which
+	// checkGlobals refuses to export.
+	mutableV128 []v128Global
 
 	exports         vecSection
 	exportedGlobals map[uint32]bool
@@ -224,7 +234,28 @@ func parseModule(in []byte) (*module, error) {
 	if err := m.checkInvokes(); err != nil {
 		return nil, err
 	}
+	if err := m.checkGlobals(); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// checkGlobals refuses a mutable v128 global that Patch would export
+// under GlobalExportPrefix: a host saves and restores such globals as 64
+// bits (wazero's api.MutableGlobal reads the low half of a v128 and sets
+// the high half to zero), so a restored instance would get half its value
+// back and run on. clang does not make v128 globals of C code. A v128
+// global that is immutable, imported or exported already is left alone,
+// as globals of other types are.
+func (m *module) checkGlobals() error {
+	for _, g := range m.mutableV128 {
+		if !m.exportedGlobals[g.index] {
+			return &formatError{kind: ErrUnsupported, where: "global section", offset: g.offset,
+				msg: fmt.Sprintf("global %d is a mutable v128, which the host cannot save and restore "+
+					"through its %s%d export (it carries globals as 64 bits)", g.index, GlobalExportPrefix, g.index)}
+		}
+	}
+	return nil
 }
 
 func (m *module) parseSection(id byte, r *reader) error {
@@ -236,7 +267,8 @@ func (m *module) parseSection(id byte, r *reader) error {
 	case secFunction:
 		return parseVec(r, &m.funcs, "function", func(uint32) error { return r.skipU32("type index") })
 	case secGlobal:
-		return parseVec(r, &m.globals, "global", func(uint32) error {
+		return parseVec(r, &m.globals, "global", func(i uint32) error {
+			at := r.pos
 			if err := readValType(r, "global type"); err != nil {
 				return err
 			}
@@ -245,6 +277,9 @@ func (m *module) parseSection(id byte, r *reader) error {
 				return err
 			}
 			m.mutable = append(m.mutable, mut)
+			if mut && r.buf[at] == valV128 {
+				m.mutableV128 = append(m.mutableV128, v128Global{index: m.importedGlobals + i, offset: at})
+			}
 			_, err = skipConstExpr(r)
 			return err
 		})

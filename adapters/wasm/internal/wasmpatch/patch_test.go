@@ -182,7 +182,25 @@ func TestPatchErrors(t *testing.T) {
 			wasmModule(vecSec(secType, funcType(nil, nil)), vecSec(secFunction, uleb(0)),
 				vecSec(secExport, exportEntry(InitDataFunc, externFunc, 0)), vecSec(secCode, body(nil))),
 			ErrUnsupported, "reserved"},
-		{"SIMD", fn([]byte{opPrefixSIMD, 0x0c}), ErrUnsupported, "SIMD instruction (opcode 0xfd 0xc) is not supported"},
+		{"relaxed SIMD first", fn([]byte{opPrefixSIMD, 0x80, 0x02}), ErrUnsupported,
+			"relaxed SIMD instruction i8x16.relaxed_swizzle (opcode 0xfd 0x100) is not supported"},
+		{"relaxed SIMD last", fn([]byte{opPrefixSIMD, 0x93, 0x02}), ErrUnsupported,
+			"relaxed SIMD instruction i32x4.relaxed_dot_i8x16_i7x16_add_s (opcode 0xfd 0x113) is not supported"},
+		{"unassigned SIMD opcode", fn([]byte{opPrefixSIMD, 0x9a, 0x01}), ErrMalformed, "unknown opcode 0xfd 0x9a"},
+		{"SIMD opcode after relaxed SIMD", fn([]byte{opPrefixSIMD, 0x94, 0x02}), ErrMalformed, "unknown opcode 0xfd 0x114"},
+		{"huge SIMD opcode", fn([]byte{opPrefixSIMD, 0xff, 0xff, 0xff, 0xff, 0x0f}), ErrMalformed, "unknown opcode 0xfd 0xffffffff"},
+		{"SIMD opcode overflow", fn([]byte{opPrefixSIMD, 0xff, 0xff, 0xff, 0xff, 0x1f}), ErrMalformed, "0xfd sub-opcode: u32 LEB128"},
+		{"v128.const cut short", fn(cat([]byte{opPrefixSIMD, 0x0c}, make([]byte, 14))), ErrMalformed, "16-byte immediate"},
+		{"mutable v128 global",
+			wasmModule(vecSec(secGlobal, global(tI32, true, 1), globalV128(true, 7))),
+			ErrUnsupported, "global 1 is a mutable v128"},
+		{"other SIMD in a constant expression",
+			wasmModule(vecSec(secGlobal, cat([]byte{tV128, 0x00}, i32Const(1), []byte{opPrefixSIMD, 0x11, opEnd}))),
+			ErrMalformed, "opcode 0xfd 0x11 is not allowed in a constant expression"},
+		{"v128 data offset",
+			wasmModule(vecSec(secMemory, []byte{0x00, 0x01}),
+				vecSec(secData, cat([]byte{0x00}, v128Const(make([]byte, 16)), end, str("x")))),
+			ErrUnsupported, "offset is not a single i32.const but v128.const"},
 		{"atomics", fn([]byte{opPrefixAtomic, 0x10}), ErrUnsupported, "threads"},
 		{"try", fn([]byte{0x06, blockTypeEmpty}, end), ErrUnsupported, "exception handling"},
 		{"unknown opcode", fn([]byte{0x27}), ErrMalformed, "unknown opcode 0x27"},
@@ -258,8 +276,8 @@ func TestErrorOffset(t *testing.T) {
 	in := wasmModule(
 		vecSec(secType, funcType(nil, nil)),
 		vecSec(secFunction, uleb(0)),
-		vecSec(secCode, body(nil, []byte{0x01, 0x01, opPrefixSIMD, 0x0c})))
-	at := bytes.IndexByte(in, opPrefixSIMD)
+		vecSec(secCode, body(nil, []byte{0x01, 0x01, opPrefixAtomic, 0x10})))
+	at := bytes.IndexByte(in, opPrefixAtomic)
 	_, _, err := Patch(in)
 	var fe *formatError
 	if !errors.As(err, &fe) || fe.offset != at {
@@ -332,6 +350,22 @@ func TestSkipInstruction(t *testing.T) {
 		{"table.size", []byte{opPrefixMisc, 0x10, 0x00}},
 		{"table.fill", []byte{opPrefixMisc, 0x11, 0x00}},
 		{"0xfc opcode as a padded LEB", []byte{opPrefixMisc, 0x8b, 0x00, 0x00}}, // memory.fill
+		{"v128.load", []byte{opPrefixSIMD, 0x00, 0x04, 0x80, 0x02}},
+		{"v128.load64_splat", []byte{opPrefixSIMD, 0x0a, 0x03, 0x00}},
+		{"v128.store multi-memory", []byte{opPrefixSIMD, 0x0b, 0x44, 0x01, 0x10}},
+		{"v128.const", v128Const([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xfd})},
+		{"i8x16.shuffle", cat([]byte{opPrefixSIMD, 0x0d}, []byte{31, 0, 30, 1, 29, 2, 28, 3, 27, 4, 26, 5, 25, 6, 24, 7})},
+		{"i8x16.swizzle", []byte{opPrefixSIMD, 0x0e}},
+		{"i8x16.extract_lane_s", []byte{opPrefixSIMD, 0x15, 15}},
+		{"f64x2.replace_lane", []byte{opPrefixSIMD, 0x22, 1}},
+		{"v128.bitselect", []byte{opPrefixSIMD, 0x52}},
+		{"v128.load8_lane", []byte{opPrefixSIMD, 0x54, 0x00, 0x10, 15}},
+		{"v128.store64_lane multi-memory", []byte{opPrefixSIMD, 0x5b, 0x43, 0x02, 0x08, 1}},
+		{"v128.load64_zero", []byte{opPrefixSIMD, 0x5d, 0x03, 0x00}},
+		{"i8x16.avgr_u", []byte{opPrefixSIMD, 0x7b}},
+		{"i16x8.abs, a two-byte opcode", []byte{opPrefixSIMD, 0x80, 0x01}},
+		{"f64x2.convert_low_i32x4_u", []byte{opPrefixSIMD, 0xff, 0x01}},
+		{"0xfd opcode as a padded LEB", cat([]byte{opPrefixSIMD, 0x8c, 0x80, 0x00}, make([]byte, 16))}, // v128.const
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,10 +13,10 @@ var (
 	// binary: truncated, a bad LEB128, an unknown opcode or section.
 	ErrMalformed = errors.New("malformed module")
 	// ErrUnsupported reports a well-formed module that uses something the
-	// rewrite cannot handle safely: SIMD, threads, exception handling, a
-	// data segment whose offset is not a constant, an export name this
-	// package reserves, or an env.invoke_ import it cannot make a
-	// dispatcher for.
+	// rewrite cannot handle safely: relaxed SIMD, threads, exception
+	// handling, a mutable v128 global it would export, a data segment
+	// whose offset is not a constant, an export name this package
+	// reserves, or an env.invoke_ import it cannot make a dispatcher for.
 	ErrUnsupported = errors.New("unsupported module")
 	// ErrAlreadyPatched reports a module that already exports
 	// InterruptGlobal. Patching twice would instrument every loop twice and

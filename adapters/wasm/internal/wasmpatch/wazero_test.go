@@ -77,41 +77,48 @@ func TestInterruptStopsRunningLoop(t *testing.T) {
 			continue
 		}
 		for _, fn := range []string{"spin", "spin_nested"} {
-			t.Run(e.name+"/"+fn, func(t *testing.T) {
-				mod := instantiate(t, newRuntime(t, e.config), patched, "")
-				done := make(chan error, 1)
-				go func() {
-					_, err := mod.ExportedFunction(fn).Call(context.Background())
-					done <- err
-				}()
-				// It must still be running: nothing but the interrupt
-				// can end it. A short look is enough to catch an early
-				// return, and a slow machine cannot make it fail.
-				select {
-				case err := <-done:
-					t.Fatalf("%s returned before the interrupt: %v", fn, err)
-				case <-time.After(50 * time.Millisecond):
-				}
-				collectWhileSpinning()
-				interrupt, ok := mod.ExportedGlobal(InterruptGlobal).(api.MutableGlobal)
-				if !ok {
-					t.Fatalf("%s is not an exported mutable global", InterruptGlobal)
-				}
-				interrupt.Set(1)
-				// Not interrupted, the loop would never end: wait for
-				// as long as the test binary allows.
-				wait, cancel := testwait.Context(t)
-				defer cancel()
-				select {
-				case err := <-done:
-					if err == nil || !strings.Contains(err.Error(), "unreachable") {
-						t.Fatalf("%s returned %v, want an unreachable trap", fn, err)
-					}
-				case <-wait.Done():
-					t.Fatalf("%s still running long after the interrupt", fn)
-				}
-			})
+			t.Run(e.name+"/"+fn, func(t *testing.T) { expectInterruptible(t, e, patched, fn) })
 		}
+	}
+}
+
+// expectInterruptible calls fn of the patched module, a function that
+// never returns of itself, on engine e, and checks that it is still
+// running after a while, garbage collections included, and that setting
+// InterruptGlobal then ends it with a trap.
+func expectInterruptible(t *testing.T, e engine, patched []byte, fn string) {
+	t.Helper()
+	mod := instantiate(t, newRuntime(t, e.config), patched, "")
+	done := make(chan error, 1)
+	go func() {
+		_, err := mod.ExportedFunction(fn).Call(context.Background())
+		done <- err
+	}()
+	// It must still be running: nothing but the interrupt
+	// can end it. A short look is enough to catch an early
+	// return, and a slow machine cannot make it fail.
+	select {
+	case err := <-done:
+		t.Fatalf("%s returned before the interrupt: %v", fn, err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	collectWhileSpinning()
+	interrupt, ok := mod.ExportedGlobal(InterruptGlobal).(api.MutableGlobal)
+	if !ok {
+		t.Fatalf("%s is not an exported mutable global", InterruptGlobal)
+	}
+	interrupt.Set(1)
+	// Not interrupted, the loop would never end: wait for
+	// as long as the test binary allows.
+	wait, cancel := testwait.Context(t)
+	defer cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "unreachable") {
+			t.Fatalf("%s returned %v, want an unreachable trap", fn, err)
+		}
+	case <-wait.Done():
+		t.Fatalf("%s still running long after the interrupt", fn)
 	}
 }
 
