@@ -27,6 +27,8 @@ func FuzzPatch(f *testing.F) {
 		twoSegmentModule(),
 		benchModule(),
 		invokeModule(),
+		simdLoopModule(),
+		everySIMDModule(simdOps),
 		patchedSpin,
 		wasmModule(),
 		[]byte("\x00asm"),

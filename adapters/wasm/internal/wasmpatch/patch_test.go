@@ -134,7 +134,7 @@ func TestTypeSection(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	for _, in := range [][]byte{computeModule(), mixedSegmentModule(), globalsModule()} {
+	for _, in := range [][]byte{computeModule(), mixedSegmentModule(), globalsModule(), simdLoopModule()} {
 		a, _ := mustPatch(t, in)
 		b, _ := mustPatch(t, bytes.Clone(in))
 		if !bytes.Equal(a, b) {
@@ -291,7 +291,7 @@ func TestErrorOffset(t *testing.T) {
 // (e) Every cut of a module inside a section is refused. Cuts between
 // sections are left out: they are shorter but well-formed modules.
 func TestTruncatedModule(t *testing.T) {
-	for _, in := range [][]byte{computeModule(), mixedSegmentModule(), globalsModule()} {
+	for _, in := range [][]byte{computeModule(), mixedSegmentModule(), globalsModule(), simdLoopModule()} {
 		boundaries := map[int]bool{8: true}
 		pos := 8
 		for _, s := range sectionsOf(t, in) {
