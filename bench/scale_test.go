@@ -15,6 +15,7 @@ import (
 
 	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/adapters/wasm"
+	"github.com/codeport/codeport/bench/internal/table"
 	"github.com/codeport/codeport/internal/testkit/measure"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/server"
@@ -30,14 +31,23 @@ import (
 // (which wakes it). The hibernated sessions are made first, in batches
 // that each wait for the reaper to hibernate them (they hold no
 // max-sessions slot once asleep).
+//
+// It runs as BenchmarkScale/node, the peer the side-by-side table gives a
+// section of its own (bench/internal/table, ScaleNode).
 func BenchmarkScale(b *testing.B) {
+	b.Run(table.ScaleNode, benchScale)
+}
+
+func benchScale(b *testing.B) {
 	live := envInt("CODEPORT_BENCH_LIVE", 1000)
 	asleep := envInt("CODEPORT_BENCH_HIBERNATED", 10000)
 	batch := min(live, 500)
+	// Each call to a hibernated session wakes it: woken, it holds a slot.
+	wakes := min(asleep, reps(200))
 	dir := b.TempDir()
 	reg := prometheus.NewRegistry()
 	p, err := wasm.New(wasm.NewConfig().WithSessionsDir(filepath.Join(dir, "sessions")).
-		WithMaxSessions(live+batch+8).WithSessionLifetimes(time.Hour, time.Hour, 4*time.Hour).
+		WithMaxSessions(live+max(batch, wakes)+8).WithSessionLifetimes(time.Hour, time.Hour, 4*time.Hour).
 		WithHibernation(time.Second, "").WithMetrics(reg))
 	if err != nil {
 		b.Fatal(err)
@@ -87,6 +97,8 @@ func BenchmarkScale(b *testing.B) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
+		// Before any wakes: a woken session's file is gone.
+		_, disk := measure.DiskUse(dir) // the hibernated sessions' files, in the sessions directory
 		before := settledRSS()
 		for range live {
 			awake = append(awake, create())
@@ -98,10 +110,9 @@ func BenchmarkScale(b *testing.B) {
 		for range reps(2000) {
 			liveLat = append(liveLat, call(awake[rand.IntN(len(awake))]))
 		}
-		for _, i := range rand.Perm(len(sleeping))[:min(len(sleeping), reps(200))] {
+		for _, i := range rand.Perm(len(sleeping))[:wakes] {
 			wakeLat = append(wakeLat, call(sleeping[i]))
 		}
-		_, disk := measure.DiskUse(dir) // the hibernated sessions' files, in the sessions directory
 		measure.Report(b, "live-call", liveLat)
 		measure.Report(b, "hibernated-call", wakeLat)
 		b.ReportMetric(p99(liveLat), "live-call-p99-ms")

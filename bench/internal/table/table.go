@@ -186,7 +186,11 @@ const (
 	nginxPrefix = "Nginx"        // the workloads' names begin so
 )
 
-var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx}
+// ScaleNode is the peer of BenchmarkScale (bench/scale_test.go): one node
+// holding many live and hibernated sessions, a section of its own.
+const ScaleNode = "node"
+
+var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx, ScaleNode}
 
 // Columns are the peers in the table's order: the Go-driven peers as they
 // came, then monty, eryx, wasmtime and the reference; native and the
@@ -424,6 +428,7 @@ func (r *Results) Markdown() string {
 	}
 
 	r.clusterMarkdown(&sb)
+	r.scaleMarkdown(&sb)
 
 	if r.Get("inproc", sciRows[0].workload) != nil || r.Failed("inproc", sciRows[0].workload) {
 		sb.WriteString("\n### Scientific profile against native CPython (p50 / p95)\n\n" +
@@ -536,4 +541,37 @@ func (r *Results) clusterMarkdown(sb *strings.Builder) {
 	if s := r.ratio(ThreeNginx, OneNginx, rate); strings.HasPrefix(s, "×") {
 		fmt.Fprintf(sb, "\n3 nodes ÷ 1 node behind nginx: %s the sessions/s, on %d cores.\n", s, runtime.NumCPU())
 	}
+}
+
+// scaleMarkdown renders the section of one node at scale: the resident
+// memory a live idle session adds, the disk a hibernated one takes, and a
+// call to a random one of each. Nothing when BenchmarkScale did not run.
+func (r *Results) scaleMarkdown(sb *strings.Builder) {
+	const workload = "Scale"
+	m := r.Get(ScaleNode, workload)
+	failed := r.Failed(ScaleNode, workload)
+	if m == nil && !failed {
+		return
+	}
+	fmt.Fprintf(sb, "\n### One node at scale (bench/scale_test.go)\n\n"+
+		"One in-process node behind its HTTP server on loopback, holding %s live idle sessions and %s hibernated ones, "+
+		"each created by a client through the server and having run one call; calls go to a random session of each kind "+
+		"(a call to a hibernated one wakes it).\n\n", num(m["live"]), num(m["hibernated"]))
+	sb.WriteString(mdHead("measure", "value"))
+	call := func(prefix string) string {
+		if s := r.status(ScaleNode, workload, prefix+"-p50-ms"); s != "" {
+			return s
+		}
+		return num(m[prefix+"-p50-ms"]) + " / " + num(m[prefix+"-p99-ms"])
+	}
+	one := func(unit string) string {
+		if s := r.status(ScaleNode, workload, unit); s != "" {
+			return s
+		}
+		return num(m[unit])
+	}
+	sb.WriteString(mdRow("resident memory per live idle session (MiB)", one("MiB/live-session")))
+	sb.WriteString(mdRow("disk per hibernated session (KiB)", one("KiB/hibernated-session")))
+	sb.WriteString(mdRow("call to a random live session, p50 / p99 (ms)", call("live-call")))
+	sb.WriteString(mdRow("call to a random hibernated session, p50 / p99 (ms)", call("hibernated-call")))
 }

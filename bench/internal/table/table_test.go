@@ -26,6 +26,7 @@ BenchmarkNginxW2LiveCall/nginx-2      	       1	 237216921 ns/op	         0.7687
 BenchmarkNginxSessions/1node-direct-2              	       1	5985810743 ns/op	         6.000 clients	         5.623 cpu-ms/session	        16.42 first-p50-ms	        51.33 first-p95-ms	       147.1 sessions/s
 BenchmarkNginxSessions/1node-nginx-2               	       1	6008894597 ns/op	         6.000 clients	         4.961 cpu-ms/session	        16.76 first-p50-ms	        63.25 first-p95-ms	       153.1 sessions/s
 BenchmarkNginxSessions/3nodes-nginx-2              	       1	6009564081 ns/op	         6.000 clients	         5.339 cpu-ms/session	        11.67 first-p50-ms	        28.84 first-p95-ms	       217.4 sessions/s
+BenchmarkScale/node-2             	       1	90000000000 ns/op	         0.9000 hibernated-call-p50-ms	         3.100 hibernated-call-p95-ms	         4.200 hibernated-call-p99-ms	        10000 hibernated	         9.500 KiB/hibernated-session	         1000 live	         0.3100 live-call-p50-ms	         0.5000 live-call-p95-ms	         0.7100 live-call-p99-ms	         3.500 MiB/live-session
 BenchmarkBurst/inproc-2          	       1	15781189689 ns/op	      2406 burst-max-ms	      1840 burst-p50-ms	      2360 burst-p95-ms	         6.000 hits	        18.00 misses	         2.000 pool	        24.00 requests
 FAIL
 `
@@ -83,6 +84,11 @@ func TestParseAndRender(t *testing.T) {
 		"| 1 node, direct | 147 | 5.62 | 16.4 / 51.3 |",
 		"| 3 nodes behind nginx | 217 | 5.34 | 11.7 / 28.8 |",
 		"3 nodes ÷ 1 node behind nginx: ×1.42 the sessions/s",
+		"holding 1000 live idle sessions and 10000 hibernated ones",
+		"| resident memory per live idle session (MiB) | 3.50 |",
+		"| disk per hibernated session (KiB) | 9.50 |",
+		"| call to a random live session, p50 / p99 (ms) | 0.310 / 0.710 |",
+		"| call to a random hibernated session, p50 / p99 (ms) | 0.900 / 4.20 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
