@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/internal/testkit/measure"
 	"github.com/codeport/codeport/port"
 )
@@ -385,4 +388,32 @@ func BenchmarkScientific(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkColdCompile: each profile's interpreter module compiled with an
+// empty compilation cache, as a machine's first start (or a cache wiped)
+// compiles it, on every core the process may use (GOMAXPROCS). What comes
+// after the compile (the image, the first session) is measured elsewhere.
+func BenchmarkColdCompile(b *testing.B) {
+	for _, profile := range []string{"default", "scientific"} {
+		b.Run(profile, func(b *testing.B) {
+			py, ok := cpython.Lookup(profile)
+			if !ok {
+				b.Fatalf("profile %q is not linked into the test binary", profile)
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				t0 := time.Now()
+				rt, _, _, err := newInterpreterRuntime(ctx, py, wazero.NewCompilationCache(), DefaultSettings().MemoryLimit)
+				d := time.Since(t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = rt.Close(ctx)
+				b.ReportMetric(d.Seconds(), "compile-s")
+				b.ReportMetric(float64(len(py.Module))/(1<<20), "module-MiB")
+				b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "cores")
+			}
+		})
+	}
 }
