@@ -15,6 +15,10 @@ func SetSpoolFull(p *Port, full bool) {
 	}
 }
 
+// SetSpoolAlways makes p's restores spool the snapshot and check its seal
+// before the driver reads it, even through a port.StreamRestorer.
+func SetSpoolAlways(p *Port, on bool) { p.spoolAlways = on }
+
 // FullDisk is a writer whose writes fail as on a full disk.
 type FullDisk struct{}
 

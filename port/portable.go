@@ -37,6 +37,9 @@ type Port struct {
 	// spoolSink, when set, is what a restore writes its temporary file
 	// through (tests give one that fails as a full disk does).
 	spoolSink func(io.Writer) io.Writer
+	// spoolAlways, when set, makes restores spool and check the seal
+	// first even through a StreamRestorer (tests reach the spool so).
+	spoolAlways bool
 }
 
 var _ CodeExecutionPort = (*Port)(nil)

@@ -537,7 +537,11 @@ func TestRestoreAdmittedBeforeReading(t *testing.T) {
 	}
 
 	// The disk is full: 503 material, not the snapshot's fault; the
-	// same snapshot restores once there is room.
+	// same snapshot restores once there is room. The wasm adapter
+	// restores as it reads (port.StreamRestorer) and spools nothing, so
+	// the spool is reached with that turned off; with it on, a full
+	// disk for the spool is no matter.
+	port.SetSpoolAlways(p, true)
 	port.SetSpoolFull(p, true)
 	_, err = p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
 	if !errors.As(err, &ce) || ce.RetryAfter <= 0 || errors.Is(err, port.ErrInvalidSnapshot) || port.ErrorCode(err) != "at_capacity" {
@@ -551,6 +555,19 @@ func TestRestoreAdmittedBeforeReading(t *testing.T) {
 	res, err := p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
 	if err != nil || res.Stdout != "42\n" {
 		t.Fatalf("restored: %+v %v", res, err)
+	}
+	if err := p.DestroySession(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	port.SetSpoolAlways(p, false)
+	port.SetSpoolFull(p, true)
+	r, err = p.RestoreSession(ctx, bytes.NewReader(snap.Bytes()), port.SnapshotOptions{})
+	if err != nil {
+		t.Fatalf("streamed restore with a full spool: %v; want no spool used", err)
+	}
+	res, err = p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+	if err != nil || res.Stdout != "42\n" {
+		t.Fatalf("restored as read: %+v %v", res, err)
 	}
 }
 

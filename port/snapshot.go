@@ -439,6 +439,9 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	if err := p.checkHeader(hb, opt); err != nil {
 		return Session{}, err
 	}
+	if sr, ok := s.(StreamRestorer); ok && !p.spoolAlways {
+		return p.streamSnapshot(ctx, sr, r, head, hb, keep, readFailed)
+	}
 
 	f, err := os.CreateTemp("", "codeport-restore-")
 	if err != nil {

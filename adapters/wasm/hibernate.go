@@ -418,7 +418,7 @@ func (a *adapter) restoreFile(ctx context.Context, path string) (restored, error
 	_, err = br.ReadString('\n')
 	var rs restored
 	if err == nil {
-		rs, err = a.restoreSandbox(ctx, br, true)
+		rs, err = a.restoreSandbox(ctx, br, true, nil)
 	} else {
 		err = fmt.Errorf("%w: no header line", port.ErrInvalidSnapshot)
 	}

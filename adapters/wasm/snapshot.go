@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -373,7 +374,7 @@ func tarTree(tw *tar.Writer, prefix, root string) error {
 
 // RestoreSession implements port.Snapshotter.
 func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (port.Session, error) {
-	return a.restoreAs(ctx, r, "")
+	return a.restoreAs(ctx, r, "", nil)
 }
 
 // RestoreSessionAs implements port.SessionMover.
@@ -381,11 +382,29 @@ func (a *adapter) RestoreSessionAs(ctx context.Context, r io.Reader, _ int64, id
 	if err := port.CheckMovedID(id); err != nil {
 		return port.Session{}, err
 	}
-	return a.restoreAs(ctx, r, id)
+	return a.restoreAs(ctx, r, id, nil)
 }
 
-// restoreAs restores a session under id, or a new id when id is empty.
-func (a *adapter) restoreAs(ctx context.Context, r io.Reader, id string) (port.Session, error) {
+// RestoreSessionStream implements port.StreamRestorer: the memory is
+// decoded into a new interpreter and the files into new directories as the
+// snapshot arrives, and seal is checked before the interpreter runs (its
+// restored step) and before the session is registered.
+func (a *adapter) RestoreSessionStream(ctx context.Context, r io.Reader, seal func() error, id string) (port.Session, error) {
+	if id != "" {
+		if err := port.CheckMovedID(id); err != nil {
+			return port.Session{}, err
+		}
+	}
+	if seal == nil {
+		return port.Session{}, fmt.Errorf("%w: a streamed restore without a seal to check", port.ErrRuntimeFailure)
+	}
+	return a.restoreAs(ctx, r, id, seal)
+}
+
+// restoreAs restores a session under id, or a new id when id is empty;
+// seal, when not nil, is checked before anything restored runs or is
+// seen (see port.StreamRestorer).
+func (a *adapter) restoreAs(ctx context.Context, r io.Reader, id string, seal func() error) (port.Session, error) {
 	if id != "" && a.HasSession(id) {
 		// Checked again when the session is registered; this saves the
 		// work of a restore that would be refused.
@@ -397,7 +416,7 @@ func (a *adapter) restoreAs(ctx context.Context, r io.Reader, id string) (port.S
 	if err := a.reserveSlot(); err != nil {
 		return port.Session{}, err
 	}
-	rs, err := a.restoreSandbox(ctx, r, false)
+	rs, err := a.restoreSandbox(ctx, r, false, seal)
 	if err != nil {
 		a.releaseSlot()
 		return port.Session{}, err
@@ -461,7 +480,12 @@ type restored struct {
 // the sandbox comes back without an interpreter, and the session says
 // state_lost at its next call.
 // Without salvage (a snapshot a client restores) those are errors.
-func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool) (restored, error) {
+//
+// seal, when not nil, is the check of the snapshot's seal (see
+// port.StreamRestorer): what is read before it passes is staged in the
+// new interpreter and directories only, and nothing runs in the
+// interpreter before it has passed.
+func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool, seal func() error) (restored, error) {
 	var rs restored
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", port.ErrInvalidSnapshot, fmt.Sprintf(format, args...))
@@ -530,6 +554,11 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool)
 	}
 	if err := a.restoreFiles(tar.NewReader(br), sb); err != nil {
 		return rs, err
+	}
+	if seal != nil {
+		if err := seal(); err != nil {
+			return rs, err
+		}
 	}
 	if sb.interp != nil {
 		// Not under ctx's cancellation: a caller that goes away must not
@@ -728,6 +757,14 @@ func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
 		if err != nil {
 			if errors.Is(err, port.ErrFileTooLarge) || errors.Is(err, port.ErrPathEscapesWorkspace) || errors.Is(err, port.ErrInvalidRequest) {
 				return fmt.Errorf("restoring %s/%s: %w", top, clipName(rel), err)
+			}
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+				// The host's disk, not the snapshot: as a spooled
+				// restore's full disk is (a restore as it is read
+				// writes its files where it would have spooled them).
+				retry := max(a.cfg.settings.RetryAfter, time.Second)
+				return &port.CapacityError{Resource: "disk space for restores", RetryAfter: retry,
+					Detail: fmt.Sprintf("at capacity: the server has no disk space left for the snapshot's files; nothing was restored; retry after %s", retry)}
 			}
 			return fmt.Errorf("%w: restoring the files: %v", port.ErrRuntimeFailure, err)
 		}
