@@ -40,4 +40,6 @@ func (*allocation) writtenPages() ([]bool, error) {
 	return nil, errors.New("no mapped memory to inspect")
 }
 
+func (*allocation) adviseHuge([]byte, int, []byte) {}
+
 func (*allocation) reset() error { return errors.New("no mapped memory to reset") }

@@ -3,7 +3,6 @@ package wasm
 import (
 	"archive/tar"
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -32,16 +31,25 @@ import (
 // interpreter's linear memory and mutable globals, which are everything
 // CPython and the program have (objects, frames of suspended generators,
 // imported modules, the hash secret, the random state), and the files of
-// the workspace and the temporary directory. It is an S2 stream
-// (klauspost/compress: Snappy's format, extended; on a 100 MB interpreter
-// it took half the time of zstd's fastest level, for a third more bytes)
-// of:
+// the workspace and the temporary directory. Format 2 is:
 //
+//	payloadMagic
 //	u32 length, then JSON snapshotMeta
-//	the memory: (u32 chunk index, imageChunk bytes) for every chunk that
-//	  is not all zeros, in increasing order, then u32 0xFFFFFFFF
-//	a tar archive of directories and regular files, named workspace/...
+//	the memory section (see snapshotmem.go): which chunks it holds, then
+//	  their bytes in blocks, each compressed as an S2 block where that
+//	  pays and stored as it is elsewhere
+//	an S2 stream (klauspost/compress: Snappy's format, extended) of a
+//	  tar archive of directories and regular files, named workspace/...
 //	  and tmp/...
+//
+// Format 1, which earlier builds wrote and a restore still reads (a
+// session hibernated by one of them, kept across an upgrade, wakes), was
+// one S2 stream of the same description, the memory as (u32 chunk index,
+// imageChunk bytes) for every chunk listed, in increasing order, then u32
+// 0xFFFFFFFF, and the same tar archive. Decoding that stream and copying
+// out of its buffer was most of a large session's restore; format 2's
+// blocks are decoded on every core straight into the new interpreter's
+// memory, and a block that compresses little is copied, not decoded.
 //
 // The whole memory is written, not its difference from the interpreter
 // image: every process boots its own image, with its own hash secret, so
@@ -84,7 +92,12 @@ type savedGlobal struct {
 }
 
 const (
-	snapshotFormat = 1
+	snapshotFormat = 2
+	// snapshotFormatStream is format 1: everything in one S2 stream.
+	snapshotFormatStream = 1
+	// payloadMagic begins a snapshot of format 2 or later; format 1's
+	// S2 stream begins with its own marker (0xff), never with this.
+	payloadMagic = "codeport wasm snapshot\n"
 	// hostStepTimeout bounds the host's step that runs in a session's
 	// interpreter before a snapshot: the driver's 'Z' (note the open
 	// descriptors; 'R', after a restore, has restoredStepTimeout, which
@@ -228,19 +241,8 @@ func (a *adapter) saveLocked(s *session, w io.Writer, diff bool) (lost bool, err
 	} else {
 		meta.Lost = s.lost != ""
 	}
-	// Two blocks compressed at once: a snapshot is mostly the compression
-	// of tens of MiB, and a session's snapshot is taken while it is idle.
-	enc := s2.NewWriter(w, s2.WriterConcurrency(2))
-	defer enc.Close()
-	bw := bufio.NewWriterSize(enc, 256<<10)
-	if err := writeSnapshot(bw, meta, mem, base, s.sandbox); err != nil {
+	if err := writeSnapshot(w, meta, mem, base, s.sandbox); err != nil {
 		return false, err
-	}
-	if err := bw.Flush(); err != nil {
-		return false, fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
-	}
-	if err := enc.Close(); err != nil {
-		return false, fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err)
 	}
 	return meta.Lost, nil
 }
@@ -277,49 +279,32 @@ func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, sb *
 	}
 	var u32 [4]byte
 	binary.BigEndian.PutUint32(u32[:], uint32(len(mb)))
-	if _, err := w.Write(u32[:]); err != nil {
-		return fail(err)
-	}
-	if _, err := w.Write(mb); err != nil {
-		return fail(err)
-	}
-	buf := make([]byte, imageChunk)
-	for i := 0; i*imageChunk < len(mem); i++ {
-		c := mem[i*imageChunk : min((i+1)*imageChunk, len(mem))]
-		if base != nil {
-			b, err := base.chunk(i, buf)
-			if err != nil {
-				return fail(err)
-			}
-			if b == nil {
-				if allZero(c) {
-					continue // past the image: zero unless written
-				}
-			} else if bytes.Equal(b, c) {
-				continue
-			}
-		} else if allZero(c) {
-			continue
-		}
-		binary.BigEndian.PutUint32(u32[:], uint32(i))
-		if _, err := w.Write(u32[:]); err != nil {
-			return fail(err)
-		}
-		if _, err := w.Write(c); err != nil {
+	for _, b := range [][]byte{[]byte(payloadMagic), u32[:], mb} {
+		if _, err := w.Write(b); err != nil {
 			return fail(err)
 		}
 	}
-	binary.BigEndian.PutUint32(u32[:], chunkEnd)
-	if _, err := w.Write(u32[:]); err != nil {
+	if err := writeMemory(w, mem, base); err != nil {
 		return fail(err)
 	}
-	tw := tar.NewWriter(w)
+	// Two blocks compressed at once: the files may be as large as the
+	// memory, and a session's snapshot is taken while it is idle.
+	enc := s2.NewWriter(w, s2.WriterConcurrency(2))
+	defer enc.Close()
+	bw := bufio.NewWriterSize(enc, 256<<10)
+	tw := tar.NewWriter(bw)
 	for _, dir := range []struct{ prefix, root string }{{"workspace", sb.ws.Root()}, {"tmp", sb.tmpDir}} {
 		if err := tarTree(tw, dir.prefix, dir.root); err != nil {
 			return fail(err)
 		}
 	}
 	if err := tw.Close(); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := enc.Close(); err != nil {
 		return fail(err)
 	}
 	return nil
@@ -491,8 +476,20 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool,
 		return fmt.Errorf("%w: %s", port.ErrInvalidSnapshot, fmt.Sprintf(format, args...))
 	}
 	meta := &rs.meta
-	dec := s2.NewReader(r)
-	br := bufio.NewReaderSize(dec, 256<<10)
+	// Format 2 and later begin with payloadMagic; anything else is read
+	// as format 1's S2 stream, and refused if it is not one. The buffer
+	// is small: format 2's blocks, far larger, are read past it, straight
+	// into the memory or a block's buffer.
+	raw := bufio.NewReaderSize(r, 4<<10)
+	format, br := snapshotFormatStream, raw
+	if head, _ := raw.Peek(len(payloadMagic)); string(head) == payloadMagic {
+		format = snapshotFormat
+		if _, err := raw.Discard(len(payloadMagic)); err != nil {
+			return rs, invalid("its contents end early")
+		}
+	} else {
+		br = bufio.NewReaderSize(s2.NewReader(raw), 256<<10)
+	}
 	var u32 [4]byte
 	if _, err := io.ReadFull(br, u32[:]); err != nil {
 		return rs, invalid("its contents end early")
@@ -505,8 +502,8 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool,
 	if _, err := io.ReadFull(br, mb); err != nil {
 		return rs, invalid("its contents end early")
 	}
-	if err := json.Unmarshal(mb, meta); err != nil || meta.Format != snapshotFormat {
-		return rs, invalid("it is of another snapshot format")
+	if err := json.Unmarshal(mb, meta); err != nil || meta.Format != format {
+		return rs, invalid("it is of another snapshot format (format %d; this build reads %d and %d)", meta.Format, snapshotFormatStream, snapshotFormat)
 	}
 	if meta.Lost {
 		if meta.Memory != 0 {
@@ -541,7 +538,8 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool,
 			sb.discard()
 		}
 	}()
-	if meta.Memory > 0 && unusable == "" {
+	switch {
+	case meta.Memory > 0 && unusable == "":
 		t := time.Now()
 		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), *meta, br)
 		if err != nil {
@@ -549,10 +547,20 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool,
 		}
 		sb.interp = it
 		a.metrics.InstanceStarted(time.Since(t).Seconds())
-	} else if err := skipChunks(br, meta.Memory); err != nil {
-		return rs, err
+	case format == snapshotFormatStream:
+		if err := skipChunks(br, meta.Memory); err != nil {
+			return rs, err
+		}
+	default:
+		if err := skipMemory(br, meta.Memory); err != nil {
+			return rs, err
+		}
 	}
-	if err := a.restoreFiles(tar.NewReader(br), sb); err != nil {
+	files := io.Reader(br)
+	if format != snapshotFormatStream {
+		files = s2.NewReader(br)
+	}
+	if err := a.restoreFiles(tar.NewReader(files), sb); err != nil {
 		return rs, err
 	}
 	if seal != nil {
@@ -610,7 +618,8 @@ func skipChunks(r io.Reader, memory uint32) error {
 // restoreInterpreter makes an interpreter over m whose memory and globals
 // are the snapshot's: an instance restored from this process's image (so
 // that chunks equal to it stay shared), then every chunk that differs
-// overwritten and every chunk the snapshot does not list cleared.
+// overwritten and, unless the snapshot is a difference from the image,
+// every chunk the snapshot does not list cleared.
 func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshotMeta, r io.Reader) (*interpreter, error) {
 	invalid := func(what string) error {
 		return fmt.Errorf("%w: its memory section is %s", port.ErrInvalidSnapshot, what)
@@ -631,7 +640,8 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 		return nil, err
 	}
 	mem := it.mod.Memory()
-	if have := mem.Size(); have < meta.Memory {
+	have := mem.Size()
+	if have < meta.Memory {
 		if _, ok := mem.Grow((meta.Memory - have) / wasmPage); !ok {
 			return fail(fmt.Errorf("%w: its interpreter's %d bytes of memory do not fit under this backend's limit", port.ErrInvalidSnapshot, meta.Memory))
 		}
@@ -640,57 +650,31 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 	if !ok {
 		return fail(fmt.Errorf("%w: cannot address the instance's memory", port.ErrRuntimeFailure))
 	}
+	// Past what the instance had, the memory was grown for this restore:
+	// zero, and shared with nothing.
+	t := &memoryTarget{view: view, shared: min(int(have), len(view))}
 	nChunks := (len(view) + imageChunk - 1) / imageChunk
-	clearUpTo := func(next int, from int) {
-		if diff {
-			// Unlisted chunks are the image's, which the restore put there
-			// (and past the image, the memory grown is zero).
-			return
-		}
-		for i := from; i < next; i++ {
-			c := view[i*imageChunk : min((i+1)*imageChunk, len(view))]
-			if !allZero(c) {
-				clear(c)
+	var listing []byte
+	if meta.Format == snapshotFormatStream {
+		listing, err = readChunks(r, t)
+	} else {
+		listing, err = readMemory(r, t, it.alloc)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if !diff {
+		// Unlisted chunks are zero; where the instance had memory, the
+		// image's are cleared. (With diff, they are the image's, which
+		// the restore put there.)
+		for i := range min(nChunks, (t.shared+imageChunk-1)/imageChunk) {
+			if listing[i/8]&(1<<(i%8)) == 0 {
+				if c := view[i*imageChunk : min((i+1)*imageChunk, len(view))]; !allZero(c) {
+					clear(c)
+				}
 			}
 		}
 	}
-	buf := make([]byte, imageChunk)
-	var u32 [4]byte
-	next := 0
-	for {
-		if _, err := io.ReadFull(r, u32[:]); err != nil {
-			return fail(invalid("truncated"))
-		}
-		idx := binary.BigEndian.Uint32(u32[:])
-		if idx == chunkEnd {
-			break
-		}
-		if int(idx) < next || int(idx) >= nChunks {
-			return fail(invalid("out of order"))
-		}
-		clearUpTo(int(idx), next)
-		c := view[int(idx)*imageChunk : min(int(idx+1)*imageChunk, len(view))]
-		if int(idx)*imageChunk >= e.image.size {
-			// Past the image: memory grown for this restore, shared with
-			// nothing, so the chunk is read straight into it (every byte
-			// is written, whatever was there).
-			if _, err := io.ReadFull(r, c); err != nil {
-				return fail(invalid("truncated"))
-			}
-			next = int(idx) + 1
-			continue
-		}
-		// The image's pages are shared until written: a chunk equal to
-		// the image's is left alone, so that its pages stay shared.
-		if _, err := io.ReadFull(r, buf[:len(c)]); err != nil {
-			return fail(invalid("truncated"))
-		}
-		if !bytes.Equal(c, buf[:len(c)]) {
-			copy(c, buf[:len(c)])
-		}
-		next = int(idx) + 1
-	}
-	clearUpTo(nChunks, next)
 	want, err := snapshotGlobals(it.mod, e.rt.Module)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err))
@@ -709,6 +693,48 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 		mg.Set(g.Value)
 	}
 	return it, nil
+}
+
+// readChunks reads a format 1 memory section into t: (u32 chunk index,
+// chunk bytes) in increasing order, then the end marker. It returns the
+// listing, a bit per chunk of t's view, of the chunks read.
+func readChunks(r io.Reader, t *memoryTarget) ([]byte, error) {
+	invalid := func(what string) error {
+		return fmt.Errorf("%w: its memory section is %s", port.ErrInvalidSnapshot, what)
+	}
+	nChunks := (len(t.view) + imageChunk - 1) / imageChunk
+	listing := make([]byte, (nChunks+7)/8)
+	buf := make([]byte, imageChunk)
+	var u32 [4]byte
+	next := 0
+	for {
+		if _, err := io.ReadFull(r, u32[:]); err != nil {
+			return nil, invalid("truncated")
+		}
+		idx := binary.BigEndian.Uint32(u32[:])
+		if idx == chunkEnd {
+			return listing, nil
+		}
+		if int(idx) < next || int(idx) >= nChunks {
+			return nil, invalid("out of order")
+		}
+		lo := int(idx) * imageChunk
+		c := t.view[lo:min(lo+imageChunk, len(t.view))]
+		if lo >= t.shared {
+			// Straight into memory shared with nothing: every byte is
+			// written, whatever was there.
+			if _, err := io.ReadFull(r, c); err != nil {
+				return nil, invalid("truncated")
+			}
+		} else {
+			if _, err := io.ReadFull(r, buf[:len(c)]); err != nil {
+				return nil, invalid("truncated")
+			}
+			t.put(lo, buf[:len(c)])
+		}
+		listing[idx/8] |= 1 << (idx % 8)
+		next = int(idx) + 1
+	}
 }
 
 // restoreFiles writes the snapshot's files into the sandbox through its
