@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
@@ -616,3 +617,67 @@ print(len(junk) > 16, n > 16)`
 type countingWriter struct{ n int64 }
 
 func (w *countingWriter) Write(b []byte) (int, error) { w.n += int64(len(b)); return len(b), nil }
+
+// A restore as the snapshot is read (the wasm adapter's) takes a body in
+// whatever pieces it arrives, a byte at a time included; one whose reading
+// fails part-way is refused as the snapshot's failure, and one cut short
+// as too short or altered, each leaving no session.
+func TestRestoreReadsABodyInPieces(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(1) }, port.WithSnapshotKey(key))
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 42"}); err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if err := p.SnapshotSession(ctx, s.ID, &snap, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DestroySession(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := snap.Bytes()
+	for name, r := range map[string]io.Reader{
+		"a byte at a time":  iotest.OneByteReader(bytes.NewReader(b)),
+		"half of each read": iotest.HalfReader(bytes.NewReader(b)),
+		"its end with data": iotest.DataErrReader(bytes.NewReader(b)),
+	} {
+		r, err := p.RestoreSession(ctx, r, port.SnapshotOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		res, err := p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+		if err != nil || res.Stdout != "42\n" {
+			t.Fatalf("%s: restored: %+v %v", name, res, err)
+		}
+		if err := p.DestroySession(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	broken := io.MultiReader(bytes.NewReader(b[:len(b)/2]), iotest.ErrReader(errors.New("connection reset")))
+	for name, c := range map[string]struct {
+		r   io.Reader
+		why string
+	}{
+		"a read that fails": {broken, "connection reset"},
+		"cut in half":       {bytes.NewReader(b[:len(b)/2]), ""},
+		"cut in its seal":   {bytes.NewReader(b[:len(b)-5]), "seal"},
+	} {
+		_, err := p.RestoreSession(ctx, c.r, port.SnapshotOptions{})
+		if !errors.Is(err, port.ErrInvalidSnapshot) || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s: %v; want ErrInvalidSnapshot saying %q", name, err, c.why)
+		}
+		// The one slot is free: nothing was left.
+		s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := p.DestroySession(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

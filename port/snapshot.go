@@ -21,7 +21,8 @@ import (
 // state (for the wasm adapter, the interpreter's memory, its globals and
 // the workspace), not a pickle of its variables. The Port seals what the
 // driver writes (see WithSnapshotKey) and checks the seal before the driver
-// reads anything back, so a driver reads only snapshots the same key made;
+// reads anything back (or, for a StreamRestorer, before the driver uses
+// anything it read), so a driver uses only snapshots the same key made;
 // it still refuses one of another build or format with ErrInvalidSnapshot.
 type Snapshotter interface {
 	// SnapshotSession writes the state of a session that is not in a call
@@ -301,10 +302,12 @@ func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, 
 // read and checked (the format, the adapter, the tenant and the session
 // whose id is kept) before anything more is read; the whole snapshot is
 // then read (into a temporary file) and its seal checked before the
-// driver sees any of it: a snapshot that is truncated, altered, sealed
-// with another key or made for another tenant is ErrInvalidSnapshot. A
-// temporary file that cannot be written for want of space is
-// ErrAtCapacity, with a retry hint: the snapshot may be fine.
+// driver sees any of it, or, with a driver that is a StreamRestorer,
+// handed to the driver as it is read, its seal computed alongside and
+// checked before the driver uses any of it: a snapshot that is
+// truncated, altered, sealed with another key or made for another tenant
+// is ErrInvalidSnapshot. A temporary file that cannot be written for want
+// of space is ErrAtCapacity, with a retry hint: the snapshot may be fine.
 func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOptions) (Session, error) {
 	sealed, s, err := p.snapshotter()
 	if err != nil {

@@ -27,9 +27,10 @@ import (
 // driver left unread, checks the snapshot's length and seal, and returns
 // ErrInvalidSnapshot when they do not match, after which the driver
 // discards everything it staged and returns that error, leaving no
-// session. An error the driver meets before calling seal is answered as
-// the seal's, when the seal fails: a forged snapshot is reported as
-// forged, not as whatever its forged contents claimed. A driver that
+// session. A refusal of the contents the driver makes before calling seal
+// (ErrInvalidSnapshot, ErrFileTooLarge, ErrPathEscapesWorkspace) is
+// answered as the seal's, when the seal fails: a forged snapshot is
+// reported as forged, not as whatever its forged contents claimed. A driver that
 // returns a session without a seal that passed has it destroyed, and the
 // restore fails.
 type StreamRestorer interface {
@@ -81,10 +82,11 @@ func (p *Port) streamSnapshot(ctx context.Context, sr StreamRestorer, r io.Reade
 	}
 	sess, err := sr.RestoreSessionStream(ctx, sv, seal, keep)
 	if err != nil {
-		if !sv.checked() && ctx.Err() == nil {
-			// The driver gave up on what it read before the seal was
+		if !sv.checked() && ctx.Err() == nil && refusesContents(err) {
+			// The driver refused what it read before the seal was
 			// checked: a snapshot that is not what its seal says is
-			// refused as such.
+			// refused as such. (A refusal that is not the contents'
+			// fault, at capacity say, is answered without reading on.)
 			if serr := seal(); serr != nil {
 				return Session{}, serr
 			}
@@ -98,6 +100,12 @@ func (p *Port) streamSnapshot(ctx context.Context, sr StreamRestorer, r io.Reade
 		return Session{}, fmt.Errorf("%w: restore: %s adapter restored a session without checking its seal: %v", ErrRuntimeFailure, p.info.Name, serr)
 	}
 	return sess, nil
+}
+
+// refusesContents says whether a driver's error refuses what the snapshot
+// holds, which its seal may show forged.
+func refusesContents(err error) bool {
+	return errors.Is(err, ErrInvalidSnapshot) || errors.Is(err, ErrFileTooLarge) || errors.Is(err, ErrPathEscapesWorkspace)
 }
 
 // sealReader reads a sealed snapshot's payload ahead, on a goroutine of
@@ -156,8 +164,14 @@ func (s *sealReader) readAhead(src io.Reader, mac hash.Hash) {
 			return
 		}
 		copy(b.buf, tail[:held])
-		got, err := io.ReadFull(src, b.buf[held:])
-		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		// What one read brings, not a block's worth: a restore that
+		// ends early stops this goroutine without waiting for a slow
+		// body to fill a block.
+		got, err := 0, error(nil)
+		for got == 0 && err == nil {
+			got, err = src.Read(b.buf[held:])
+		}
+		end := errors.Is(err, io.EOF)
 		total := held + got
 		give := max(0, total-sealTrailer)
 		mac.Write(b.buf[:give])
