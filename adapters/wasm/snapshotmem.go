@@ -148,11 +148,12 @@ func writeMemory(w io.Writer, mem []byte, base *image) error {
 					<-inFlight
 					return
 				}
+				// A buffer back from the writer, or none: Encode makes
+				// one as large as the block needs.
 				var dst []byte
 				select {
 				case dst = <-free:
 				default:
-					dst = make([]byte, s2.MaxEncodedLen(blockChunks*imageChunk))
 				}
 				raw := bytesOf(blocks[i])
 				if enc := s2.Encode(dst, raw); storeCompressed(raw, enc) {
@@ -160,7 +161,7 @@ func writeMemory(w io.Writer, mem []byte, base *image) error {
 				} else {
 					results[i].sum = crc32c(raw)
 					select {
-					case free <- dst:
+					case free <- enc[:cap(enc)]:
 					default:
 					}
 				}
@@ -267,7 +268,7 @@ func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error)
 					}
 				} else {
 					if cap(scratch) < hi-lo {
-						scratch = make([]byte, blockChunks*imageChunk)
+						scratch = make([]byte, hi-lo)
 					}
 					if out, err := s2.Decode(scratch[:hi-lo:hi-lo], j.enc); err != nil || len(out) != hi-lo {
 						fail(malformed("corrupt"))
@@ -305,8 +306,8 @@ func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error)
 					return badSum
 				}
 			case n == 0:
-				if scratch == nil {
-					scratch = make([]byte, blockChunks*imageChunk)
+				if cap(scratch) < hi-lo {
+					scratch = make([]byte, hi-lo)
 				}
 				if _, err := io.ReadFull(r, scratch[:hi-lo]); err != nil {
 					return malformed("truncated")
@@ -318,11 +319,15 @@ func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error)
 			case n > maxEnc:
 				return malformed("corrupt")
 			default:
+				// Buffers as large as the blocks need, reused: a small
+				// session's blocks are a few KiB.
 				var enc []byte
 				select {
 				case enc = <-free:
 				default:
-					enc = make([]byte, maxEnc)
+				}
+				if cap(enc) < n {
+					enc = make([]byte, n)
 				}
 				if _, err := io.ReadFull(r, enc[:n]); err != nil {
 					return malformed("truncated")
