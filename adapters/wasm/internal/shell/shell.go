@@ -181,14 +181,14 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 	}
 	s.active.Store(st)
 	defer s.active.Store(nil)
-	code, err = s.runFile(runCtx, s.runner, file, errw)
+	code, settled, err := s.runScript(runCtx, s.runner, file, errw)
 	if name := st.refused.Load(); name != nil && ctx.Err() == nil {
 		errw.mu.Lock()
 		io.WriteString(errw.w, nestingMessage(*name))
 		errw.mu.Unlock()
-		code, err = 1, nil
+		code, settled, err = 1, false, nil
 	}
-	s.settle(s.runner, code)
+	s.settle(s.runner, code, settled)
 	return code, err
 }
 
@@ -242,31 +242,53 @@ func isNameByte(b byte) bool {
 // runFile runs a parsed script on r and stops what it left running in the
 // background. The status follows Run's rules.
 func (s *Shell) runFile(ctx context.Context, r *interp.Runner, file *syntax.File, stderr io.Writer) (code int, err error) {
+	code, _, err = s.runScript(ctx, r, file, stderr)
+	return code, err
+}
+
+// runScript is runFile, and reports whether r's $? is the status already
+// and nothing ran after the script: settled is true when the script ran
+// to its end (not stopped, not ended by exit or an error of the
+// interpreter's) and left no background job to wait for.
+func (s *Shell) runScript(ctx context.Context, r *interp.Runner, file *syntax.File, stderr io.Writer) (code int, settled bool, err error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "bash: internal error: %v\n", p)
-			code, err = 1, nil
+			code, settled, err = 1, false, nil
 		}
 	}()
+	jobs := backgroundJobs(r)
 	err = r.Run(runCtx, file)
+	exited := r.Exited()
 	// Background jobs (cmd &) do not outlive the command: stop them and
-	// wait for them, so that no goroutine runs once Run has returned.
+	// wait for them, so that no goroutine runs once Run has returned. The
+	// jobs of earlier scripts were waited for at their end: only a script
+	// that started one waits (backgroundJobs is -1 where it cannot tell).
 	cancel()
-	waitBackground(r)
-	if cerr := ctx.Err(); cerr != nil {
-		return ctxStatus(cerr), cerr
+	waited := jobs < 0 || backgroundJobs(r) != jobs
+	if waited {
+		waitBackground(r)
 	}
+	if cerr := ctx.Err(); cerr != nil {
+		return ctxStatus(cerr), false, cerr
+	}
+	// The runner's $? is the script's status unless something ran since
+	// (the wait) or the script's end was not a plain status: an exit
+	// (which leaves $? marked as exiting), or an error of the interpreter's
+	// or a handler's (whose status Run reports as 1).
+	settled = !waited && !exited
 	var status interp.ExitStatus
 	switch {
 	case err == nil:
-		return 0, nil
+		return 0, settled, nil
 	case errors.As(err, &status):
-		return int(status), nil
+		_, plain := err.(interp.ExitStatus)
+		return int(status), settled && plain, nil
 	}
 	fmt.Fprintf(stderr, "bash: %v\n", err)
-	return 1, nil
+	return 1, false, nil
 }
 
 // waitStmt and settleStmt end a Run in the session's runner: the EXIT
@@ -296,11 +318,19 @@ func waitBackground(r *interp.Runner) {
 }
 
 // settle resets the per-command state of the session's runner and leaves
-// $? at the script's status for the next Run.
-func (s *Shell) settle(r *interp.Runner, code int) {
+// $? at the script's status for the next Run. settled says that $? is that
+// status already (see runScript): then only an EXIT trap, if the script
+// set one, needs a run to clear it.
+func (s *Shell) settle(r *interp.Runner, code int, settled bool) {
 	interp.StdIO(nil, io.Discard, io.Discard)(r)
 	ctx := context.Background()
-	r.Run(ctx, settleStmt)
+	if exitTrapSet(r) {
+		r.Run(ctx, settleStmt)
+		settled = false
+	}
+	if settled {
+		return
+	}
 	// A bare command (not a statement) run by Run sets $? to its status
 	// without an ERR trap or set -e, which only statements run. The two
 	// common statuses need no subshell, nor a parse: a call's cost.

@@ -691,6 +691,18 @@ func TestStatePersistsAcrossRuns(t *testing.T) {
 		{"echo $?", "0\n"},
 		{"(exit 5)", ""},
 		{"echo $?", "5\n"},
+		// A script that exits, starts a background job or sets an EXIT
+		// trap leaves its status as well.
+		{"exit 3", ""},
+		{"echo $?", "3\n"},
+		{"(exit 4); exit", ""},
+		{"echo $?", "4\n"},
+		{"exit 0", ""},
+		{"echo $?", "0\n"},
+		{"echo bg & wait; (exit 6)", "bg\n"},
+		{"echo $?", "6\n"},
+		{"trap 'echo bye' EXIT; (exit 8)", "bye\n"},
+		{"echo $?", "8\n"},
 		{"trap 'echo ERR' ERR; set -e; false", "ERR\n"},
 		{"echo $?", "1\n"},
 		{"(exit 7)", "ERR\n"},

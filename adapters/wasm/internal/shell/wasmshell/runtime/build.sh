@@ -11,10 +11,13 @@
 #                      run a fresh build of the sources they test)
 #
 # mvdan.cc/sh/v3 v3.14.1 joins pipeline stages with os.Pipe, which wasip1
-# lacks; this build gives its interp package in-process pipes instead: a
-# copy of the module in a temporary directory, with interp_wasip1.go.in
-# (ours) added and its stdin_os.go emptied, replaces the module through a
-# temporary go.work. Nothing in the module cache or the tree is modified.
+# lacks; this build gives its interp package in-process pipes instead (and
+# two accessors of a runner's state that spare each command two runs, which
+# the shell uses under the build tag codeport_interp; see the end of
+# interp_wasip1.go.in): a copy of the module in a temporary directory, with
+# interp_wasip1.go.in (ours) added and its stdin_os.go emptied, replaces the
+# module through a temporary go.work. Nothing in the module cache or the
+# tree is modified.
 set -eu
 
 GO_TOOLCHAIN=go1.26.8
@@ -48,7 +51,7 @@ use $root
 
 replace mvdan.cc/sh/v3 => ./sh
 WORK
-GOWORK="$work/go.work" GOOS=wasip1 GOARCH=wasm go build -trimpath -buildvcs=false -ldflags='-s -w -buildid=' \
+GOWORK="$work/go.work" GOOS=wasip1 GOARCH=wasm go build -tags codeport_interp -trimpath -buildvcs=false -ldflags='-s -w -buildid=' \
 	-o "$work/shell.wasm" ./adapters/wasm/internal/shell/guest
 
 if [ -n "$out" ]; then
