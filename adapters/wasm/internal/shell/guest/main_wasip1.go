@@ -73,7 +73,7 @@ func main() {
 			python = nil
 		}
 	}
-	var stop stopper
+	stop := newStopper()
 	sh := shell.New(shell.Options{MaxFileBytes: maxFile, Python: python, Poll: stop.poll, Chmod: chmod, Mode: mode, Quota: quota, Zone: zone})
 	for {
 		n := hostNextRequest()
@@ -86,7 +86,7 @@ func main() {
 			hostReply(1)
 			continue
 		}
-		hostReply(int32(serve(sh, &stop, req.Command)))
+		hostReply(int32(serve(sh, stop, req.Command)))
 	}
 }
 
@@ -95,13 +95,45 @@ func main() {
 type stopper struct {
 	cancel context.CancelCauseFunc // nil between calls
 	skip   uint32                  // polls left before the next question
+	// tick runs during a call only; a goroutine started once polls at
+	// each of its ticks. (A goroutine and a ticker of each call's own
+	// cost a sixth of an `echo hi`.) During a call there is thus always a
+	// timer to wake the guest, whatever its goroutines wait for.
+	tick *time.Ticker
 }
 
 // pollEvery is how many polls share one question to the host: a poll sits
 // in every context check, once a line in the commands' loops, and a host
-// call each time cost more than the line. The goroutine of serve asks
-// every 5 ms regardless, whenever the others wait.
-const pollEvery = 64
+// call each time cost more than the line. The stopper's goroutine asks
+// every pollInterval regardless, whenever the others wait.
+const (
+	pollEvery    = 64
+	pollInterval = 5 * time.Millisecond
+)
+
+func newStopper() *stopper {
+	s := &stopper{tick: time.NewTicker(pollInterval)}
+	s.tick.Stop()
+	go func() {
+		for range s.tick.C {
+			s.poll()
+		}
+	}()
+	return s
+}
+
+// begin and end bracket a call.
+func (s *stopper) begin(cancel context.CancelCauseFunc) {
+	s.cancel = cancel
+	s.tick.Reset(pollInterval)
+}
+
+func (s *stopper) end() {
+	// A stopped ticker delivers no tick received after Stop (Go 1.23's
+	// timers): the goroutine polls no more until the next call.
+	s.tick.Stop()
+	s.cancel = nil
+}
 
 // poll asks the host whether the call is to stop, and cancels it if so.
 // It also yields to the guest's other goroutines: wasip1 has one thread
@@ -120,6 +152,11 @@ func (s *stopper) poll() {
 	}
 	s.skip = pollEvery - 1
 	runtime.Gosched()
+	if s.cancel == nil {
+		// The call ended while others ran (the stopper's goroutine may
+		// resume only after it).
+		return
+	}
 	switch protocol.Stop(hostStopReason()) {
 	case protocol.StopDeadline:
 		s.cancel(context.DeadlineExceeded)
@@ -129,35 +166,16 @@ func (s *stopper) poll() {
 }
 
 // serve runs one call under a context that ends when the host says so:
-// the shell polls before every command and in its commands' loops, and a
-// goroutine of this call polls whenever the others wait. A command busy
-// without polling is stopped by the host instead, which ends this
-// instance.
+// the shell polls before every command and in its commands' loops, and the
+// stopper's goroutine polls every pollInterval whenever the others wait. A
+// command busy without polling is stopped by the host instead, which ends
+// this instance.
 func serve(sh *shell.Shell, stop *stopper, command string) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stop.cancel = cancel
-	defer func() { stop.cancel = nil }()
-	done := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				stop.poll()
-			}
-		}
-	}()
+	stop.begin(cancel)
+	defer stop.end()
 	code, _ := sh.Run(ctx, command, os.Stdout, os.Stderr)
-	close(done)
-	<-watched
 	return code
 }
 
