@@ -80,13 +80,13 @@ func main() {
 		if n == protocol.NoRequest {
 			return
 		}
-		var req protocol.Request
-		if err := json.Unmarshal(take(n), &req); err != nil || req.Version != protocol.Version {
+		command, ok := protocol.DecodeRequest(take(n))
+		if !ok {
 			fmt.Fprintf(os.Stderr, "bash: internal error: bad request from the host\n")
 			hostReply(1)
 			continue
 		}
-		hostReply(int32(serve(sh, stop, req.Command)))
+		hostReply(int32(serve(sh, stop, command)))
 	}
 }
 

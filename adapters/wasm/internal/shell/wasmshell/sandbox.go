@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,10 +205,7 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 		s.inst = inst
 	}
 	inst := s.inst
-	req, err := json.Marshal(protocol.Request{Version: protocol.Version, Command: command})
-	if err != nil {
-		return Result{}, err
-	}
+	req := protocol.EncodeRequest(command)
 	inst.begin(ctx, stdout, stderr)
 	defer inst.end()
 
