@@ -88,7 +88,7 @@ func cmdBash(c *call) int {
 // runShell runs src in a new interpreter: a child shell, which starts with
 // the current directory and the exported variables.
 func (c *call) runShell(src, name string, opts, params []string) int {
-	file, code, nested := c.sh.parse(src, name, c.stderr)
+	file, code, nested := c.sh.parse(nil, src, name, c.stderr)
 	if nested {
 		// As deep as a function call could go: the whole run ends.
 		c.sh.refuse(c.name)

@@ -166,11 +166,16 @@ func (r guardedReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// parseGuarded parses src as bash, refusing nesting the stack guard would
-// not survive.
-func (s *Shell) parseGuarded(src, name string) (*syntax.File, error) {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(guardedReader{strings.NewReader(src), &s.guard}, name)
+// parseGuarded parses src as bash with p (nil: a new parser), refusing
+// nesting the stack guard would not survive.
+func (s *Shell) parseGuarded(p *syntax.Parser, src, name string) (*syntax.File, error) {
+	if p == nil {
+		p = newParser()
+	}
+	return p.Parse(guardedReader{strings.NewReader(src), &s.guard}, name)
 }
+
+func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 
 // maxTestArgs bounds the arguments of test and [: the interpreter parses
 // them recursively ("[ ! ! ! ... ]" costs three frames an argument)

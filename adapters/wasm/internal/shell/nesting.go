@@ -13,7 +13,7 @@ func (s *Shell) nestsTooDeep(src string) bool {
 	if len(src) <= shortSource {
 		return false
 	}
-	_, err := s.parseGuarded(src, "")
+	_, err := s.parseGuarded(nil, src, "")
 	return errors.Is(err, errParseNesting)
 }
 

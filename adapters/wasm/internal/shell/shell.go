@@ -90,6 +90,10 @@ type Shell struct {
 	mu      sync.Mutex // held by Run
 	runner  *interp.Runner
 	initErr error
+	// parser parses the scripts of Run, one at a time (a parser is reused
+	// once done; a new one each time was a tenth of an `echo hi`). Child
+	// shells, which may parse at the same time, use their own.
+	parser *syntax.Parser
 
 	filesMu sync.Mutex
 	files   map[*fileWriter]struct{}
@@ -111,9 +115,10 @@ type Shell struct {
 // New returns the shell of a session. Its current directory is /workspace.
 func New(opts Options) *Shell {
 	s := &Shell{
-		opts:  opts,
-		fs:    &fsys{max: opts.MaxFileBytes, chmodFn: opts.Chmod, modeFn: opts.Mode},
-		files: make(map[*fileWriter]struct{}),
+		opts:   opts,
+		fs:     &fsys{max: opts.MaxFileBytes, chmodFn: opts.Chmod, modeFn: opts.Mode},
+		files:  make(map[*fileWriter]struct{}),
+		parser: newParser(),
 	}
 	s.runner, s.initErr = s.newRunner("bash", guestRoot, initialEnv(), nil, nil, nil)
 	return s
@@ -167,7 +172,7 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 	out := &lockedWriter{mu: &wmu, w: stdout, run: st}
 	errw := &lockedWriter{mu: &wmu, w: stderr, run: st}
 
-	file, code, nested := s.parse(command, "bash", errw)
+	file, code, nested := s.parse(s.parser, command, "bash", errw)
 	if nested {
 		// The stack is shallow here: the text itself nests too deep.
 		fmt.Fprintf(errw, "bash: %v\n", errParseNesting)
@@ -192,11 +197,12 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 	return code, err
 }
 
-// parse parses a script, printing a syntax error as bash does (status 2).
-// nested reports a parse the stack guard stopped (and prints nothing): the
-// text nests too deep, or the parse started too deep already.
-func (s *Shell) parse(src, name string, stderr io.Writer) (file *syntax.File, code int, nested bool) {
-	file, err := s.parseGuarded(src, name)
+// parse parses a script with p (nil: a new parser), printing a syntax
+// error as bash does (status 2). nested reports a parse the stack guard
+// stopped (and prints nothing): the text nests too deep, or the parse
+// started too deep already.
+func (s *Shell) parse(p *syntax.Parser, src, name string, stderr io.Writer) (file *syntax.File, code int, nested bool) {
+	file, err := s.parseGuarded(p, src, name)
 	if errors.Is(err, errParseNesting) {
 		return nil, 2, true
 	}
@@ -204,10 +210,15 @@ func (s *Shell) parse(src, name string, stderr io.Writer) (file *syntax.File, co
 		fmt.Fprintln(stderr, err) // "name:line:col: message"
 		return nil, 2, false
 	}
+	// One walk finds a process substitution and quotes the tildes (a
+	// script with one is not run, whatever its tildes).
 	var procSubst bool
 	syntax.Walk(file, func(n syntax.Node) bool {
-		if _, ok := n.(*syntax.ProcSubst); ok {
+		switch n := n.(type) {
+		case *syntax.ProcSubst:
 			procSubst = true
+		case *syntax.Word:
+			quoteUserTilde(n)
 		}
 		return !procSubst
 	})
@@ -215,24 +226,19 @@ func (s *Shell) parse(src, name string, stderr io.Writer) (file *syntax.File, co
 		fmt.Fprintln(stderr, "bash: process substitution <(...) and >(...) is not supported here; use a pipe or a file")
 		return nil, 2, false
 	}
-	quoteUserTildes(file)
 	return file, 0, false
 }
 
-// quoteUserTildes makes "~name" literal, as for a user that does not exist:
+// quoteUserTilde makes "~name" literal, as for a user that does not exist:
 // expanding it would look the name up in the host's user database. "~",
 // "~/..." (the workspace, via HOME), "~+" and "~-" still expand.
-func quoteUserTildes(file *syntax.File) {
-	syntax.Walk(file, func(n syntax.Node) bool {
-		w, ok := n.(*syntax.Word)
-		if !ok || len(w.Parts) == 0 {
-			return true
-		}
-		if lit, ok := w.Parts[0].(*syntax.Lit); ok && len(lit.Value) > 1 && lit.Value[0] == '~' && isNameByte(lit.Value[1]) {
-			lit.Value = `\` + lit.Value
-		}
-		return true
-	})
+func quoteUserTilde(w *syntax.Word) {
+	if len(w.Parts) == 0 {
+		return
+	}
+	if lit, ok := w.Parts[0].(*syntax.Lit); ok && len(lit.Value) > 1 && lit.Value[0] == '~' && isNameByte(lit.Value[1]) {
+		lit.Value = `\` + lit.Value
+	}
 }
 
 func isNameByte(b byte) bool {
