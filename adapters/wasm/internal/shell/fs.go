@@ -283,12 +283,16 @@ func (f *fsys) readDir(ctx context.Context, rel string) ([]fs.FileInfo, error) {
 
 // readDirNames lists the names in the directory rel, sorted, as readDir
 // would but describing none: a plain ls prints only names, and describing
-// an entry is two host calls (its status and its permission bits).
+// an entry takes host calls (its status and its permission bits; Go's
+// ReadDir in an os.Root asks for the status of every entry, Readdirnames
+// for none).
 func (f *fsys) readDirNames(ctx context.Context, rel string) ([]string, error) {
 	var names []string
-	err := f.eachEntry(ctx, rel, func(e fs.DirEntry) error {
-		names = append(names, e.Name())
-		return nil
+	err := f.inDir(ctx, rel, func(d *os.File) error {
+		return eachBatch(ctx, d.Readdirnames, func(name string) string { return name }, func(name string) error {
+			names = append(names, name)
+			return nil
+		})
 	})
 	slices.Sort(names)
 	return names, err
@@ -297,6 +301,13 @@ func (f *fsys) readDirNames(ctx context.Context, rel string) ([]string, error) {
 // eachEntry calls each for the entries of the directory rel, but the
 // temporary files of replace, in batches, checking ctx between them.
 func (f *fsys) eachEntry(ctx context.Context, rel string, each func(fs.DirEntry) error) error {
+	return f.inDir(ctx, rel, func(d *os.File) error {
+		return eachBatch(ctx, d.ReadDir, fs.DirEntry.Name, each)
+	})
+}
+
+// inDir calls list with the directory rel, open.
+func (f *fsys) inDir(ctx context.Context, rel string, list func(d *os.File) error) error {
 	return f.at(ctx, rel, func(dir *os.Root, name string) error {
 		fi, err := lstatIn(dir, rel, name, false)
 		if err != nil {
@@ -310,27 +321,33 @@ func (f *fsys) eachEntry(ctx context.Context, rel string, each func(fs.DirEntry)
 			return err
 		}
 		defer d.Close()
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
+		return list(d)
+	})
+}
+
+// eachBatch calls each for what read returns (entries or names, named by
+// name), but the temporary files of replace, checking ctx between batches.
+func eachBatch[T any](ctx context.Context, read func(n int) ([]T, error), name func(T) string, each func(T) error) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch, err := read(1024)
+		for _, e := range batch {
+			if strings.HasPrefix(name(e), workspaceTmpPrefix) {
+				continue
 			}
-			entries, err := d.ReadDir(1024)
-			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), workspaceTmpPrefix) {
-					continue
-				}
-				if err := each(e); err != nil {
-					return err
-				}
-			}
-			if errors.Is(err, io.EOF) || err == nil && len(entries) == 0 {
-				return nil
-			}
-			if err != nil {
+			if err := each(e); err != nil {
 				return err
 			}
 		}
-	})
+		if errors.Is(err, io.EOF) || err == nil && len(batch) == 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // open opens the regular file rel for reading. A directory is
