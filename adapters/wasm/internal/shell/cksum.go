@@ -35,7 +35,8 @@ func cmdCksum(c *call) int {
 	}
 	w := c.out()
 	status := 0
-	buf := make([]byte, 32<<10)
+	buf, release := readBuf()
+	defer release()
 	for _, f := range files {
 		if c.stopped() {
 			return 1

@@ -240,7 +240,8 @@ func (c *call) tailBytes(w *bufio.Writer, r io.Reader, n count) (werr, rerr erro
 		return werr, rerr
 	}
 	var ring []byte
-	buf := make([]byte, 32<<10)
+	buf, release := readBuf()
+	defer release()
 	for {
 		k, err := r.Read(buf)
 		ring = append(ring, buf[:k]...)

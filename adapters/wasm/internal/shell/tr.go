@@ -293,7 +293,8 @@ func cmdTr(c *call) int {
 		squeezeSet = &in2
 	}
 	w := c.out()
-	buf := make([]byte, 32<<10)
+	buf, release := readBuf()
+	defer release()
 	out := make([]byte, 0, len(buf))
 	last, haveLast := byte(0), false
 	for !c.stopped() {

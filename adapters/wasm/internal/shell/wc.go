@@ -57,7 +57,7 @@ func cmdWc(c *call) int {
 		var n wcCounts
 		var lw lineWidth
 		inWord := false
-		buf := make([]byte, 32<<10)
+		buf, release := readBuf()
 		for {
 			k, err := r.Read(buf)
 			if o.has('L') {
@@ -86,6 +86,7 @@ func cmdWc(c *call) int {
 				break
 			}
 		}
+		release()
 		done()
 		n.longest = int64(lw.longest())
 		total.longest = max(total.longest, n.longest)
