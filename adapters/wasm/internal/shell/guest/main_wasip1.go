@@ -114,12 +114,36 @@ const (
 func newStopper() *stopper {
 	s := &stopper{tick: time.NewTicker(pollInterval)}
 	s.tick.Stop()
-	go func() {
+	go waitDeep(stopperDepth, func() {
 		for range s.tick.C {
 			s.poll()
 		}
-	}()
+	})
 	return s
+}
+
+// stopperDepth is how many KiB deep in its stack the stopper's goroutine
+// waits. The Go runtime starts a goroutine's stack at the average depth of
+// the stacks its last collection found (2 KiB when they are shallow), and
+// a pipeline stage, which the interpreter runs on a goroutine of its own,
+// then grew its stack four or five times, each a copy whose frames the
+// runtime adjusts one by one: a quarter of a `: | :` in the guest. Waiting
+// this deep raises the average to about what a stage needs (64 KiB of the
+// guest's memory, for the instance's life).
+const stopperDepth = 64
+
+// waitDeep calls f depth KiB deeper in the stack.
+//
+//go:noinline
+func waitDeep(depth int, f func()) {
+	var pad [1 << 10]byte
+	pad[depth%len(pad)] = byte(depth)
+	if depth > 0 {
+		waitDeep(depth-1, f)
+	} else {
+		f()
+	}
+	runtime.KeepAlive(pad[depth%len(pad)])
 }
 
 // begin and end bracket a call.
