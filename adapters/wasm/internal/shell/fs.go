@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -134,6 +135,31 @@ type fsys struct {
 	max     int64 // MaxFileBytes; <= 0 means no cap
 	chmodFn func(guestPath string, mode fs.FileMode) error
 	modeFn  func(guestPath string) (fs.FileMode, bool)
+
+	// roots are the mounts' roots, each opened at its first walk and kept
+	// (the walks share them: an os.Root is safe for concurrent use).
+	// Opening one for every walk was two host calls and a file with a
+	// finalizer, twice for an `ls`.
+	rootsMu sync.Mutex
+	roots   map[string]*os.Root
+}
+
+// mountRoot returns the root of mount, guestRoot or tmpRoot.
+func (f *fsys) mountRoot(mount string) (*os.Root, error) {
+	f.rootsMu.Lock()
+	defer f.rootsMu.Unlock()
+	if r := f.roots[mount]; r != nil {
+		return r, nil
+	}
+	r, err := os.OpenRoot(mount)
+	if err != nil {
+		return nil, err
+	}
+	if f.roots == nil {
+		f.roots = make(map[string]*os.Root, 2)
+	}
+	f.roots[mount] = r
+	return r, nil
 }
 
 // errSymlink is the refusal of a path through a symbolic link, the
@@ -155,22 +181,29 @@ func (f *fsys) at(ctx context.Context, rel string, fn func(dir *os.Root, name st
 	if err != nil {
 		return err
 	}
-	dir, err := os.OpenRoot(mount)
+	dir, err := f.mountRoot(mount)
 	if err != nil {
 		return err
 	}
-	defer func() { dir.Close() }()
 	if rel == "." {
 		return fn(dir, ".")
 	}
+	var opened *os.Root // the directory the walk is in, when it opened it
+	defer func() {
+		if opened != nil {
+			opened.Close()
+		}
+	}()
 	parts := strings.Split(rel, "/")
 	for i, name := range parts[:len(parts)-1] {
-		if sub, err := f.descend(ctx, dir, rel, name, i); err != nil {
+		sub, err := f.descend(ctx, dir, rel, name, i)
+		if err != nil {
 			return err
-		} else {
-			dir.Close()
-			dir = sub
 		}
+		if opened != nil {
+			opened.Close()
+		}
+		dir, opened = sub, sub
 	}
 	return fn(dir, parts[len(parts)-1])
 }
