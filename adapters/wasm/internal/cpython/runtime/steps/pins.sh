@@ -56,7 +56,7 @@ DEB_PACKAGES=(
 GUEST_STDLIB_ZIP=/usr/local/lib/python${PY_NODOT}.zip
 
 # --- The scientific profile only ---
-# numpy's sdist, fetched by pip by name (see 11-sci-download.sh).
+# numpy's sdist, fetched by pip by name (see 10-sci-download.sh).
 NUMPY_VERSION=2.2.6
 NUMPY_SDIST=numpy-2.2.6.tar.gz
 NUMPY_SHA256=e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd
@@ -177,7 +177,12 @@ unset _e
 SCI_SOURCES=(
   "freetype|freetype_2.13.3+dfsg.orig.tar.xz|686ec73cbf6783b245dd068a09ce807b729ac0f8a46dd70f7867923c32fdf4de"
   "qhull|qhull_2020.2.orig.tar.gz|b5c2d7eb833278881b952c8a52d20179eab87766b00b865000469a45c1838b7e"
+  "openblas|openblas_0.3.29+ds.orig.tar.xz|eb691e2cff83799400da22aa6ab93ebaa346ad317fea578b7ae119e226ce1b01"
 )
+# OpenBLAS, the BLAS numpy links (11-sci-openblas.sh): Debian's orig
+# tarball above ("+ds": without the reference LAPACK, which numpy's
+# lapack_lite stands in for), patched (patches/openblas-*.patch).
+OPENBLAS_VERSION=0.3.29
 # FreeType's files for its default module list (include/freetype/config/
 # ftmodule.h; docs/INSTALL.ANY), under src/.
 FREETYPE_FILES=(base/ftsystem base/ftinit base/ftdebug base/ftbase base/ftbbox base/ftglyph

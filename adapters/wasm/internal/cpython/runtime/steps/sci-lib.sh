@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034 # the layout is read by the steps
-# sci-lib.sh: what the scientific profile's steps (11-sci-* to 19-sci-*)
+# sci-lib.sh: what the scientific profile's steps (10-sci-* to 19-sci-*)
 # share, sourced after lib.sh: numpy, pandas, Pillow and matplotlib in a
 # second reactor.
 #
@@ -45,6 +45,9 @@
 SCI=$B/sci
 SCI_ENV=$SCI/hostenv
 SCI_GEN=$SCI/gen
+OPENBLAS_SRC=$SCI/openblas-src
+# OpenBLAS installed (lib/, include/), for numpy.
+OPENBLAS=$SCI/openblas
 NUMPY_SRC=$SCI/numpy-src
 NUMPY_BLD=$SCI/numpy-build
 # numpy as meson installs it (headers, .pxd), for building pandas.

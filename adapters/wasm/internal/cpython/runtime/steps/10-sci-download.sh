@@ -2,8 +2,8 @@
 # sci-download: the tools' venv; the sdists, tarballs and wheels fetched.
 #
 # The build tools' venv, and every input of the scientific runtime fetched
-# into the download cache and checked: the sdists, FreeType's and qhull's
-# orig tarballs, the pure-Python wheels.
+# into the download cache and checked: the sdists, FreeType's, qhull's and
+# OpenBLAS's orig tarballs, the pure-Python wheels.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=sci-lib.sh
