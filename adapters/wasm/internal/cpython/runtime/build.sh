@@ -37,7 +37,8 @@
 #                             kiwisolver's extension modules linked
 #                             statically and registered as built-in modules
 #                             under their dotted names, with exceptions.cpp
-#                             (C++ exceptions, setjmp) and FreeType and qhull
+#                             (C++ exceptions, setjmp), FreeType, qhull
+#                             and OpenBLAS (numpy's BLAS)
 #     site-scientific.zip     their Python code (Pillow's PIL, matplotlib
 #                             with its mpl-data), their pure-Python
 #                             dependencies (dateutil, pytz, six, fontTools,
@@ -75,8 +76,8 @@
 #   * tzdata (for zoneinfo, and localtime.c's TZ) is the PyPI wheel,
 #     fetched by pip.
 #   * --profile scientific only: numpy's, pandas', Pillow's, matplotlib's,
-#     contourpy's and kiwisolver's sdists, fetched by pip by name; FreeType
-#     and qhull, orig tarballs like the sources above; the pure-Python
+#     contourpy's and kiwisolver's sdists, fetched by pip by name; FreeType,
+#     qhull and OpenBLAS, orig tarballs like the sources above; the pure-Python
 #     dependencies and sympy with mpmath, wheels fetched by pip with
 #     --require-hashes; the tools that build them (meson, meson-python,
 #     Cython, ninja, ...), wheels installed by pip with --require-hashes
@@ -84,8 +85,9 @@
 #     wasm32.
 #   * Upstream code is patched by patches/*.patch (small documented diffs):
 #     CPython's f-string tokenizer, sqlite's locking for WASI; with
-#     --profile scientific, numpy, pandas, Pillow, pytz, sympy, kiwisolver,
-#     contourpy and matplotlib.
+#     --profile scientific, OpenBLAS (with a SIMD128 DGEMM kernel of our
+#     own), numpy, pandas, Pillow, pytz, sympy, kiwisolver, contourpy and
+#     matplotlib.
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end
 # up in _sysconfigdata and in the configure-time strings of the binary),

@@ -10,4 +10,4 @@ codeport/scientific/python.wasm: codeport/scientific/entry.o codeport/scientific
 	$(LINKCC) $(PY_CORE_LDFLAGS) $(LINKFORSHARED) -mexec-model=reactor -Wl,--fatal-warnings -o $@ \
 		codeport/scientific/entry.o codeport/scientific/exceptions.o $(LINK_PYTHON_OBJS) \
 		-Wl,--whole-archive $(SCI_MODULES) -Wl,--no-whole-archive $(SCI_LIBS) \
-		-lc++ -lc++abi -lc-printscan-long-double $(LIBS) $(MODLIBS) $(SYSLIBS)
+		-lc++ -lc++abi -lc-printscan-long-double -lwasi-emulated-mman $(LIBS) $(MODLIBS) $(SYSLIBS)

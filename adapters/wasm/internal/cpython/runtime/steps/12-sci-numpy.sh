@@ -3,7 +3,8 @@
 #
 # The cross-compilation helpers in $SCI_GEN (python-cross, cc-wrap,
 # cross.ini, from files/), then numpy's extension modules by its own meson
-# build, one archive each, clashing symbols renamed (sci-lib.sh).
+# build, one archive each, clashing symbols renamed (sci-lib.sh), with
+# the OpenBLAS of the openblas step as BLAS and lapack_lite as LAPACK.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=sci-lib.sh
@@ -12,6 +13,10 @@
 step numpy
 unpack "$DL/$NUMPY_SDIST" "$NUMPY_SRC"
 apply_patches "$NUMPY_SRC" "$HERE"/patches/numpy-"$NUMPY_VERSION"-*.patch
+# lapack_lite's forwarders to the BLAS (patches/numpy-*-wasi.patch).
+"$NATIVE_PY" -I "$FILES/lapack-lite-blas.py" "$NUMPY_SRC/numpy/linalg/lapack_lite/f2c_blas.c" \
+  "$NUMPY_SRC/numpy/linalg/lapack_lite/npy_ll_blas.c" | tee -a "$STEP_LOG"
+[ -f "$OPENBLAS/lib/libopenblas.a" ] || die "no OpenBLAS in $OPENBLAS; run the sci-openblas step first"
 fresh "$SCI_GEN" "$NUMPY_BLD"
 
 # The native CPython reporting the cross build's sysconfig: a cross build's
@@ -26,11 +31,14 @@ template "$FILES/python-cross.in" "$SCI_GEN/python-cross" \
 cp "$FILES/cc-wrap" "$SCI_GEN/cc-wrap"
 chmod +x "$SCI_GEN/python-cross" "$SCI_GEN/cc-wrap"
 template "$FILES/cross.ini.in" "$SCI_GEN/cross.ini" SCI_GEN TOOLS SYSROOT SCI_ENV B
+template "$FILES/cross-openblas.ini.in" "$SCI_GEN/cross-openblas.ini" OPENBLAS
 
 sci_meson setup "$NUMPY_BLD" "$NUMPY_SRC" --cross-file "$SCI_GEN/cross.ini" \
+  --cross-file "$SCI_GEN/cross-openblas.ini" \
   -Dbuildtype=release -Db_ndebug=if-release -Dpython.bytecompile=-1 \
   -Ddisable-optimization=true -Ddisable-threading=true \
-  -Dallow-noblas=true -Dblas=none -Dlapack=none \
+  -Dallow-noblas=true -Dblas=openblas -Dlapack=none \
   -Ddisable-svml=true -Ddisable-highway=true -Ddisable-intel-sort=true
+grep -q 'Run-time dependency openblas found: YES' "$STEP_LOG" || die "numpy's meson did not find OpenBLAS (see $STEP_LOG)"
 SCI_NINJA_ENV=()
 sci_modules "$NUMPY_BLD" "$SCI_GEN/rename-numpy" "" "${NUMPY_MODULES[@]}"

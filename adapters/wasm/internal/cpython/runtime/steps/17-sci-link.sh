@@ -48,7 +48,8 @@ while IFS= read -r spec; do
   m=${spec#*:}
   m=${m#*=}
   archives+=" $bld/$m"
-  libs+=$'\n'$(sed "s|^|$bld/|" "$bld/$m.libs")
+  # relative to the build directory, or absolute (OpenBLAS)
+  libs+=$'\n'$(sed "s|^\([^/]\)|$bld/\1|" "$bld/$m.libs")
 done < <(sci_specs "$NUMPY_BLD" "${NUMPY_MODULES[@]}"; sci_specs "$PANDAS_BLD" "${PANDAS_MODULES[@]}")
 libs=$(echo "$libs" | grep -v '/$' | grep . | LC_ALL=C sort -u | xargs)
 for m in "${PILLOW_MODULES[@]}"; do

@@ -30,9 +30,13 @@
 # bound RandomState.poisson to another module's function that way.
 # lapack_lite's duplicate f2c sources are handled by a patch (patches/).
 #
-# Options. No threads, no SIMD (wasmpatch refuses SIMD; numpy's baseline C
-# loops, no dispatch), no BLAS/LAPACK (numpy's bundled lapack_lite), no
-# SVML, highway or x86-simd-sort. numpy's and pandas' C++ is compiled with
+# Options. No threads; numpy's baseline C loops (no CPU dispatch, no
+# SVML, highway or x86-simd-sort; numpy has no wasm SIMD paths). BLAS is
+# OpenBLAS (11-sci-openblas.sh: its generic C kernels and our SIMD128
+# DGEMM kernel, which matmul and np.dot use through CBLAS); LAPACK is
+# numpy's bundled lapack_lite calling that BLAS (patches/numpy-*-wasi.patch:
+# its f2c BLAS left out, its symbols prefixed npy_ll_, and generated
+# forwarders where f2c's prototypes and OpenBLAS's differ). numpy's and pandas' C++ is compiled with
 # -fexceptions but without the exception lowering (EH_CXXFLAGS, which the
 # C++ of matplotlib and its dependencies gets): their catch blocks are
 # compiled out, and a throw, which no invoke_ then catches, ends the call
