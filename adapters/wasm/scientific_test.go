@@ -220,29 +220,88 @@ func TestDefaultProfileHasNoNumpy(t *testing.T) {
 }
 
 // numpy's C loops observe deadlines and the memory limit like Python code:
-// the module's interrupt checks are in every loop, numpy's included.
+// the module's interrupt checks are in every loop, numpy's and OpenBLAS's
+// (its SIMD DGEMM kernel included) too. The limit leaves room for
+// OpenBLAS's 16 MiB GEMM buffer, which the image's warm-up allocates.
 func TestScientificLimitsHoldInsideNumpy(t *testing.T) {
-	a := scientificAdapter(t, func(c Config) Config { return c.WithMemoryLimit(128 << 20) })
+	a := scientificAdapter(t, func(c Config) Config { return c.WithMemoryLimit(256 << 20) })
 	id := newSession(t, a)
 	// The matrix is made beforehand: within the 1 s deadline, on a loaded
-	// machine, there is only the line to print before the long product.
-	run(t, a, id, "import numpy as np\nkept = np.arange(3)\nm = np.ones((1500, 1500))")
+	// machine, there is only the line to print before the long product:
+	// one DGEMM call of 31 GFLOP, seconds even at native speed.
+	run(t, a, id, "import numpy as np\nkept = np.arange(3)\nm = np.ones((2500, 2500))")
 	res := runTimeout(t, a, id, "print('start', flush=True)\nm @ m", time.Second)
 	if res.Outcome != port.OutcomeTimedOut || res.Stdout != "start\n" {
 		t.Fatalf("a long matmul under a 1 s deadline: %+v", res)
 	}
 	lost := res.StateLost
+	// np.linalg through lapack_lite and OpenBLAS: an SVD of 1000x1000.
+	res = runTimeout(t, a, id, "import numpy as np\nprint('start', flush=True)\nnp.linalg.svd(np.ones((1000, 1000)) + np.eye(1000))", 300*time.Millisecond)
+	if res.Outcome != port.OutcomeTimedOut || res.Stdout != "start\n" {
+		t.Fatalf("a long SVD under a 0.3 s deadline: %+v", res)
+	}
+	lost = lost || res.StateLost
 	res = run(t, a, id, "import numpy as np\nbig = np.ones(10**8)")
 	if res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, "MemoryError") {
 		if res.Outcome != port.OutcomeMemoryLimit {
-			t.Fatalf("np.ones(10**8) under 128 MiB: %+v", res)
+			t.Fatalf("np.ones(10**8) under 256 MiB: %+v", res)
+		}
+	}
+	lost = lost || res.StateLost
+	// Matrix products, each a BLAS call, until the memory runs out.
+	res = run(t, a, id, "import numpy as np\nq = np.ones((600, 600))\nacc = []\nwhile True:\n    acc.append(q @ q)")
+	if res.Outcome != port.OutcomeProgramError || !strings.Contains(res.Stderr, "MemoryError") {
+		if res.Outcome != port.OutcomeMemoryLimit {
+			t.Fatalf("products until the memory runs out under 256 MiB: %+v", res)
 		}
 	}
 	want := "3\n"
 	if lost || res.StateLost {
 		want = "reset\n"
 	}
-	expect(t, run(t, a, id, "print(kept.sum() if 'kept' in globals() else 'reset')"), want, 0, port.OutcomeCompleted)
+	expect(t, run(t, a, id, "acc = None\nprint(kept.sum() if 'kept' in globals() else 'reset')"), want, 0, port.OutcomeCompleted)
+	// And BLAS still works after all that.
+	expect(t, run(t, a, id, "import numpy as np\nprint((np.ones((300, 300)) @ np.ones((300, 300)))[7, 9])"), "300.0\n", 0, port.OutcomeCompleted)
+}
+
+// numpy is linked against OpenBLAS (built by the runtime's openblas step,
+// with a SIMD128 DGEMM kernel of codeport's own), and lapack_lite's LAPACK
+// calls it: np.show_config() names it, and the products and np.linalg's
+// solve, inv, eig, eigh, svd, lstsq and det on a fixed random 200x200
+// matrix satisfy the identities that define them, in every precision and
+// at sizes that leave the kernel's edge blocks (odd shapes, transposed and
+// strided operands) checked against einsum's own loops. A call through a
+// mismatched prototype would trap, and a wrong kernel would fail allclose.
+func TestScientificNumpyLinalgThroughOpenBLAS(t *testing.T) {
+	a := scientificAdapter(t, nil)
+	id := newSession(t, a)
+	const code = `import numpy as np
+deps = np.show_config(mode='dicts')['Build Dependencies']
+print(deps['blas']['name'], deps['blas']['found'], deps['blas']['version'], deps['lapack']['name'])
+rng = np.random.default_rng(31)
+A = rng.standard_normal((200, 200)); b = rng.standard_normal(200); I = np.eye(200)
+x = np.linalg.solve(A, b)
+w, v = np.linalg.eig(A)
+S = A + A.T
+ws, vs = np.linalg.eigh(S)
+u, s, vt = np.linalg.svd(A)
+lx = np.linalg.lstsq(A[:, :150], b, rcond=None)[0]
+print(np.allclose(A @ x, b), np.allclose(A @ np.linalg.inv(A), I), np.allclose(A @ v, v * w),
+      np.allclose(S @ vs, vs * ws), np.allclose((u * s) @ vt, A), bool(np.all(np.diff(s) <= 0)),
+      np.allclose(A[:, :150].T @ (A[:, :150] @ lx - b), 0), np.isclose(np.linalg.det(A), np.prod(np.linalg.eigvals(A)).real))
+ok = []
+for m, k, n in [(200, 200, 200), (37, 53, 29), (1, 9, 1), (8, 4, 8), (65, 1, 33), (130, 257, 3)]:
+    for dt in (np.float64, np.float32, np.complex128):
+        P = rng.standard_normal((m, k)).astype(dt); Q = rng.standard_normal((k, n)).astype(dt)
+        ref = np.einsum('ij,jk->ik', P, Q, optimize=False)
+        tol = 1e-4 if dt == np.float32 else 1e-10
+        ok.append(np.allclose(P @ Q, ref, rtol=tol, atol=tol) and np.allclose((Q.T @ P.T).T, ref, rtol=tol, atol=tol))
+R = rng.standard_normal((300, 300))
+ok.append(np.allclose(R[::2, 1::2] @ R[1::2, ::2].T, np.einsum('ij,kj->ik', R[::2, 1::2], R[1::2, ::2], optimize=False)))
+ok.append(np.allclose(R @ R[0], np.einsum('ij,j->i', R, R[0], optimize=False)) and np.isclose(R[0] @ R[1], (R[0] * R[1]).sum()))
+print(all(ok), len(ok))
+`
+	expect(t, run(t, a, id, code), "openblas True 0.3.29 none\nTrue True True True True True True True\nTrue 20\n", 0, port.OutcomeCompleted)
 }
 
 // Pillow draws, converts and saves the formats its build has, and a PNG it
