@@ -344,7 +344,7 @@ func BenchmarkStreamedOutput(b *testing.B) {
 // session and run a numpy expression (numpy is in the image, so this is a
 // restore, not an import); "first_result_pandas": the same with a pandas
 // DataFrame (the acceptance line of the scientific issue); "matmul200": a 200x200 float64 matrix product
-// in a live session (numpy without BLAS or SIMD); "idle_memory": resident
+// in a live session (numpy with OpenBLAS, steps/11-sci-openblas.sh); "idle_memory": resident
 // memory per idle session that has used numpy, over 16 sessions.
 func BenchmarkScientific(b *testing.B) {
 	sci := func(pool int) func(Config) Config {
