@@ -468,6 +468,25 @@ func forgedHead(header string) []byte {
 	return append(b, header...)
 }
 
+// snapshotOfX42 makes a session in p that has run x = 42, and returns it
+// (still live) with its snapshot.
+func snapshotOfX42(t *testing.T, p *port.Port) (port.Session, *bytes.Buffer) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 42"}); err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if err := p.SnapshotSession(ctx, s.ID, &snap, port.SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return s, &snap
+}
+
 // A restore is admitted before it reads: at capacity, or announced over
 // the cap, it is refused before a byte of the snapshot is read; a body
 // that is not a snapshot of this adapter's for this tenant is refused once
@@ -486,21 +505,11 @@ func TestRestoreAdmittedBeforeReading(t *testing.T) {
 		t.Fatalf("snapshot cap %d; want MaxSnapshotBytesFor(limits) = %d, above memory and workspace and under %d", limit, want, port.DefaultMaxSnapshotBytes)
 	}
 
-	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 42"}); err != nil {
-		t.Fatal(err)
-	}
-	var snap bytes.Buffer
-	if err := p.SnapshotSession(ctx, s.ID, &snap, port.SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s, snap := snapshotOfX42(t, p)
 
 	// At capacity: refused at once, with a retry hint, nothing read.
 	body := &source{prefix: snap.Bytes(), size: 2 << 30}
-	_, err = p.RestoreSession(ctx, body, port.SnapshotOptions{})
+	_, err := p.RestoreSession(ctx, body, port.SnapshotOptions{})
 	var ce *port.CapacityError
 	if !errors.As(err, &ce) || ce.RetryAfter <= 0 || errors.Is(err, port.ErrRateLimited) {
 		t.Fatalf("restore at capacity: %v; want a capacity error with a retry hint", err)
@@ -626,17 +635,7 @@ func TestRestoreReadsABodyInPieces(t *testing.T) {
 	ctx := context.Background()
 	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
 	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithMaxSessions(1) }, port.WithSnapshotKey(key))
-	s, err := p.CreateSession(ctx, port.CreateSessionRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 42"}); err != nil {
-		t.Fatal(err)
-	}
-	var snap bytes.Buffer
-	if err := p.SnapshotSession(ctx, s.ID, &snap, port.SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s, snap := snapshotOfX42(t, p)
 	if err := p.DestroySession(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
