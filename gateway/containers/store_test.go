@@ -259,12 +259,14 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func TestConcurrentCreationsKeepTheLimit(t *testing.T) {
-	s, _, _ := newStore(t, containers.WithMaxContainers(3))
+// concurrently runs op(0..n-1) at once and returns how many succeeded;
+// every failure must be a *containers.LimitError.
+func concurrently(t *testing.T, what string, n int, op func(i int) error) int {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make([]error, 8)
+	errs := make([]error, n)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = s.Create(as("acme"), containers.CreateParams{}) })
+		wg.Go(func() { errs[i] = op(i) })
 	}
 	wg.Wait()
 	made := 0
@@ -274,9 +276,18 @@ func TestConcurrentCreationsKeepTheLimit(t *testing.T) {
 		case err == nil:
 			made++
 		case !errors.As(err, &le):
-			t.Errorf("Create: %v", err)
+			t.Errorf("%s: %v", what, err)
 		}
 	}
+	return made
+}
+
+func TestConcurrentCreationsKeepTheLimit(t *testing.T) {
+	s, _, _ := newStore(t, containers.WithMaxContainers(3))
+	made := concurrently(t, "Create", 8, func(int) error {
+		_, err := s.Create(as("acme"), containers.CreateParams{})
+		return err
+	})
 	page, _ := s.List(as("acme"), containers.ListParams{})
 	if made != 3 || len(page.Data) != 3 {
 		t.Errorf("%d created, %d listed; want 3 of 8", made, len(page.Data))
@@ -290,22 +301,10 @@ func TestConcurrentUploadsKeepTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() { _, errs[i] = s.Upload(ctx, c.ID, fmt.Sprintf("f%d.txt", i), strings.NewReader("x")) })
-	}
-	wg.Wait()
-	made := 0
-	for _, err := range errs {
-		var le *containers.LimitError
-		switch {
-		case err == nil:
-			made++
-		case !errors.As(err, &le):
-			t.Errorf("Upload: %v", err)
-		}
-	}
+	made := concurrently(t, "Upload", 8, func(i int) error {
+		_, err := s.Upload(ctx, c.ID, fmt.Sprintf("f%d.txt", i), strings.NewReader("x"))
+		return err
+	})
 	page, _ := s.Files(ctx, c.ID, containers.ListParams{})
 	if made != 3 || len(page.Data) != 3 {
 		t.Errorf("%d uploaded, %d listed; want 3 of 8", made, len(page.Data))
