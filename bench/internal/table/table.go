@@ -564,12 +564,7 @@ func (r *Results) scaleMarkdown(sb *strings.Builder) {
 		}
 		return num(m[prefix+"-p50-ms"]) + " / " + num(m[prefix+"-p99-ms"])
 	}
-	one := func(unit string) string {
-		if s := r.status(ScaleNode, workload, unit); s != "" {
-			return s
-		}
-		return num(m[unit])
-	}
+	one := func(unit string) string { return r.cell(ScaleNode, row{workload: workload, unit: unit}) }
 	sb.WriteString(mdRow("resident memory per live idle session (MiB)", one("MiB/live-session")))
 	sb.WriteString(mdRow("disk per hibernated session (KiB)", one("KiB/hibernated-session")))
 	sb.WriteString(mdRow("call to a random live session, p50 / p99 (ms)", call("live-call")))
