@@ -3,7 +3,10 @@ package port_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -463,7 +466,7 @@ func (s *source) Read(b []byte) (int, error) {
 // forgedHead is the start of a snapshot with the given clear-text header,
 // as an attacker without the key can write it.
 func forgedHead(header string) []byte {
-	b := []byte("codeport-snapshot-v1\n")
+	b := []byte("codeport-snapshot-v2\n")
 	b = binary.BigEndian.AppendUint32(b, uint32(len(header)))
 	return append(b, header...)
 }
@@ -534,6 +537,7 @@ func TestRestoreAdmittedBeforeReading(t *testing.T) {
 		"not a snapshot":  []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
 		"another tenant":  forgedHead(`{"adapter":"wasm","tenant":"someone else"}`),
 		"another adapter": forgedHead(`{"adapter":"subprocess","tenant":""}`),
+		"no seal salt":    forgedHead(`{"adapter":"wasm","tenant":""}`),
 		"huge header":     forgedHead(strings.Repeat(" ", 70<<10)),
 	} {
 		body := &source{prefix: head, size: 64 << 20}
@@ -677,6 +681,67 @@ func TestRestoreReadsABodyInPieces(t *testing.T) {
 		}
 		if err := p.DestroySession(ctx, s.ID); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A snapshot sealed in format 1 (HMAC-SHA256 over the whole stream, the
+// format earlier builds wrote) still restores, as it streams and when
+// spooled; one altered is refused, and a format 2 snapshot relabelled as
+// format 1 is refused as forged.
+func TestFormat1SealStillRestores(t *testing.T) {
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), port.MinSnapshotKeyBytes)
+	p := wasmtest.New(t, nil, port.WithSnapshotKey(key))
+	_, snap := snapshotOfX42(t, p)
+	v2 := snap.Bytes()
+	const magic1, magic2 = "codeport-snapshot-v1\n", "codeport-snapshot-v2\n"
+	if !bytes.HasPrefix(v2, []byte(magic2)) {
+		t.Fatalf("a snapshot starts %q; want format 2's magic", v2[:len(magic2)])
+	}
+	// Format 1: the same header without the salt, the same payload and
+	// its length, sealed with HMAC-SHA256 under the key.
+	hlen := int(binary.BigEndian.Uint32(v2[len(magic2):]))
+	var hdr map[string]any
+	if err := json.Unmarshal(v2[len(magic2)+4:len(magic2)+4+hlen], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := hdr["salt"]; !ok {
+		t.Fatalf("format 2's header has no salt: %v", hdr)
+	}
+	delete(hdr, "salt")
+	h1, err := json.Marshal(hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloadAndLength := v2[len(magic2)+4+hlen : len(v2)-sha256.Size]
+	v1 := binary.BigEndian.AppendUint32([]byte(magic1), uint32(len(h1)))
+	v1 = append(append(v1, h1...), payloadAndLength...)
+	mac := hmac.New(sha256.New, key)
+	mac.Write(v1)
+	v1 = mac.Sum(v1)
+
+	relabelled := bytes.Clone(v2)
+	copy(relabelled, magic1)
+	altered := bytes.Clone(v1)
+	altered[len(altered)-sha256.Size-100] ^= 1
+	for _, spool := range []bool{false, true} {
+		port.SetSpoolAlways(p, spool)
+		r, err := p.RestoreSession(ctx, bytes.NewReader(v1), port.SnapshotOptions{})
+		if err != nil {
+			t.Fatalf("spooled %v: format 1: %v", spool, err)
+		}
+		res, err := p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+		if err != nil || res.Stdout != "42\n" {
+			t.Fatalf("spooled %v: restored from format 1: %+v %v", spool, res, err)
+		}
+		if err := p.DestroySession(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range map[string][]byte{"format 1 altered": altered, "format 2 relabelled as 1": relabelled} {
+			if _, err := p.RestoreSession(ctx, bytes.NewReader(b), port.SnapshotOptions{}); !errors.Is(err, port.ErrInvalidSnapshot) || !strings.Contains(err.Error(), "seal") {
+				t.Errorf("spooled %v: %s: %v; want ErrInvalidSnapshot for its seal", spool, name, err)
+			}
 		}
 	}
 }

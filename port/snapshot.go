@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"syscall"
@@ -101,9 +101,6 @@ var ErrInvalidSnapshot = errors.New("invalid snapshot")
 // where the driver cannot make them or no key is configured).
 var ErrUnsupported = errors.New("unsupported operation")
 
-// snapshotMagic starts every sealed snapshot; the version is in it.
-const snapshotMagic = "codeport-snapshot-v1\n"
-
 // snapshotHeaderMax bounds the header a restore reads before its seal is
 // checked.
 const snapshotHeaderMax = 64 << 10
@@ -153,10 +150,13 @@ type snapshotHeader struct {
 	// Session is the id of the session snapshotted, as the Port's caller
 	// gave it: a restore may keep that id and no other.
 	Session string `json:"session,omitempty"`
+	// Salt, in format 2, is the seal's per-snapshot salt (segmentSeal).
+	Salt []byte `json:"salt,omitempty"`
 }
 
 // WithSnapshotKey turns snapshots on for a driver that can make them
-// (Snapshotter): every snapshot is sealed with HMAC-SHA256 under key, and
+// (Snapshotter): every snapshot is sealed under key (HMAC-SHA256 over
+// AES-GMAC tags of its segments, see segmentSeal), and
 // a restore checks the seal, in constant time, before the driver reads a
 // byte. Without a key, or with one shorter than MinSnapshotKeyBytes, the
 // Port refuses both operations (ErrUnsupported).
@@ -263,11 +263,16 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 // sealSnapshot frames what save writes with the header and the seal; save
 // calls its seal function once the driver has written the snapshot.
 func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, w io.Writer, seal func() error) error, w io.Writer, opt SnapshotOptions, sessionID string) error {
-	hdr, err := json.Marshal(snapshotHeader{Adapter: p.info.Name, Tenant: opt.Tenant, Created: time.Now().UTC(), Session: sessionID})
+	salt := make([]byte, sealSaltBytes)
+	rand.Read(salt)
+	hdr, err := json.Marshal(snapshotHeader{Adapter: p.info.Name, Tenant: opt.Tenant, Created: time.Now().UTC(), Session: sessionID, Salt: salt})
 	if err != nil {
 		return fmt.Errorf("%w: snapshot header: %v", ErrRuntimeFailure, err)
 	}
-	mac := hmac.New(sha256.New, p.snapshotKey)
+	mac, err := newSegmentSeal(p.snapshotKey, salt)
+	if err != nil {
+		return err
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	sealed := io.MultiWriter(bw, mac)
 	var lenBuf [4]byte
@@ -428,7 +433,8 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	if _, err := io.ReadFull(r, head); err != nil {
 		return Session{}, readFailed(err)
 	}
-	if string(head[:len(snapshotMagic)]) != snapshotMagic {
+	magic := string(head[:len(snapshotMagic)])
+	if magic != snapshotMagic && magic != snapshotMagicV1 {
 		return Session{}, invalid("it is not a codeport snapshot (or of another format version)")
 	}
 	hlen := int64(binary.BigEndian.Uint32(head[len(snapshotMagic):]))
@@ -439,11 +445,16 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	if _, err := io.ReadFull(r, hb); err != nil {
 		return Session{}, readFailed(err)
 	}
-	if err := p.checkHeader(hb, opt); err != nil {
+	hdr, err := p.checkHeader(hb, opt)
+	if err != nil {
+		return Session{}, err
+	}
+	mac, err := newSealer(p.snapshotKey, magic, hdr.Salt)
+	if err != nil {
 		return Session{}, err
 	}
 	if sr, ok := s.(StreamRestorer); ok && !p.spoolAlways {
-		return p.streamSnapshot(ctx, sr, r, head, hb, keep, readFailed)
+		return p.streamSnapshot(ctx, sr, r, head, hb, mac, keep, readFailed)
 	}
 
 	f, err := os.CreateTemp("", "codeport-restore-")
@@ -460,12 +471,12 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	// The seal is computed as the snapshot is spooled, over all but the
 	// last 32 bytes (the seal itself), which sealTail holds back: one pass
 	// over the bytes, not a second reading of the file.
-	mac := &sealTail{h: hmac.New(sha256.New, p.snapshotKey)}
+	tail := &sealTail{h: mac}
 	spool := io.Writer(f)
 	if p.spoolSink != nil {
 		spool = p.spoolSink(f)
 	}
-	dst := &spoolWriter{w: io.MultiWriter(spool, mac)}
+	dst := &spoolWriter{w: io.MultiWriter(spool, tail)}
 	for _, b := range [][]byte{head, hb} {
 		if _, err := dst.Write(b); err != nil {
 			return Session{}, spoolFailure(err)
@@ -489,7 +500,7 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 	}
 	// Everything up to the seal was hashed as it was spooled; the last 32
 	// bytes, held back, are the seal itself.
-	if !hmac.Equal(mac.held(), mac.h.Sum(nil)) {
+	if !hmac.Equal(tail.held(), mac.Sum(nil)) {
 		return Session{}, invalid("its seal does not match: it was altered or truncated, or sealed with another key")
 	}
 	// Sealed by this key: the rest is what sealSnapshot wrote, and the
@@ -513,29 +524,29 @@ func (p *Port) openSnapshot(ctx context.Context, s Snapshotter, r io.Reader, opt
 // this adapter, for the restore's tenant, and of the session whose id the
 // restore keeps, if any. Every refusal is ErrInvalidSnapshot, whether or
 // not a session has the id to keep.
-func (p *Port) checkHeader(hb []byte, opt SnapshotOptions) error {
+func (p *Port) checkHeader(hb []byte, opt SnapshotOptions) (snapshotHeader, error) {
 	invalid := func(why string) error { return fmt.Errorf("%w: %s", ErrInvalidSnapshot, why) }
 	var hdr snapshotHeader
 	if err := json.Unmarshal(hb, &hdr); err != nil {
-		return invalid("its header is malformed")
+		return hdr, invalid("its header is malformed")
 	}
 	if !hmac.Equal([]byte(hdr.Tenant), []byte(opt.Tenant)) {
-		return invalid("it belongs to another tenant")
+		return hdr, invalid("it belongs to another tenant")
 	}
 	if hdr.Adapter != p.info.Name {
-		return invalid(fmt.Sprintf("it was made by the %s adapter, not %s", hdr.Adapter, p.info.Name))
+		return hdr, invalid(fmt.Sprintf("it was made by the %s adapter, not %s", hdr.Adapter, p.info.Name))
 	}
 	if opt.SessionID != "" && hdr.Session != opt.SessionID {
-		return invalid("it is not a snapshot of the session whose id the restore is to keep (a session keeps its own id only)")
+		return hdr, invalid("it is not a snapshot of the session whose id the restore is to keep (a session keeps its own id only)")
 	}
-	return nil
+	return hdr, nil
 }
 
 // sealTail hashes what is written to it but the last sha256.Size bytes,
 // which it holds back: a snapshot ends with its seal, and where the
 // stream ends is known only once it has.
 type sealTail struct {
-	h    hash.Hash
+	h    sealer
 	tail [sha256.Size]byte
 	n    int // bytes held in tail
 }

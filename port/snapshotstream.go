@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"sync"
 )
@@ -52,8 +51,7 @@ const (
 
 // streamSnapshot restores a snapshot whose header (head, hb) has been read
 // and checked, through a driver that decodes it as it is read.
-func (p *Port) streamSnapshot(ctx context.Context, sr StreamRestorer, r io.Reader, head, hb []byte, keep string, readFailed func(error) error) (Session, error) {
-	mac := hmac.New(sha256.New, p.snapshotKey)
+func (p *Port) streamSnapshot(ctx context.Context, sr StreamRestorer, r io.Reader, head, hb []byte, mac sealer, keep string, readFailed func(error) error) (Session, error) {
 	mac.Write(head)
 	mac.Write(hb)
 	prefix := int64(len(head) + len(hb))
@@ -138,7 +136,7 @@ type sealBlock struct {
 	data []byte
 }
 
-func newSealReader(src io.Reader, mac hash.Hash) *sealReader {
+func newSealReader(src io.Reader, mac sealer) *sealReader {
 	s := &sealReader{full: make(chan *sealBlock, sealBlocks), free: make(chan *sealBlock, sealBlocks), stop: make(chan struct{})}
 	for range sealBlocks {
 		s.free <- &sealBlock{buf: make([]byte, sealTrailer+sealBlockBytes)}
@@ -151,7 +149,7 @@ func newSealReader(src io.Reader, mac hash.Hash) *sealReader {
 // readAhead reads src into blocks, each starting with the bytes the one
 // before held back, hashes what it hands on and holds back the last
 // sealTrailer bytes read.
-func (s *sealReader) readAhead(src io.Reader, mac hash.Hash) {
+func (s *sealReader) readAhead(src io.Reader, mac sealer) {
 	defer s.wg.Done()
 	defer close(s.full)
 	var tail [sealTrailer]byte

@@ -249,7 +249,7 @@ func TestStreamedRestoreLeavesNothingBeforeItsSeal(t *testing.T) {
 	sealed := buf.Bytes()
 	// The sealed snapshot: its magic, a u32 length and the header, the
 	// payload, the payload's length and the seal.
-	const magic = "codeport-snapshot-v1\n"
+	const magic = "codeport-snapshot-v2\n"
 	start := len(magic) + 4 + int(binary.BigEndian.Uint32(sealed[len(magic):]))
 	payload := sealed[start : len(sealed)-8-32]
 	_, blocks, files := parseV2(t, payload)
