@@ -165,7 +165,8 @@ func TestSnapshotOfABusySession(t *testing.T) {
 // saved and restored:
 // the snapshot's time and size (bytes and the ratio to the interpreter's
 // non-zero memory), and the time from a restore's start to the restored
-// session's first result.
+// session's first result; each also as the CPU time it used, on every
+// core (the process's, and nothing else runs in it meanwhile).
 func BenchmarkSnapshot(b *testing.B) {
 	ctx := context.Background()
 	a := wasmtest.New(b, func(c wasm.Config) wasm.Config { return c.WithWarmPool(0, nil) }, port.WithSnapshotKey(testSnapshotKey))
@@ -184,17 +185,19 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.Fatalf("setup printed %q", res.Stdout)
 	}
 	var snapTimes, restoreTimes []time.Duration
+	var snapCPU, restoreCPU time.Duration
 	var size int
 	for b.Loop() {
 		var buf bytes.Buffer
 		buf.Grow(48 << 20) // the adapter's time, not the buffer's growth
-		t0 := time.Now()
+		t0, c0 := time.Now(), measure.SelfCPU()
 		if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		snapTimes = append(snapTimes, time.Since(t0))
+		snapCPU += measure.SelfCPU() - c0
 		size = buf.Len()
-		t0 = time.Now()
+		t0, c0 = time.Now(), measure.SelfCPU()
 		r, err := a.RestoreSession(ctx, &buf, port.SnapshotOptions{})
 		if err != nil {
 			b.Fatal(err)
@@ -204,12 +207,17 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.Fatalf("restored: %v %+v", err, res)
 		}
 		restoreTimes = append(restoreTimes, time.Since(t0))
+		restoreCPU += measure.SelfCPU() - c0
 		if err := a.DestroySession(ctx, r.ID); err != nil {
 			b.Fatal(err)
 		}
 	}
 	measure.Report(b, "snapshot", snapTimes)
 	measure.Report(b, "restore-first-result", restoreTimes)
+	// CPU time, all cores, per operation: what a busy machine does not
+	// stretch as it does the wall times.
+	b.ReportMetric(float64(snapCPU.Microseconds())/1e3/float64(len(snapTimes)), "snapshot-cpu-ms")
+	b.ReportMetric(float64(restoreCPU.Microseconds())/1e3/float64(len(restoreTimes)), "restore-cpu-ms")
 	b.ReportMetric(float64(size)/(1<<20), "snapshot-MiB")
 	b.ReportMetric(float64(objectsMB), "objects-MB")
 }
