@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -109,6 +110,10 @@ func ServeWorker(opts ...WorkerOption) error {
 		_ = a.Close()
 		return err
 	}
+	// Starting left garbage behind (the module's decoding, the image's
+	// loading): about 12 MiB of heap the runtime would hand back only
+	// slowly, in a process that may then sit idle for a session's life.
+	debug.FreeOSMemory()
 	srv := &workerServer{port: a}
 	maxMsg := maxMessage(settings.Limits(), settings.InlineImageBytes)
 	plugin.Serve(&plugin.ServeConfig{
