@@ -39,6 +39,8 @@ type fakePort struct {
 
 	// What the port was asked, for assertions.
 	lastCreate port.CreateSessionRequest
+	// createTenants is port.TenantOf of each CreateSession's context.
+	createTenants []string
 	lastExec   port.ExecuteRequest
 	lastExecID string
 	lastDir    string
@@ -83,6 +85,7 @@ func (f *fakePort) CreateSession(ctx context.Context, req port.CreateSessionRequ
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lastCreate = req
+	f.createTenants = append(f.createTenants, port.TenantOf(ctx))
 	if f.create != nil {
 		return f.create(ctx, req)
 	}

@@ -127,7 +127,7 @@ func (c Caller) Context(ctx context.Context) context.Context {
 	if c.t == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, tenantCtxKey{}, c.t)
+	return port.WithTenant(context.WithValue(ctx, tenantCtxKey{}, c.t), c.t.name)
 }
 
 // Port returns p as the caller in each call's context (CallerOf,

@@ -700,7 +700,7 @@ func (s *server) tenantAuthenticated(h http.HandlerFunc) http.HandlerFunc {
 		if rec, ok := w.(*recorder); ok {
 			rec.tenant = t.name
 		}
-		r = r.WithContext(context.WithValue(r.Context(), tenantCtxKey{}, t))
+		r = r.WithContext(port.WithTenant(context.WithValue(r.Context(), tenantCtxKey{}, t), t.name))
 		h(w, r)
 		s.cfg.tenants.countRequest(t, statusOf(w))
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -866,5 +867,22 @@ func TestTenantKeptIDTellsNothing(t *testing.T) {
 	}
 	if r := h.as(keyB, "POST", "/sessions/"+own+"/exec", execCode); r.status != http.StatusOK {
 		t.Errorf("b on its restored session: %d %s", r.status, r.body)
+	}
+}
+
+// The tenant a request authenticated as reaches the port in its calls'
+// contexts (port.TenantOf), for a driver that keeps tenants apart; the
+// server's own token is its tenant, TokenTenant.
+func TestTenantReachesThePort(t *testing.T) {
+	fp := newFakePort()
+	h := newTenantHarness(t, fp, server.TenantsConfig{}, server.WithBearerToken("op-token"))
+	h.create(keyA)
+	h.create(keyB)
+	h.create("op-token")
+	fp.mu.Lock()
+	got := slices.Clone(fp.createTenants)
+	fp.mu.Unlock()
+	if want := []string{"a", "b", server.TokenTenant}; !slices.Equal(got, want) {
+		t.Fatalf("the port saw tenants %q; want %q", got, want)
 	}
 }
