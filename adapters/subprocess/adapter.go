@@ -191,11 +191,21 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	tenant := port.TenantOf(ctx)
 	for {
 		a.mu.Lock()
-		idle := a.idleLocked()
+		// With tenant workers, a worker of ctx's tenant that has room is
+		// as ready for its next session as a fresh one; and once no more
+		// workers may start, there is nothing to wait for.
+		idle := 0
+		for _, w := range a.workers {
+			if a.availableForLocked(w, tenant) {
+				idle++
+			}
+		}
+		full := a.cfg.settings.TenantWorkers && a.liveLocked()+a.starting >= a.cfg.workers() && a.warming == 0
 		a.mu.Unlock()
-		if idle >= a.cfg.settings.MinWorkers {
+		if idle >= a.cfg.settings.MinWorkers || full {
 			return nil
 		}
 		select {
@@ -226,11 +236,13 @@ func (a *adapter) cacheShell(ctx context.Context) {
 	a.cfg.logger.Info("the bash tool's shell is in the compilation cache", "compiled", m.Compiled, "seconds", m.Duration.Seconds())
 }
 
-// idleLocked counts live workers that can take a session now.
+// idleLocked counts live workers that can take a session now: any
+// session's, with tenant workers (a worker bound to a tenant is ready
+// for that tenant's only).
 func (a *adapter) idleLocked() int {
 	n := 0
 	for _, w := range a.workers {
-		if a.availableLocked(w) {
+		if a.availableLocked(w) && (!a.cfg.settings.TenantWorkers || w.hosted == 0) {
 			n++
 		}
 	}
@@ -252,6 +264,13 @@ func (a *adapter) liveLocked() int {
 
 func (a *adapter) availableLocked(w *worker) bool {
 	return !w.ending && w.rpc != nil && w.sessions < a.cfg.settings.SessionsPerWorker && w.hosted < a.cfg.recycle()
+}
+
+// availableForLocked says whether w can take a session of tenant now:
+// with tenant workers, only a worker that has hosted nothing yet or
+// hosts tenant's.
+func (a *adapter) availableForLocked(w *worker, tenant string) bool {
+	return a.availableLocked(w) && (!a.cfg.settings.TenantWorkers || w.hosted == 0 || w.tenant == tenant)
 }
 
 func (a *adapter) askFill() {
@@ -421,26 +440,37 @@ func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (por
 // ctx) instead of refusing: the slot is moments away, as after a worker
 // was retired at its recycle-after count.
 func (a *adapter) acquire(ctx context.Context) (*worker, error) {
+	tenant := port.TenantOf(ctx)
 	for {
 		a.mu.Lock()
 		// Prefer a worker already hosting sessions (fills workers before
 		// starting on idle ones), then a warm one.
 		var pick *worker
 		for _, w := range a.workers {
-			if !a.availableLocked(w) || w.client.Exited() {
+			if !a.availableForLocked(w, tenant) || w.client.Exited() {
 				continue
 			}
-			if pick == nil || w.sessions > pick.sessions {
+			if pick == nil || w.sessions > pick.sessions || w.hosted > 0 && pick.hosted == 0 {
 				pick = w
 			}
 		}
 		if pick != nil {
-			pick.sessions++
-			pick.hosted++
+			pick.take(tenant)
 			a.mu.Unlock()
 			return pick, nil
 		}
 		if a.liveLocked()+a.starting < a.cfg.workers() {
+			break // start one below, a.mu still held
+		}
+		if v := a.evictableLocked(tenant); v != nil {
+			// Every worker that may live is alive, and one of them is
+			// another tenant's hosting nothing: it makes room.
+			v.ending = true
+			a.bg.Add(1)
+			go func() {
+				defer a.bg.Done()
+				a.end(v, causeEvicted, false)
+			}()
 			break // start one below, a.mu still held
 		}
 		if a.warming == 0 || a.closed {
@@ -469,9 +499,35 @@ func (a *adapter) acquire(ctx context.Context) (*worker, error) {
 	}
 	a.workers = append(a.workers, w)
 	a.metrics.live.Set(float64(len(a.workers)))
+	w.take(tenant)
+	return w, nil
+}
+
+// evictableLocked is, with tenant workers, a worker of a tenant other
+// than tenant that hosts no session now (the first found: any costs the
+// same to replace), or nil. Without tenant workers a worker
+// hosting nothing is available to every session, so none is evicted.
+func (a *adapter) evictableLocked(tenant string) *worker {
+	if !a.cfg.settings.TenantWorkers || a.closed {
+		return nil
+	}
+	for _, w := range a.workers {
+		if !w.ending && w.rpc != nil && w.sessions == 0 && w.hosted > 0 && w.tenant != tenant {
+			return w
+		}
+	}
+	return nil
+}
+
+// take gives a session of tenant a slot of w; the first binds w to the
+// tenant (which matters only with tenant workers). Called with the
+// adapter's mutex held.
+func (w *worker) take(tenant string) {
+	if w.hosted == 0 {
+		w.tenant = tenant
+	}
 	w.sessions++
 	w.hosted++
-	return w, nil
 }
 
 // release gives back a session slot; a worker that has hosted its share

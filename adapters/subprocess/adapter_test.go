@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -662,5 +663,111 @@ func TestRecycleAfterReusesAWorkerCleanly(t *testing.T) {
 	}
 	if pids[3] == pids[0] {
 		t.Fatalf("the worker hosted a fourth session (%v): recycle-after 3 retires it after three", pids)
+	}
+}
+
+// With tenant workers, a worker hosts one tenant's sessions, at once and
+// one after another: a second tenant never gets a slot in the first's
+// worker, even one that its sessions left free, while the first tenant's
+// next session does; without, the same calls share the worker.
+func TestTenantWorkersKeepTenantsApart(t *testing.T) {
+	if workerBin == "" {
+		t.Fatal("no worker binary: see TestMain's output")
+	}
+	for _, tenantWorkers := range []bool{true, false} {
+		a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+			return c.WithWorkers(0, 3).WithSessionsPerWorker(2).WithRecycleAfter(4).WithTenantWorkers(tenantWorkers)
+		})
+		bg := context.Background()
+		as := func(tenant string) (string, int) {
+			t.Helper()
+			s, err := a.CreateSession(port.WithTenant(bg, tenant), port.CreateSessionRequest{})
+			if err != nil {
+				t.Fatalf("tenant %q: %v", tenant, err)
+			}
+			if res := run(t, a, s.ID, "print('ok')"); res.Stdout != "ok\n" {
+				t.Fatalf("tenant %q: %+v", tenant, res)
+			}
+			return s.ID, subprocess.SessionPID(a, s.ID)
+		}
+		a1, pidA := as("a")
+		a2, pidA2 := as("a")
+		if pidA2 != pidA {
+			t.Fatalf("tenant workers %v: one tenant's two sessions in workers %d and %d; want one worker", tenantWorkers, pidA, pidA2)
+		}
+		// Tenant a's worker is full: b starts a worker of its own either way.
+		_, pidB := as("b")
+		if pidB == pidA {
+			t.Fatalf("tenant workers %v: a full worker took another session", tenantWorkers)
+		}
+		for _, id := range []string{a1, a2} {
+			if err := a.DestroySession(bg, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// a's worker has two free slots, b's one: c, a newcomer, goes to
+		// a's worker only without tenant workers.
+		_, pidC := as("c")
+		if tenantWorkers && (pidC == pidA || pidC == pidB) {
+			t.Fatalf("tenant c was given a worker of another tenant (a %d, b %d, c %d)", pidA, pidB, pidC)
+		}
+		if !tenantWorkers && pidC != pidA && pidC != pidB {
+			t.Fatalf("without tenant workers, c started a third worker %d beside a's %d and b's %d with free slots", pidC, pidA, pidB)
+		}
+		if tenantWorkers {
+			// a's next session goes back to a's worker, its third.
+			if _, pid := as("a"); pid != pidA {
+				t.Fatalf("tenant a's third session is in worker %d, not its worker %d", pid, pidA)
+			}
+		}
+	}
+}
+
+// With tenant workers and every worker that may live alive, a new
+// tenant's session retires a worker of another tenant that hosts nothing
+// and gets a fresh one; when every worker hosts a session, it is refused
+// at capacity rather than put beside another tenant's.
+func TestTenantWorkersMakeRoomForANewTenant(t *testing.T) {
+	if workerBin == "" {
+		t.Fatal("no worker binary: see TestMain's output")
+	}
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(0, 2).WithSessionsPerWorker(2).WithRecycleAfter(8).WithTenantWorkers(true)
+	})
+	bg := context.Background()
+	as := func(tenant string) (string, int, error) {
+		s, err := a.CreateSession(port.WithTenant(bg, tenant), port.CreateSessionRequest{})
+		if err != nil {
+			return "", 0, err
+		}
+		if res := run(t, a, s.ID, "print('ok')"); res.Stdout != "ok\n" {
+			t.Fatalf("tenant %q: %+v", tenant, res)
+		}
+		return s.ID, subprocess.SessionPID(a, s.ID), nil
+	}
+	a1, pidA, err := as("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pidB, err := as("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DestroySession(bg, a1); err != nil {
+		t.Fatal(err)
+	}
+	_, pidC, err := as("c")
+	if err != nil {
+		t.Fatalf("tenant c, with a's worker hosting nothing: %v", err)
+	}
+	if pidC == pidA || pidC == pidB {
+		t.Fatalf("tenant c was put in worker %d (a's %d, b's %d)", pidC, pidA, pidB)
+	}
+	if slices.Contains(subprocess.WorkerPIDs(a), pidA) {
+		t.Fatalf("a's idle worker %d is still alive beside b's and c's: %v", pidA, subprocess.WorkerPIDs(a))
+	}
+	var ce *port.CapacityError
+	if _, pid, err := as("a"); !errors.As(err, &ce) {
+		t.Fatalf("tenant a with both workers hosting other tenants' sessions: worker %d, %v; want a capacity refusal", pid, err)
 	}
 }

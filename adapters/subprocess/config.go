@@ -25,6 +25,7 @@ type Settings struct {
 	MinWorkers        int   `json:"min_workers" setting:"min-workers" help:"with isolation process: idle worker processes kept started and warm"`
 	SessionsPerWorker int   `json:"sessions_per_worker" setting:"sessions-per-worker" help:"with isolation process: sessions a worker process hosts (1: a process per session)"`
 	RecycleAfter      int   `json:"recycle_after" setting:"recycle-after" help:"with isolation process: sessions a worker hosts in its life, one after another, before it is retired (0: sessions-per-worker; more reuses a worker whose sessions ended, its interpreter reset to the image)"`
+	TenantWorkers     bool  `json:"tenant_workers" setting:"tenant-workers" help:"with isolation process: a worker hosts the sessions of one tenant only (the tenant of the caller's credential), at once (sessions-per-worker) and one after another (recycle-after), so that tenants share no process; false: any session may share a worker"`
 	WorkerMemoryLimit int64 `json:"worker_memory_limit" setting:"worker-memory-limit" unit:"bytes" help:"with isolation process: OS memory limit of a worker (RLIMIT_DATA, with RLIMIT_AS 2.5GiB above it) (0: twice the memory limit per session plus 512MiB)"`
 }
 
@@ -145,6 +146,16 @@ func (c Config) WithSessionsPerWorker(n int) Config { c.settings.SessionsPerWork
 // out of it would persist in the process), and a session then starts in
 // milliseconds instead of a process's start.
 func (c Config) WithRecycleAfter(n int) Config { c.settings.RecycleAfter = n; return c }
+
+// WithTenantWorkers binds each worker to the tenant of its first session
+// (port.TenantOf the call's context): it then hosts that tenant's
+// sessions only, at once (WithSessionsPerWorker) and one after another
+// (WithRecycleAfter), and no other tenant's, ever. With one session per
+// worker and no recycling, every worker is a session's alone and this
+// changes nothing; above, it is what lets workers be shared without
+// letting tenants share a process: one tenant's program that escaped the
+// interpreter would find only that tenant's sessions.
+func (c Config) WithTenantWorkers(on bool) Config { c.settings.TenantWorkers = on; return c }
 
 // WithKillGrace sets how long past a call's deadline (or its caller's
 // cancellation) the adapter waits for the worker's answer before it kills

@@ -32,7 +32,12 @@
 // a maximum; past it CreateSession is refused with a *port.CapacityError.
 // By default a worker hosts one session and is retired with it
 // (WithSessionsPerWorker, WithRecycleAfter), so nothing one session's
-// program leaves in a process can reach another session.
+// program leaves in a process can reach another session. Workers shared
+// by several sessions cost far less (a process's compiled code and Go
+// runtime are most of its memory, and starting one most of a cold
+// session's wait); WithTenantWorkers shares them among one tenant's
+// sessions only (port.TenantOf, which the server sets from the
+// credential), so that tenants still never share a process.
 //
 // # Containment
 //

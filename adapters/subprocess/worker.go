@@ -28,6 +28,7 @@ import (
 // Causes of a worker's end, the label of the restarts metric.
 const (
 	causeRecycled = "recycled" // hosted its share of sessions; retired by us
+	causeEvicted  = "evicted"  // a tenant worker hosting nothing, retired by us to make room for another tenant's
 	causeDeadline = "deadline" // a call overran its deadline by the grace; killed by us
 	causeOOM      = "oom"      // ran out of memory under its OS limit
 	causeKilled   = "killed"   // killed by a signal we did not send
@@ -54,6 +55,9 @@ type worker struct {
 	hosted   int  // sessions it has hosted in all
 	ending   bool // being stopped: hand it no session
 	ended    bool // stopped and accounted for
+	// With tenant workers, the tenant whose sessions it hosts: set by
+	// its first session, never changed.
+	tenant string
 }
 
 // workerSpec is what the parent tells a worker, in its environment.
