@@ -10,6 +10,8 @@
 //     server, driven by adapters/http with keep-alive;
 //   - subprocess: adapters/subprocess, each session in a worker process
 //     running the codeport binary TestMain builds;
+//   - tenantworkers: the same with tenant workers: each worker hosts up
+//     to 8 sessions of one tenant at once and 256 in its life;
 //   - reference: a running reference backend named by
 //     CODEPORT_BENCH_REFERENCE_URL, driven by the same adapters/http client
 //     (CODEPORT_BENCH_REFERENCE_PID, when set, lets its memory be read).

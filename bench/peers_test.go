@@ -62,6 +62,7 @@ func peers() []peer {
 		{name: "inproc", start: startInProcess},
 		{name: "http", start: startOverHTTP},
 		{name: "subprocess", start: startSubprocess},
+		{name: "tenantworkers", start: startTenantWorkers},
 		{name: "reference", start: startReference},
 	}
 }
@@ -167,6 +168,25 @@ func startSubprocess(b *testing.B, c peerConfig) (*target, error) {
 	}
 	a := wasmtest.NewSubprocess(b, workerBin, func(cfg subprocess.Config) subprocess.Config {
 		return cfg.WithWorkers(c.pool, 64) // as many as the in-process max-sessions
+	})
+	t := &target{port: a, rss: func() int64 { runtime.GC(); debug.FreeOSMemory(); return treeRSS(os.Getpid()) }}
+	if c.pool > 0 {
+		t.waitPool = a.WaitReady
+	}
+	return t, nil
+}
+
+// startTenantWorkers starts adapters/subprocess as an operator who wants
+// tenants kept apart, not sessions, would: each worker hosts up to 8
+// sessions of one tenant at once and 256 in its life, its interpreter reset
+// to the image between them (the benchmark's sessions are all one
+// tenant's). Its pool is the idle workers it keeps, each able to take 8.
+func startTenantWorkers(b *testing.B, c peerConfig) (*target, error) {
+	if workerBin == "" {
+		return nil, fmt.Errorf("%w: no worker binary (TestMain builds one only for benchmarks)", errAbsent)
+	}
+	a := wasmtest.NewSubprocess(b, workerBin, func(cfg subprocess.Config) subprocess.Config {
+		return cfg.WithWorkers(c.pool, 8).WithSessionsPerWorker(8).WithRecycleAfter(256).WithTenantWorkers(true)
 	})
 	t := &target{port: a, rss: func() int64 { runtime.GC(); debug.FreeOSMemory(); return treeRSS(os.Getpid()) }}
 	if c.pool > 0 {

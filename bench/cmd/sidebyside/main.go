@@ -101,7 +101,7 @@ func run(out string, scale float64, force bool) error {
 		env = append(env, nativePythonEnv+"="+native.path)
 	}
 
-	fmt.Println("== go test -bench ./bench (codeport in process, over HTTP, subprocess, reference)")
+	fmt.Println("== go test -bench ./bench (codeport in process, over HTTP, subprocess, tenant workers, reference)")
 	goOut, goErr := goBench(ctx, root, env)
 	if err := res.ParseGoBench(bytes.NewReader(goOut)); err != nil {
 		return err
@@ -469,6 +469,8 @@ func document(ctx context.Context, md string, meta, eryxMeta, wasmtimeMeta map[s
 		"bench/native_driver.py for native CPython's W5.\n\n")
 	sb.WriteString("Peers: codeport in process (adapters/wasm, CPython 3.13 on wazero); codeport over HTTP (the same behind " +
 		"server.NewHandler on a loopback server, client adapters/http with keep-alive); codeport subprocess (adapters/subprocess: each session in a worker process of its own, idle workers kept warm; its memory is this process and its workers); " +
+		"codeport subprocess, tenant workers (the same, each worker hosting up to 8 sessions of one tenant at once and 256 in its life, " +
+		"its interpreter reset to the image between them: tenants share no process, a tenant's sessions do; the benchmark's sessions are one tenant's); " +
 		"pydantic-monty (its worker pool, driven from Python); " +
 		"eryx (pyeryx: CPython 3.14 in Wasmtime inside the Python process that drives it; W1 warm, W3, the curve and the burst lease " +
 		"stateless sandboxes from its SandboxPool, which refills only on demand; W1 cold, W2, W4, W5 and W6 use a fresh eryx.Session, " +

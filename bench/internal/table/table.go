@@ -69,11 +69,13 @@ var labels = map[string]string{
 	"inproc":     "codeport in process",
 	"http":       "codeport over HTTP",
 	"subprocess": "codeport subprocess",
-	Monty:        "pydantic-monty",
-	Eryx:         "eryx",
-	Wasmtime:     "wasmtime (same module)",
-	Reference:    "reference (otari)",
-	Native:       "native CPython",
+	// Workers bound to a tenant, several sessions each (WithTenantWorkers).
+	"tenantworkers": "codeport subprocess, tenant workers",
+	Monty:           "pydantic-monty",
+	Eryx:            "eryx",
+	Wasmtime:        "wasmtime (same module)",
+	Reference:       "reference (otari)",
+	Native:          "native CPython",
 }
 
 // Label is a peer's column heading.
