@@ -113,7 +113,11 @@ func ServeWorker(opts ...WorkerOption) error {
 	// Starting left garbage behind (the module's decoding, the image's
 	// loading): about 12 MiB of heap the runtime would hand back only
 	// slowly, in a process that may then sit idle for a session's life.
-	debug.FreeOSMemory()
+	// A warm worker, started ahead of demand, hands it back now; a cold
+	// one has a caller waiting, whom a collection would only delay.
+	if spec.WaitWarm {
+		debug.FreeOSMemory()
+	}
 	srv := &workerServer{port: a}
 	maxMsg := maxMessage(settings.Limits(), settings.InlineImageBytes)
 	plugin.Serve(&plugin.ServeConfig{
