@@ -92,6 +92,12 @@ func ServeWorker(opts ...WorkerOption) error {
 	if o.tracerProvider != nil {
 		portOpts = append(portOpts, port.WithObserver(tracing.NewObserver(o.tracerProvider)))
 	}
+	// The collector is off while the runtime starts: most of what
+	// starting allocates (the module's decoding, the image's loading) is
+	// garbage by the end, and collecting it on the way lengthens a cold
+	// worker's start, which a caller waits for. (A worker's environment
+	// is empty: no GOGC of the operator's is overridden.)
+	gcPercent := debug.SetGCPercent(-1)
 	// The shell is compiled at a worker's first bash call (the parent
 	// compiled it into the cache before starting workers, so that is a
 	// load): most workers never run bash.
@@ -106,6 +112,7 @@ func ServeWorker(opts ...WorkerOption) error {
 		err = a.WaitReady(ctx)
 	}
 	cancel()
+	debug.SetGCPercent(gcPercent)
 	if err != nil {
 		_ = a.Close()
 		return err
