@@ -41,10 +41,10 @@ type fakePort struct {
 	lastCreate port.CreateSessionRequest
 	// createTenants is port.TenantOf of each CreateSession's context.
 	createTenants []string
-	lastExec   port.ExecuteRequest
-	lastExecID string
-	lastDir    string
-	lastGet    string
+	lastExec      port.ExecuteRequest
+	lastExecID    string
+	lastDir       string
+	lastGet       string
 	// outputs maps an output file's id to the workspace file it serves.
 	outputs     map[string]string
 	lastPutPath string
