@@ -252,12 +252,20 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 	logger.Info("wasm modules ready", attrs...)
 	e := &engine{runtime: rt, rt: py, compiled: compiled, cxx: cxx, cache: cache, memoryBytes: memoryBytes, shells: shells,
 		root: guestroot.New(guestMounts()...)}
-	if err := e.makeImage(ctx, imageDir, <-cached, warm, figures, logger); err != nil {
+	c := <-cached
+	if err := e.makeImage(ctx, imageDir, c, warm, figures, logger); err != nil {
 		if shells != nil {
 			_ = shells.Close(ctx)
 		}
 		_ = rt.Close(ctx)
 		return nil, err
+	}
+	if imageDir != "" && c.key != "" {
+		if n, err := pruneImages(imageDir, c.key, time.Now()); err != nil {
+			logger.Debug("interpreter images not pruned", "dir", imageDir, "error", err)
+		} else if n > 0 {
+			logger.Info("interpreter images no process has started from for a while removed", "dir", imageDir, "removed", n)
+		}
 	}
 	return e, nil
 }
@@ -289,6 +297,11 @@ func (e *engine) makeImage(ctx context.Context, cacheDir string, c cachedImage, 
 			err := e.learnHotPages(ctx, figures)
 			if !errors.Is(err, errProbeSession) {
 				e.imageCached = true
+				if err := touchImage(cacheDir, key); err != nil {
+					// Only pruneImages reads the time: at worst the image
+					// is made anew once it thinks the image unused.
+					logger.Debug("interpreter image not touched", "error", err)
+				}
 				if err != nil {
 					logger.Warn("sessions copy the pages they write one by one", "error", err)
 				}

@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 )
@@ -62,6 +64,60 @@ const imageDirName = "codeport-images"
 // maxImageBytes bounds the memory an image file may describe: the
 // largest a WebAssembly memory is.
 const maxImageBytes = 4 << 30
+
+// imageKeepUnused is how long an image that no process has started from
+// is kept. An image belongs to one runtime build, profile and warm list,
+// so every upgrade leaves the last build's behind (7 to 80 MB each), in a
+// directory nothing else cleans; a build still in use touches its image
+// at every start (touchImage).
+const imageKeepUnused = 30 * 24 * time.Hour
+
+// imageKeepTemp is how long a temporary file of a save is kept: one older
+// is a save that died with its process.
+const imageKeepTemp = 24 * time.Hour
+
+// touchImage records that a process started from the image with key, for
+// pruneImages.
+func touchImage(cacheDir, key string) error {
+	now := time.Now()
+	return os.Chtimes(imagePath(cacheDir, key), now, now)
+}
+
+// pruneImages removes from under cacheDir the images not started from (or
+// saved) for imageKeepUnused before now, and the temporary files of saves
+// older than imageKeepTemp, but never the image with key keep. It returns
+// how many files it removed; a file it cannot remove is left for the next
+// start, as is one another process touches meanwhile.
+func pruneImages(cacheDir, keep string, now time.Time) (int, error) {
+	dir := filepath.Join(cacheDir, imageDirName)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, e := range entries {
+		name := e.Name()
+		var keepFor time.Duration
+		switch {
+		case !e.Type().IsRegular() || name == keep+".img":
+			continue
+		case strings.HasSuffix(name, ".img"):
+			keepFor = imageKeepUnused
+		case strings.HasPrefix(name, "tmp-"):
+			keepFor = imageKeepTemp
+		default:
+			continue // not ours
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) <= keepFor {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, name)) == nil {
+			removed++
+		}
+	}
+	return removed, nil
+}
 
 // saveImage writes img, whose key is key, under cacheDir: to a temporary
 // file renamed into place, so that a reader sees a whole file or none.

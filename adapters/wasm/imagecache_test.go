@@ -2,7 +2,9 @@ package wasm
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/internal/testkit/testcache"
@@ -70,6 +72,18 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 			}
 		})
 	}
+	// A process that starts from the image marks it used, even one
+	// untouched for longer than an unused image is kept, which it keeps.
+	old := time.Now().Add(-2 * imageKeepUnused)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if a := open(); !a.d.eng.imageCached {
+		t.Fatal("the whole image was not used")
+	}
+	if st, err := os.Stat(path); err != nil || time.Since(st.ModTime()) > time.Hour {
+		t.Fatalf("the image used is not marked used: %v %v", st, err)
+	}
 	// With image-cache off, nothing is read or written.
 	off := newTestAdapter(t, func(c Config) Config {
 		s := c.Settings()
@@ -93,5 +107,53 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 	// Another warm list is another image.
 	if k := imageKey(booted.d.eng.rt, []string{"csv"}); imagePath(dir, k) == path {
 		t.Fatal("two warm lists share an image")
+	}
+}
+
+// Images no process has started from for imageKeepUnused, and saves'
+// temporary files older than imageKeepTemp, are removed; the image in use,
+// recent ones, and files that are not the cache's are kept.
+func TestStaleImagesArePruned(t *testing.T) {
+	cacheDir := t.TempDir()
+	dir := filepath.Join(cacheDir, imageDirName)
+	if err := os.MkdirAll(filepath.Join(dir, "sub.img"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	files := map[string]struct {
+		age  time.Duration
+		kept bool
+	}{
+		"inuse.img":      {2 * imageKeepUnused, true}, // the key kept
+		"stale.img":      {imageKeepUnused + time.Hour, false},
+		"recent.img":     {imageKeepUnused - time.Hour, true},
+		"tmp-died":       {imageKeepTemp + time.Hour, false},
+		"tmp-saving":     {time.Minute, true},
+		"notes.txt":      {10 * imageKeepUnused, true}, // not the cache's
+		"stale.img.keep": {10 * imageKeepUnused, true},
+	}
+	for name, f := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-f.age), now.Add(-f.age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := pruneImages(cacheDir, "inuse", now)
+	if err != nil || n != 2 {
+		t.Fatalf("pruneImages: %d removed, %v; want 2", n, err)
+	}
+	for name, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != f.kept {
+			t.Errorf("%s: kept %v, want %v", name, err == nil, f.kept)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sub.img")); err != nil {
+		t.Error("a directory was removed")
+	}
+	if _, err := pruneImages(t.TempDir(), "k", now); err == nil {
+		t.Error("a cache without an image directory: no error")
 	}
 }
