@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -471,6 +472,22 @@ func forgedHead(header string) []byte {
 	return append(b, header...)
 }
 
+// restoresX42 restores the snapshot r holds, of a session that ran
+// x = 42 (snapshotOfX42), checks that the restored session has x, and
+// destroys it.
+func restoresX42(p *port.Port, r io.Reader) error {
+	ctx := context.Background()
+	s, err := p.RestoreSession(ctx, r, port.SnapshotOptions{})
+	if err != nil {
+		return err
+	}
+	res, err := p.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+	if err != nil || res.Stdout != "42\n" {
+		return fmt.Errorf("restored: %+v %v", res, err)
+	}
+	return p.DestroySession(ctx, s.ID)
+}
+
 // snapshotOfX42 makes a session in p that has run x = 42, and returns it
 // (still live) with its snapshot.
 func snapshotOfX42(t *testing.T, p *port.Port) (port.Session, *bytes.Buffer) {
@@ -649,16 +666,8 @@ func TestRestoreReadsABodyInPieces(t *testing.T) {
 		"half of each read": iotest.HalfReader(bytes.NewReader(b)),
 		"its end with data": iotest.DataErrReader(bytes.NewReader(b)),
 	} {
-		r, err := p.RestoreSession(ctx, r, port.SnapshotOptions{})
-		if err != nil {
+		if err := restoresX42(p, r); err != nil {
 			t.Fatalf("%s: %v", name, err)
-		}
-		res, err := p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
-		if err != nil || res.Stdout != "42\n" {
-			t.Fatalf("%s: restored: %+v %v", name, res, err)
-		}
-		if err := p.DestroySession(ctx, r.ID); err != nil {
-			t.Fatal(err)
 		}
 	}
 	broken := io.MultiReader(bytes.NewReader(b[:len(b)/2]), iotest.ErrReader(errors.New("connection reset")))
@@ -727,16 +736,8 @@ func TestFormat1SealStillRestores(t *testing.T) {
 	altered[len(altered)-sha256.Size-100] ^= 1
 	for _, spool := range []bool{false, true} {
 		port.SetSpoolAlways(p, spool)
-		r, err := p.RestoreSession(ctx, bytes.NewReader(v1), port.SnapshotOptions{})
-		if err != nil {
+		if err := restoresX42(p, bytes.NewReader(v1)); err != nil {
 			t.Fatalf("spooled %v: format 1: %v", spool, err)
-		}
-		res, err := p.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
-		if err != nil || res.Stdout != "42\n" {
-			t.Fatalf("spooled %v: restored from format 1: %+v %v", spool, res, err)
-		}
-		if err := p.DestroySession(ctx, r.ID); err != nil {
-			t.Fatal(err)
 		}
 		for name, b := range map[string][]byte{"format 1 altered": altered, "format 2 relabelled as 1": relabelled} {
 			if _, err := p.RestoreSession(ctx, bytes.NewReader(b), port.SnapshotOptions{}); !errors.Is(err, port.ErrInvalidSnapshot) || !strings.Contains(err.Error(), "seal") {

@@ -64,12 +64,7 @@ func sealOf(t *testing.T, key, salt, data []byte, cut func(rest int) int) []byte
 // definition gives, at lengths around the segments' edges.
 func TestSegmentSealIsItsDefinitionHoweverCut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	key := bytes.Repeat([]byte{9}, 32)
-	salt := bytes.Repeat([]byte{5}, sealSaltBytes)
-	data := make([]byte, 3*sealSegmentBytes+5)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	key, salt, data := sealFixture(rng, 3*sealSegmentBytes+5)
 	cuts := map[string]func(int) int{
 		"one write":     func(rest int) int { return rest },
 		"small writes":  func(int) int { return rng.IntN(80) },
@@ -88,16 +83,9 @@ func TestSegmentSealIsItsDefinitionHoweverCut(t *testing.T) {
 }
 
 // The seal changes with every byte, with where the stream ends, with the
-// salt and with the key; segments exchanged, or a segment's bytes moved
-// into the next, change it too.
+// salt and with the key; segments exchanged change it too.
 func TestSegmentSealBindsEverything(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	key := bytes.Repeat([]byte{9}, 32)
-	salt := bytes.Repeat([]byte{5}, sealSaltBytes)
-	data := make([]byte, 2*sealSegmentBytes+100)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	key, salt, data := sealFixture(rand.New(rand.NewPCG(5, 6)), 2*sealSegmentBytes+100)
 	one := func(int) int { return 1 << 20 }
 	base := sealOf(t, key, salt, data, one)
 	swapped := append(append(bytes.Clone(data[sealSegmentBytes:2*sealSegmentBytes]), data[:sealSegmentBytes]...), data[2*sealSegmentBytes:]...)
@@ -122,6 +110,15 @@ func TestSegmentSealBindsEverything(t *testing.T) {
 	if _, err := newSegmentSeal(key, salt[:sealSaltBytes-1]); err == nil {
 		t.Error("a short salt was accepted")
 	}
+}
+
+// sealFixture is a key, a salt and n bytes of rng's to seal.
+func sealFixture(rng *rand.Rand, n int) (key, salt, data []byte) {
+	data = make([]byte, n)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	return bytes.Repeat([]byte{9}, 32), bytes.Repeat([]byte{5}, sealSaltBytes), data
 }
 
 func flipped(b []byte, at int) []byte {
