@@ -31,15 +31,25 @@ func Report(b *testing.B, prefix string, samples []time.Duration) {
 
 // RSS returns the process's resident set size in bytes, from
 // /proc/self/status (0 where that is not available).
-func RSS() int64 {
-	f, err := os.Open("/proc/self/status")
+func RSS() int64 { return kBField("/proc/self/status", "VmRSS:") }
+
+// PSS returns the process's proportional set size in bytes, from
+// /proc/self/smaps_rollup (0 where that is not available). Unlike RSS, it
+// counts a page mapped at several addresses of the process (an image that
+// many sessions map copy-on-write) once, not once per mapping.
+func PSS() int64 { return kBField("/proc/self/smaps_rollup", "Pss:") }
+
+// kBField reads the first line of file starting with name, a figure in
+// kB, in bytes.
+func kBField(file, name string) int64 {
+	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), name); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
 				return 0
