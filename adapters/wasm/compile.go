@@ -116,7 +116,7 @@ func precompile(ctx context.Context, cfg Config, profiles []string) ([]CompiledM
 		}
 	}
 	if err := step(CompiledModule{Name: moduleShell, Bytes: wasmshell.ModuleSize()}, func() error {
-		e, err := compileShell(ctx, cache, cfg.settings.MemoryLimit, nil) // compiled only, never run
+		e, err := compileShell(ctx, cache, cfg.settings.MemoryLimit, nil, false) // compiled only, never run
 		if err != nil {
 			return err
 		}

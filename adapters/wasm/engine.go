@@ -96,7 +96,7 @@ func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 	if e.shells == nil && e.shellsErr == nil {
 		// Not cancelled with the call that asks first: a later call would
 		// get its error.
-		e.shells, e.shellsErr = compileShell(context.WithoutCancel(ctx), e.cache, e.memoryBytes, newZones(e.rt.Lib).data)
+		e.shells, e.shellsErr = compileShell(context.WithoutCancel(ctx), e.cache, e.memoryBytes, newZones(e.rt.Lib).data, true)
 	}
 	if e.shellsErr != nil {
 		return nil, fmt.Errorf("%w: the shell: %v", port.ErrRuntimeFailure, e.shellsErr)
@@ -105,9 +105,16 @@ func (e *engine) shellEngine(ctx context.Context) (*wasmshell.Engine, error) {
 }
 
 // compileShell compiles the bash tool's guest, or loads it from cache;
-// zone gives its date the time zones (nil: fixed offsets only).
-func compileShell(ctx context.Context, cache wazero.CompilationCache, memoryBytes int64, zone func(string) ([]byte, bool)) (*wasmshell.Engine, error) {
-	return wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache, Zone: zone})
+// zone gives its date the time zones (nil: fixed offsets only). run says
+// that shells will start from it: their memory then maps the image of the
+// memory they start with, as an interpreter's maps the interpreter's image
+// (shellImage); compiling alone needs none.
+func compileShell(ctx context.Context, cache wazero.CompilationCache, memoryBytes int64, zone func(string) ([]byte, bool), run bool) (*wasmshell.Engine, error) {
+	cfg := wasmshell.Config{MemoryBytes: memoryBytes, Cache: cache, Zone: zone}
+	if run {
+		cfg.Image = newShellImage
+	}
+	return wasmshell.NewEngine(ctx, cfg)
 }
 
 // openCache is the compilation cache in dir, or an in-memory one when dir
@@ -197,7 +204,7 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 		go func() {
 			defer wg.Done()
 			t := time.Now()
-			shells, shellErr = compileShell(ctx, cache, memoryBytes, newZones(py.Lib).data)
+			shells, shellErr = compileShell(ctx, cache, memoryBytes, newZones(py.Lib).data, true)
 			shellDur = time.Since(t)
 			prog.done(moduleShell)
 		}()

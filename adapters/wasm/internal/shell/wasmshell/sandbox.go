@@ -23,6 +23,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell/protocol"
+	"github.com/codeport/codeport/adapters/wasm/internal/wasmpatch"
 )
 
 //go:embed runtime/shell.wasm
@@ -54,6 +55,12 @@ type Config struct {
 	// TZ; the guest embeds no time zone database. Give the data Python's
 	// zoneinfo reads, so that both agree.
 	Zone func(name string) ([]byte, bool)
+	// Image, when set, is called once with the memory every shell starts
+	// with (the guest's data, laid out; it is not kept after the call)
+	// and returns the Image that each shell's memory maps (see Image).
+	// Without it, or when it fails, each shell has the data written into
+	// its memory, as instantiation did.
+	Image func(memory []byte) (Image, error)
 }
 
 // Engine is the compiled shell, shared by every session of an adapter.
@@ -61,6 +68,13 @@ type Engine struct {
 	cfg      Config
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
+	// data are the guest's data segments, which the compiled module no
+	// longer carries (wasmpatch.SplitData): the image holds them, or
+	// each shell's start writes them. They are slices of the module's
+	// bytes. dataEnd is where the last ends.
+	data    []wasmpatch.Segment
+	dataEnd uint64
+	image   Image // nil: no image
 }
 
 // NewEngine compiles the shell (or finds it in cfg.Cache).
@@ -94,16 +108,39 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if mod == nil {
 		mod = shellWasm
 	}
-	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), mod)
+
+	// The Go toolchain writes the guest's data as 100,000 segments, for
+	// which wazero keeps 2.4 MB of slice headers in every instance; and
+	// instantiation would write them into each shell's memory. The
+	// module compiled has none: each shell's start puts the data in
+	// (loadData), or maps the image of it.
+	code, data, err := wasmpatch.SplitData(mod)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("wasmshell: the shell's data: %w", err)
+	}
+	compiled, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), code)
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("wasmshell: compile the shell: %w", err)
 	}
-	return &Engine{cfg: cfg, rt: rt, compiled: compiled}, nil
+	e := &Engine{cfg: cfg, rt: rt, compiled: compiled, data: data, dataEnd: dataEnd(data)}
+	if cfg.Image != nil {
+		if img, err := cfg.Image(layOut(data, e.dataEnd)); err == nil {
+			e.image = img
+		}
+	}
+	return e, nil
 }
 
-// Close releases the compiled shell; every Shell must be closed first.
-func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
+// Close releases the compiled shell and its image; every Shell must be
+// closed first.
+func (e *Engine) Close(ctx context.Context) error {
+	if e.image != nil {
+		e.image.Close()
+	}
+	return e.rt.Close(ctx)
+}
 
 // PythonCall is a python command line the shell runs: argv as typed
 // (argv[0] is python or python3), the whole of its standard input, the
@@ -301,7 +338,14 @@ func (s *Shell) start() (*instance, error) {
 		zone:      s.eng.cfg.Zone,
 		tmp:       s.opts.Tmp,
 	}
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), instanceKey{}, inst))
+	ictx := context.WithValue(context.Background(), instanceKey{}, inst)
+	var mapped func() bool
+	if s.eng.image != nil {
+		var alloc experimental.MemoryAllocator
+		alloc, mapped = s.eng.image.Allocation()
+		ictx = experimental.WithMemoryAllocator(ictx, alloc)
+	}
+	ctx, cancel := context.WithCancel(ictx)
 	inst.cancel = cancel
 	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
 		WithSysFSMount(s.opts.Workspace, "/workspace").(sysfs.FSConfig).
@@ -320,11 +364,19 @@ func (s *Shell) start() (*instance, error) {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithNanosleep(inst.sleep).
-		WithOsyield(func() {})
+		WithOsyield(func() {}).
+		// _start runs once the data is in (loadData).
+		WithStartFunctions()
 	go func() {
 		defer close(inst.exited)
 		defer cancel()
 		mod, err := s.eng.rt.InstantiateModule(ctx, s.eng.compiled, cfg)
+		if err == nil {
+			err = s.eng.loadData(mod, mapped)
+		}
+		if err == nil {
+			err = runStart(ctx, mod)
+		}
 		if mod != nil {
 			_ = mod.Close(context.Background())
 		}

@@ -41,10 +41,7 @@ func engine(t *testing.T, key engineKey) *wasmshell.Engine {
 	if e := engines.m[key]; e != nil {
 		return e
 	}
-	if engines.cache == nil {
-		engines.cache = testcache.Cache()
-	}
-	e, err := wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: key.memory, Grace: key.grace, Cache: engines.cache})
+	e, err := wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: key.memory, Grace: key.grace, Cache: cacheLocked()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +50,20 @@ func engine(t *testing.T, key engineKey) *wasmshell.Engine {
 	}
 	engines.m[key] = e
 	return e
+}
+
+// cache is the package's compilation cache (see engines).
+func cache() wazero.CompilationCache {
+	engines.Lock()
+	defer engines.Unlock()
+	return cacheLocked()
+}
+
+func cacheLocked() wazero.CompilationCache {
+	if engines.cache == nil {
+		engines.cache = testcache.Cache()
+	}
+	return engines.cache
 }
 
 func newShell(t *testing.T, memory int64) (*wasmshell.Shell, string) {

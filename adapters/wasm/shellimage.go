@@ -1,0 +1,34 @@
+package wasm
+
+import (
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
+)
+
+// shellImage is the memory every shell guest starts with (its Go
+// program's data), in a sharedImage as the interpreter's image is: each
+// session's shell maps it copy-on-write, so the 4.5 MiB that each shell
+// had written into its own memory are one copy for the process, and a
+// session owns only the pages its shell writes.
+type shellImage struct{ s *sharedImage }
+
+// newShellImage is wasmshell.Config.Image.
+func newShellImage(memory []byte) (wasmshell.Image, error) {
+	chunks := make([]bool, (len(memory)+imageChunk-1)/imageChunk)
+	for i := range chunks {
+		chunks[i] = !allZero(memory[i*imageChunk : min((i+1)*imageChunk, len(memory))])
+	}
+	s, err := newSharedImage(memory, chunks)
+	if err != nil {
+		return nil, err
+	}
+	return shellImage{s}, nil
+}
+
+func (img shellImage) Allocation() (experimental.MemoryAllocator, func() bool) {
+	a := img.s.allocation()
+	return a, func() bool { return a.mapped }
+}
+
+func (img shellImage) Close() { img.s.close() }
