@@ -43,7 +43,7 @@ func cmdCat(c *call) int {
 			continue
 		}
 		if plain {
-			rerr, werr := copyOut(w, r)
+			rerr, werr := c.copyOut(w, r)
 			done()
 			if werr != nil {
 				return c.writeFailed(werr)

@@ -35,7 +35,7 @@ func cmdCksum(c *call) int {
 	}
 	w := c.out()
 	status := 0
-	buf, release := readBuf()
+	buf, release := c.readBuf()
 	defer release()
 	for _, f := range files {
 		if c.stopped() {

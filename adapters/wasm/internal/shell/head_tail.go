@@ -220,7 +220,7 @@ func (c *call) tailLines(w *bufio.Writer, r io.Reader, n count) (werr, rerr erro
 
 func (c *call) headBytes(w *bufio.Writer, r io.Reader, n count) (werr, rerr error) {
 	if !n.neg {
-		rerr, werr = copyOut(w, io.LimitReader(r, n.n))
+		rerr, werr = c.copyOut(w, io.LimitReader(r, n.n))
 		return werr, rerr
 	}
 	data, err := c.readAll(r)
@@ -236,11 +236,11 @@ func (c *call) tailBytes(w *bufio.Writer, r io.Reader, n count) (werr, rerr erro
 		if _, err := io.CopyN(io.Discard, r, max(0, n.n-1)); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		rerr, werr = copyOut(w, r)
+		rerr, werr = c.copyOut(w, r)
 		return werr, rerr
 	}
 	var ring []byte
-	buf, release := readBuf()
+	buf, release := c.readBuf()
 	defer release()
 	for {
 		k, err := r.Read(buf)

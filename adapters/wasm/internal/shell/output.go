@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 	"syscall"
 )
 
@@ -71,24 +70,23 @@ func (c *call) flush(w *bufio.Writer, status int) int {
 // through.
 const readBufSize = 32 << 10
 
-// readBufs holds read buffers no command uses any more: allocating (and
-// clearing) one for every command was a fifth of a `wc -l </dev/null` in
-// the guest, counting the collections its garbage brought on.
-var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
-
-// readBuf returns a read buffer of readBufSize bytes, and the function
-// that gives it back, to call once nothing reads into it or writes from it
-// any more (readers and writers retain no buffer they were given, as
-// io.Reader and io.Writer require).
-func readBuf() (buf []byte, release func()) {
-	b := readBufs.Get().(*[]byte)
-	return *b, func() { readBufs.Put(b) }
+// readBuf returns a read buffer of readBufSize bytes from the shell's
+// (Shell.readBufs), and the function that gives it back, to call once
+// nothing reads into it or writes from it any more (readers and writers
+// retain no buffer they were given, as io.Reader and io.Writer require).
+func (c *call) readBuf() (buf []byte, release func()) {
+	b, _ := c.sh.readBufs.Get().(*[]byte)
+	if b == nil {
+		buf := make([]byte, readBufSize)
+		b = &buf
+	}
+	return *b, func() { c.sh.readBufs.Put(b) }
 }
 
 // copyOut copies r to w, telling a read error (rerr) from a write error
 // (werr).
-func copyOut(w io.Writer, r io.Reader) (rerr, werr error) {
-	buf, release := readBuf()
+func (c *call) copyOut(w io.Writer, r io.Reader) (rerr, werr error) {
+	buf, release := c.readBuf()
 	defer release()
 	for {
 		n, err := r.Read(buf)

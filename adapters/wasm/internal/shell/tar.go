@@ -557,7 +557,7 @@ func (tr *tarRun) read(operands []string) {
 		}
 		if tr.o.toStdout {
 			if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == typeRegA {
-				if rerr, werr := copyOut(out, treader); werr != nil {
+				if rerr, werr := tr.c.copyOut(out, treader); werr != nil {
 					tr.status, tr.fatal = c.writeFailed(werr), true
 					return
 				} else if rerr != nil {

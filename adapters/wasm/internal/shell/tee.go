@@ -44,7 +44,7 @@ func cmdTee(c *call) int {
 		opened = append(opened, fw)
 		writers = append(writers, fw)
 	}
-	_, werr := copyOut(io.MultiWriter(writers...), c.stdin)
+	_, werr := c.copyOut(io.MultiWriter(writers...), c.stdin)
 	for i, fw := range opened {
 		if err := fw.Close(); err != nil && werr == nil {
 			c.errorf("%s: %s", files[i], errText(err))

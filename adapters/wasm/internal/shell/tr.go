@@ -293,7 +293,7 @@ func cmdTr(c *call) int {
 		squeezeSet = &in2
 	}
 	w := c.out()
-	buf, release := readBuf()
+	buf, release := c.readBuf()
 	defer release()
 	out := make([]byte, 0, len(buf))
 	last, haveLast := byte(0), false

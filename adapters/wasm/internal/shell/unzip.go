@@ -148,7 +148,7 @@ func (u *unzipRun) extract(f *zip.File) (stop bool) {
 			u.warn("error:  %s: %s", name, err)
 			return false
 		}
-		rerr, werr := copyOut(u.w, &ctxReader{ctx: c.ctx, r: rc})
+		rerr, werr := c.copyOut(u.w, &ctxReader{ctx: c.ctx, r: rc})
 		rc.Close()
 		if werr != nil {
 			u.status = c.writeFailed(werr)

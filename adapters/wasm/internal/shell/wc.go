@@ -57,7 +57,7 @@ func cmdWc(c *call) int {
 		var n wcCounts
 		var lw lineWidth
 		inWord := false
-		buf, release := readBuf()
+		buf, release := c.readBuf()
 		for {
 			k, err := r.Read(buf)
 			if o.has('L') {
