@@ -503,6 +503,10 @@ var oomMarkers = [][]byte{
 	// What Go on wasm says when memory.grow fails while it maps a new
 	// heap arena.
 	[]byte("fatal error: arena already initialized"),
+	// What it says when the growth fails for the runtime's own
+	// structures (persistentalloc) rather than the heap: the memory bomb
+	// tests saw it one run in ten.
+	[]byte("fatal error: runtime: cannot allocate memory"),
 }
 
 const tailBytes = 64
