@@ -6,11 +6,12 @@ import (
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
 )
 
-// shellImage is the memory every shell guest starts with (its Go
-// program's data), in a sharedImage as the interpreter's image is: each
-// session's shell maps it copy-on-write, so the 4.5 MiB that each shell
-// had written into its own memory are one copy for the process, and a
-// session owns only the pages its shell writes.
+// shellImage is the memory every shell guest starts with (that of an
+// initialised instance of it: see wasmshell.Image), in a sharedImage as
+// the interpreter's image is: each session's shell maps it copy-on-write,
+// so the 5.5 MiB that each shell had written into its own memory are one
+// copy for the process, and a session owns only the pages its shell
+// writes.
 type shellImage struct{ s *sharedImage }
 
 // newShellImage is wasmshell.Config.Image.
@@ -30,5 +31,7 @@ func (img shellImage) Allocation() (experimental.MemoryAllocator, func() bool) {
 	a := img.s.allocation()
 	return a, func() bool { return a.mapped }
 }
+
+func (img shellImage) CopyTo(memory []byte) error { return img.s.readAt(memory, 0) }
 
 func (img shellImage) Close() { img.s.close() }

@@ -4,14 +4,16 @@ package main
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	mathrand "math/rand/v2"
 	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 	"unsafe"
@@ -23,14 +25,8 @@ import (
 // The host's functions; see package wasmshell. The module name must be
 // written out here: it is protocol.Module.
 
-//go:wasmimport codeport_shell next_request
-func hostNextRequest() uint32
-
 //go:wasmimport codeport_shell take
 func hostTake(ptr unsafe.Pointer, size uint32)
-
-//go:wasmimport codeport_shell reply
-func hostReply(status int32)
 
 //go:wasmimport codeport_shell stop_reason
 func hostStopReason() uint32
@@ -63,30 +59,87 @@ func take(n uint32) []byte {
 	return buf
 }
 
-func main() {
-	// Arguments: MaxFileBytes, whether the host runs python.
-	var maxFile int64
-	python := shell.Python(runPython)
-	if len(os.Args) > 2 {
-		maxFile, _ = strconv.ParseInt(os.Args[1], 10, 64)
-		if ok, _ := strconv.ParseBool(os.Args[2]); !ok {
-			python = nil
-		}
+// main is not run: the guest is a reactor (built with -buildmode=c-shared),
+// whose _initialize starts the Go runtime and runs the packages' init.
+// The host then calls warm once, takes an image of the instance, and
+// starts every session's shell from that image: it calls setup once and
+// run for each call. Between the host's calls nothing of the guest runs
+// (no call of it is under way), so its memory and globals are all of its
+// state, which is what lets an image of it be taken and restored.
+func main() {}
+
+// guest is the instance's state: its stopper, made by warm, and the
+// session's shell, made by setup. It is the one piece of package state:
+// the host's calls (warm, setup, run) are functions of the package, not
+// methods, and this is the instance they serve. The image is taken before
+// setup, so it holds no session's shell.
+var guest struct {
+	sh   *shell.Shell
+	stop *stopper
+}
+
+// warm readies the template before the host takes its image: it makes
+// the instance's stopper, and runs warmUp in a shell of its own, which it
+// then drops. What that run leaves (the goroutine stacks grown to what a
+// command needs, the interpreter's and the commands' lazily built tables)
+// is then in the image, read by every session rather than built, and
+// written, by each. Nothing of that shell is left: no variable, no
+// directory, no output (the template's streams go nowhere).
+//
+//go:wasmexport warm
+func warm() {
+	guest.stop = newStopper()
+	serve(shell.New(shell.Options{Poll: guest.stop.poll}), guest.stop, warmUp)
+}
+
+// warmUp is what warm runs: a builtin, a function, a pipeline, a command
+// substitution and a few of the shell's commands, over nothing of the
+// session's.
+const warmUp = `f() { echo "$1"; }; x=$(f y | cat); [ -n "$x" ] && printf '%s\n' "$x" | wc -l >/dev/null; ls / >/dev/null`
+
+// setup makes the session's shell: maxFile is its MaxFileBytes, python
+// whether the host runs python commands. The host calls it once, first.
+//
+//go:wasmexport setup
+func setup(maxFile int64, python int32) {
+	reseed()
+	py := shell.Python(runPython)
+	if python == 0 {
+		py = nil
 	}
-	stop := newStopper()
-	sh := shell.New(shell.Options{MaxFileBytes: maxFile, Python: python, Poll: stop.poll, Chmod: chmod, Mode: mode, Quota: quota, Zone: zone})
-	for {
-		n := hostNextRequest()
-		if n == protocol.NoRequest {
-			return
-		}
-		command, ok := protocol.DecodeRequest(take(n))
-		if !ok {
-			fmt.Fprintf(os.Stderr, "bash: internal error: bad request from the host\n")
-			hostReply(1)
-			continue
-		}
-		hostReply(int32(serve(sh, stop, command)))
+	if guest.stop == nil {
+		guest.stop = newStopper()
+	}
+	guest.sh = shell.New(shell.Options{MaxFileBytes: maxFile, Python: py, Poll: guest.stop.poll, Chmod: chmod, Mode: mode, Quota: quota, Zone: zone})
+}
+
+// run runs the command in the request of size bytes that the host
+// announced (protocol.EncodeRequest) and returns its exit status.
+//
+//go:wasmexport run
+func run(size uint32) int32 {
+	command, ok := protocol.DecodeRequest(take(size))
+	if !ok || guest.sh == nil {
+		fmt.Fprintf(os.Stderr, "bash: internal error: bad request from the host\n")
+		return 1
+	}
+	return int32(serve(guest.sh, guest.stop, command))
+}
+
+// reseed moves the Go runtime's random generator to a point of its own.
+// Every session's shell starts from one image, so the generator's state
+// in it (which the Go runtime seeded once, for the image) would otherwise
+// be every session's: the same $RANDOM in each (math/rand/v2, which the
+// interpreter uses), the same map seeds. There is no call to reseed it;
+// drawing a number of values the host's randomness chooses (up to 2^16)
+// puts each session at a different point of the stream. That is enough
+// for what the generator is for (none of it is a secret: crypto/rand,
+// $SRANDOM, reads the host's randomness at each use).
+func reseed() {
+	var b [2]byte
+	_, _ = cryptorand.Read(b[:])
+	for range binary.LittleEndian.Uint16(b[:]) {
+		mathrand.Uint64()
 	}
 }
 

@@ -10,6 +10,11 @@
 // memory, crashes or ignores its deadline ends alone; the next call starts
 // a fresh shell.
 //
+// Every shell starts from the engine's template (image.go): one instance
+// whose Go runtime has started, taken as an image of its memory and
+// globals before any session's shell exists in it, which each shell's
+// memory maps copy-on-write where the host can (Config.Image).
+//
 // Usage:
 //
 //	eng, err := wasmshell.NewEngine(ctx, wasmshell.Config{MemoryBytes: 256 << 20})

@@ -19,7 +19,7 @@ import (
 // the host besides the mounts and the standard streams, and only the
 // guest's own Go code calls them: a script cannot, so it cannot end a call
 // or choose its status. Each finds its instance through the context of the
-// guest's _start, which runs for the guest's whole life.
+// guest's call (setup, run) they are called from.
 
 // maxPythonRequest bounds what the guest may hand over for one python
 // command: its stdin is capped at MaxFileBytes in the guest already, and
@@ -32,9 +32,7 @@ func instantiateHost(ctx context.Context, rt wazero.Runtime) error {
 	fn := func(name string, f api.GoModuleFunc, params, results []api.ValueType) {
 		b.NewFunctionBuilder().WithGoModuleFunction(f, params, results).Export(name)
 	}
-	fn("next_request", hostNextRequest, nil, []api.ValueType{i32})
 	fn("take", hostTake, []api.ValueType{i32, i32}, nil)
-	fn("reply", hostReply, []api.ValueType{i32}, nil)
 	fn("stop_reason", hostStopReason, nil, []api.ValueType{i32})
 	fn("python", hostPython, []api.ValueType{i32, i32}, []api.ValueType{i32})
 	fn("chmod", hostChmod, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
@@ -61,25 +59,8 @@ func instanceOf(ctx context.Context, m api.Module) *instance {
 	return inst
 }
 
-// next_request() -> size: waits for the next call and returns the size of
-// its request, which take copies, or protocol.NoRequest when the guest is
-// to end.
-func hostNextRequest(ctx context.Context, m api.Module, stack []uint64) {
-	inst := instanceOf(ctx, m)
-	inst.readyOne.Do(func() { close(inst.ready) })
-	select {
-	case req := <-inst.requests:
-		inst.pending = req
-		stack[0] = uint64(len(req))
-	case <-inst.closing:
-		stack[0] = protocol.NoRequest
-	case <-ctx.Done():
-		stack[0] = protocol.NoRequest
-	}
-}
-
-// take(ptr, size): copies into the guest what the last next_request or
-// python announced.
+// take(ptr, size): copies into the guest what the request of the call in
+// progress or python announced.
 func hostTake(ctx context.Context, m api.Module, stack []uint64) {
 	inst := instanceOf(ctx, m)
 	ptr, size := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
@@ -87,16 +68,6 @@ func hostTake(ctx context.Context, m api.Module, stack []uint64) {
 		panic("wasmshell: take out of range")
 	}
 	inst.pending = nil
-}
-
-// reply(status): the call is over.
-func hostReply(ctx context.Context, m api.Module, stack []uint64) {
-	inst := instanceOf(ctx, m)
-	select {
-	case inst.replies <- int32(api.DecodeI32(stack[0])):
-	default:
-		panic("wasmshell: reply without a request")
-	}
 }
 
 // stop_reason() -> Stop: whether the call in progress is to stop.

@@ -15,19 +15,31 @@ import (
 )
 
 // copiedImage is an Image whose allocations come filled with it, as a
-// copy-on-write mapping of it would: the shell must not write its data
-// over them (mapped reports true) and must run as one whose data was
-// written at its start.
+// copy-on-write mapping of it would (the shell must not write over them:
+// mapped reports true), or, when notMapped, zeroed, as a failed mapping's
+// (the shell must copy the image in).
 type copiedImage struct {
 	memory      []byte
+	notMapped   bool
 	allocations atomic.Int32
+	copies      atomic.Int32
 }
 
 func (img *copiedImage) Allocation() (experimental.MemoryAllocator, func() bool) {
 	img.allocations.Add(1)
 	return experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory {
-		return &filledMemory{buf: append(make([]byte, 0, max(capBytes, uint64(len(img.memory)))), img.memory...), max: maxBytes}
-	}), func() bool { return true }
+		m := &filledMemory{buf: make([]byte, 0, max(capBytes, uint64(len(img.memory)))), max: maxBytes}
+		if !img.notMapped {
+			m.buf = append(m.buf, img.memory...)
+		}
+		return m
+	}), func() bool { return !img.notMapped }
+}
+
+func (img *copiedImage) CopyTo(memory []byte) error {
+	img.copies.Add(1)
+	copy(memory, img.memory)
+	return nil
 }
 
 func (*copiedImage) Close() {}
@@ -50,16 +62,20 @@ func (m *filledMemory) Reallocate(size uint64) []byte {
 
 func (m *filledMemory) Free() { m.buf = nil }
 
-// Shells whose memory starts as the engine's image run as shells whose
-// data their start wrote, and so does a shell of an engine whose image
-// could not be made.
+// Shells start as the engine's template: from its image, mapped or
+// copied in, and from the template's memory when the image could not be
+// made. Each runs commands as a shell of its own.
 func TestShellsStartFromTheImage(t *testing.T) {
-	img := &copiedImage{}
-	engines := map[string]wasmshell.Config{
-		"image": {MemoryBytes: 64 << 20, Image: func(memory []byte) (wasmshell.Image, error) {
+	mapped, copied := &copiedImage{}, &copiedImage{notMapped: true}
+	imageOf := func(img *copiedImage) func([]byte) (wasmshell.Image, error) {
+		return func(memory []byte) (wasmshell.Image, error) {
 			img.memory = append([]byte(nil), memory...)
 			return img, nil
-		}},
+		}
+	}
+	engines := map[string]wasmshell.Config{
+		"mapped": {MemoryBytes: 64 << 20, Image: imageOf(mapped)},
+		"copied": {MemoryBytes: 64 << 20, Image: imageOf(copied)},
 		"no image": {MemoryBytes: 64 << 20, Image: func([]byte) (wasmshell.Image, error) {
 			return nil, errors.New("no image here")
 		}},
@@ -72,17 +88,20 @@ func TestShellsStartFromTheImage(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = eng.Close(context.Background()) })
-			for range 2 {
+			for i := range 2 {
 				sh := startShell(t, eng)
-				out, errOut, res := run(t, sh, context.Background(), "f() { echo \"$1\"; }; f hi | tr a-z A-Z; printf '%s\\n' b a | sort | awk '{print NR\": \"$0}'")
-				if want := "HI\n1: a\n2: b\n"; out != want || errOut != "" || res.Code != 0 {
-					t.Fatalf("%q %q %+v, want %q", out, errOut, res, want)
+				out, errOut, res := run(t, sh, context.Background(), "echo ${x-unset}; x=set; f() { echo \"$1\"; }; f hi | tr a-z A-Z; printf '%s\\n' b a | sort | awk '{print NR\": \"$0}'")
+				if want := "unset\nHI\n1: a\n2: b\n"; out != want || errOut != "" || res.Code != 0 {
+					t.Fatalf("shell %d: %q %q %+v, want %q", i, out, errOut, res, want)
 				}
 			}
 		})
 	}
-	if n := img.allocations.Load(); n != 2 {
-		t.Errorf("%d shells' memories came from the image, want 2", n)
+	if n := mapped.allocations.Load(); n != 2 || mapped.copies.Load() != 0 {
+		t.Errorf("%d shells' memories mapped the image, %d copied it; want 2 and 0", n, mapped.copies.Load())
+	}
+	if n := copied.copies.Load(); n != 2 {
+		t.Errorf("%d shells copied the image they could not map, want 2", n)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,10 +55,10 @@ type Config struct {
 	// zoneinfo reads, so that both agree.
 	Zone func(name string) ([]byte, bool)
 	// Image, when set, is called once with the memory every shell starts
-	// with (the guest's data, laid out; it is not kept after the call)
-	// and returns the Image that each shell's memory maps (see Image).
-	// Without it, or when it fails, each shell has the data written into
-	// its memory, as instantiation did.
+	// with (that of an instance whose _initialize has run; it is not kept
+	// after the call) and returns the Image that each shell's memory maps
+	// (see Image). Without it, or when it fails, the engine keeps that
+	// memory and each shell's start copies it.
 	Image func(memory []byte) (Image, error)
 }
 
@@ -69,12 +68,18 @@ type Engine struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	// data are the guest's data segments, which the compiled module no
-	// longer carries (wasmpatch.SplitData): the image holds them, or
-	// each shell's start writes them. They are slices of the module's
-	// bytes. dataEnd is where the last ends.
+	// longer carries (wasmpatch.SplitData): the template's start writes
+	// them. They are slices of the module's bytes. dataEnd is where the
+	// last ends. globals name the module's mutable globals, which
+	// SplitData exported.
 	data    []wasmpatch.Segment
 	dataEnd uint64
-	image   Image // nil: no image
+	globals []string
+
+	// tmpl is what every shell starts from, made by the first Start.
+	tmplOnce sync.Once
+	tmpl     *template
+	tmplErr  error
 }
 
 // NewEngine compiles the shell (or finds it in cfg.Cache).
@@ -112,9 +117,9 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	// The Go toolchain writes the guest's data as 100,000 segments, for
 	// which wazero keeps 2.4 MB of slice headers in every instance; and
 	// instantiation would write them into each shell's memory. The
-	// module compiled has none: each shell's start puts the data in
-	// (loadData), or maps the image of it.
-	code, data, err := wasmpatch.SplitData(mod)
+	// module compiled has none: the template's start puts the data in
+	// (loadData), and shells start as the template.
+	code, data, globals, err := wasmpatch.SplitData(mod)
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("wasmshell: the shell's data: %w", err)
@@ -124,20 +129,14 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("wasmshell: compile the shell: %w", err)
 	}
-	e := &Engine{cfg: cfg, rt: rt, compiled: compiled, data: data, dataEnd: dataEnd(data)}
-	if cfg.Image != nil {
-		if img, err := cfg.Image(layOut(data, e.dataEnd)); err == nil {
-			e.image = img
-		}
-	}
-	return e, nil
+	return &Engine{cfg: cfg, rt: rt, compiled: compiled, data: data, dataEnd: dataEnd(data), globals: globals}, nil
 }
 
 // Close releases the compiled shell and its image; every Shell must be
 // closed first.
 func (e *Engine) Close(ctx context.Context) error {
-	if e.image != nil {
-		e.image.Close()
+	if e.tmpl != nil && e.tmpl.image != nil {
+		e.tmpl.image.Close()
 	}
 	return e.rt.Close(ctx)
 }
@@ -184,6 +183,10 @@ type Shell struct {
 func (e *Engine) Start(opts Options) (*Shell, error) {
 	if opts.Workspace == nil || opts.Tmp == nil {
 		return nil, errors.New("wasmshell: a shell needs its workspace and temporary directory")
+	}
+	e.tmplOnce.Do(func() { e.tmpl, e.tmplErr = e.makeTemplate() })
+	if e.tmplErr != nil {
+		return nil, e.tmplErr
 	}
 	return &Shell{eng: e, opts: opts}, nil
 }
@@ -322,8 +325,9 @@ func (s *Shell) MemoryBytes() int64 {
 	return s.inst.memoryBytes()
 }
 
-// start launches a guest instance: its _start runs on a goroutine the
-// instance owns, serving requests until shutdown, and ends with it.
+// start launches a guest instance from the engine's template, on a
+// goroutine the instance owns, which serves its calls until shutdown and
+// ends with it.
 func (s *Shell) start() (*instance, error) {
 	inst := &instance{
 		requests:  make(chan []byte),
@@ -338,44 +342,34 @@ func (s *Shell) start() (*instance, error) {
 		zone:      s.eng.cfg.Zone,
 		tmp:       s.opts.Tmp,
 	}
+	tmpl := s.eng.tmpl
 	ictx := context.WithValue(context.Background(), instanceKey{}, inst)
 	var mapped func() bool
-	if s.eng.image != nil {
+	if tmpl.image != nil {
 		var alloc experimental.MemoryAllocator
-		alloc, mapped = s.eng.image.Allocation()
+		alloc, mapped = tmpl.image.Allocation()
 		ictx = experimental.WithMemoryAllocator(ictx, alloc)
 	}
 	ctx, cancel := context.WithCancel(ictx)
 	inst.cancel = cancel
-	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
-		WithSysFSMount(s.opts.Workspace, "/workspace").(sysfs.FSConfig).
-		WithSysFSMount(s.opts.Tmp, "/tmp")
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithArgs("shell", strconv.FormatInt(s.opts.MaxFileBytes, 10), strconv.FormatBool(s.opts.Python != nil)).
-		// The Go runtime's own settings; the script's environment is
-		// the shell's, never this one.
-		WithEnv("GOTRACEBACK", "none").
-		WithStdin(bytes.NewReader(nil)).
-		WithStdout(&inst.stdout).
-		WithStderr(&inst.stderr).
-		WithFSConfig(fsCfg).
-		WithRandSource(rand.Reader).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithNanosleep(inst.sleep).
-		WithOsyield(func() {}).
-		// _start runs once the data is in (loadData).
-		WithStartFunctions()
+	cfg := moduleConfig(s.opts.Workspace, s.opts.Tmp, &inst.stdout, &inst.stderr, inst.sleep)
+	python := uint64(0)
+	if s.opts.Python != nil {
+		python = 1
+	}
 	go func() {
 		defer close(inst.exited)
 		defer cancel()
 		mod, err := s.eng.rt.InstantiateModule(ctx, s.eng.compiled, cfg)
 		if err == nil {
-			err = s.eng.loadData(mod, mapped)
+			err = tmpl.restore(mod, mapped)
 		}
 		if err == nil {
-			err = runStart(ctx, mod)
+			_, err = mod.ExportedFunction("setup").Call(ctx, api.EncodeI64(s.opts.MaxFileBytes), python)
+		}
+		if err == nil {
+			close(inst.ready)
+			err = inst.serve(ctx, mod)
 		}
 		if mod != nil {
 			_ = mod.Close(context.Background())
@@ -386,21 +380,74 @@ func (s *Shell) start() (*instance, error) {
 	case <-inst.ready:
 		return inst, nil
 	case <-inst.exited:
-		return nil, fmt.Errorf("wasmshell: the shell did not start: %v", inst.exitErr)
+		return nil, fmt.Errorf("wasmshell: the shell did not start: %w", inst.exitErr)
+	}
+}
+
+// moduleConfig is the configuration of a guest instance over the mounts
+// ws and tmp. The template's and every shell's must be the same but for
+// the mounts' file systems, the standard streams and the sleep: the Go
+// runtime reads the rest (arguments, environment, the mounts' names and
+// numbers) in _initialize, which only the template runs.
+func moduleConfig(ws, tmp experimentalsys.FS, stdout, stderr io.Writer, sleep func(ns int64)) wazero.ModuleConfig {
+	fsCfg := wazero.NewFSConfig().(sysfs.FSConfig).
+		WithSysFSMount(ws, "/workspace").(sysfs.FSConfig).
+		WithSysFSMount(tmp, "/tmp")
+	return wazero.NewModuleConfig().
+		WithName("").
+		WithArgs("shell").
+		// The Go runtime's own settings; the script's environment is
+		// the shell's, never this one.
+		WithEnv("GOTRACEBACK", "none").
+		WithStdin(bytes.NewReader(nil)).
+		WithStdout(stdout).
+		WithStderr(stderr).
+		WithFSConfig(fsCfg).
+		WithRandSource(rand.Reader).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(sleep).
+		WithOsyield(func() {}).
+		// Nothing runs at instantiation: the template runs _initialize
+		// once its data is in, a shell starts as the template.
+		WithStartFunctions()
+}
+
+// serve runs the guest's calls, one per request, until shutdown (nil) or
+// until the guest ends (its error).
+func (inst *instance) serve(ctx context.Context, mod api.Module) error {
+	run := mod.ExportedFunction("run")
+	if run == nil {
+		return errors.New("the shell exports no run")
+	}
+	stack := make([]uint64, 1)
+	for {
+		select {
+		case req := <-inst.requests:
+			inst.pending = req
+			stack[0] = uint64(len(req))
+			if err := run.CallWithStack(ctx, stack); err != nil {
+				return fmt.Errorf("run: %w", err)
+			}
+			inst.replies <- api.DecodeI32(stack[0])
+		case <-inst.closing:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
 // instance is one running guest.
 type instance struct {
-	requests chan []byte // the next request, taken by next_request
-	replies  chan int32  // a request's status, from reply
+	requests chan []byte // the next request, for serve
+	replies  chan int32  // a request's status, from serve
 	exited   chan struct{}
 	exitErr  error // set before exited is closed
 	closing  chan struct{}
 	closeOne sync.Once
 	cancel   context.CancelFunc // ends the guest by force
-	ready    chan struct{}      // closed at the guest's first next_request
-	readyOne sync.Once
+	ready    chan struct{}      // closed once the guest is set up
 
 	interrupt chan struct{} // closed when the guest is being ended: sleeps return
 	killOnce  sync.Once
@@ -411,7 +458,7 @@ type instance struct {
 	quotaFn        func() (limit, used int64)
 	zone           func(name string) ([]byte, bool)
 
-	pending []byte // what next_request or python announced, for take
+	pending []byte // the request of the call in progress or what python announced, for take
 
 	python  func(context.Context, PythonCall) PythonResult
 	callMu  sync.Mutex

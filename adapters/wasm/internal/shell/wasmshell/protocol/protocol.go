@@ -68,9 +68,6 @@ type PythonResult struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// NoRequest is next_request's answer when the guest is to end.
-const NoRequest = 0xFFFFFFFF
-
 // Stop is stop_reason's answer: whether the call in progress is to stop.
 type Stop uint32
 

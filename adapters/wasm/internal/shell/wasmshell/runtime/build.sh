@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds shell.wasm, the bash tool's shell as a WASI program (package
-# ../../guest), reproducibly: the same Go toolchain (pinned below; the go
+# Builds shell.wasm, the bash tool's shell as a WASI reactor (package
+# ../../guest, -buildmode=c-shared: its host calls its exported functions,
+# and it runs nothing between them), reproducibly: the same Go toolchain (pinned below; the go
 # command fetches it from the Go module proxy if this machine has another)
 # and the same module versions (go.sum) give the same bytes.
 #
@@ -51,7 +52,7 @@ use $root
 
 replace mvdan.cc/sh/v3 => ./sh
 WORK
-GOWORK="$work/go.work" GOOS=wasip1 GOARCH=wasm go build -tags codeport_interp -trimpath -buildvcs=false -ldflags='-s -w -buildid=' \
+GOWORK="$work/go.work" GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -tags codeport_interp -trimpath -buildvcs=false -ldflags='-s -w -buildid=' \
 	-o "$work/shell.wasm" ./adapters/wasm/internal/shell/guest
 
 if [ -n "$out" ]; then
