@@ -66,6 +66,10 @@ type stackGuard struct {
 	mu    sync.Mutex
 	marks [stackSlots]stackMark // the last counts
 	next  int
+	// pcs holds the buffers of program counters countFrames asks for
+	// (maxStackFrames+1 each, 128 KiB in the guest): the shell's, not the
+	// package's.
+	pcs sync.Pool
 }
 
 // stackMark is a count: at the stack address sp a goroutine had frames
@@ -91,7 +95,7 @@ func (g *stackGuard) tooDeep() bool {
 		}
 	}
 	g.mu.Unlock()
-	n := countFrames()
+	n := g.countFrames()
 	if n > maxStackFrames {
 		return true
 	}
@@ -102,14 +106,15 @@ func (g *stackGuard) tooDeep() bool {
 	return false
 }
 
-// pcBuffers hold the program counters countFrames asks for (256 KB each).
-var pcBuffers = sync.Pool{New: func() any { b := make([]uintptr, maxStackFrames+1); return &b }}
-
 // countFrames returns the number of frames on the calling goroutine's
 // stack, or maxStackFrames+1 if there are more.
-func countFrames() int {
-	b := pcBuffers.Get().(*[]uintptr)
-	defer pcBuffers.Put(b)
+func (g *stackGuard) countFrames() int {
+	b, _ := g.pcs.Get().(*[]uintptr)
+	if b == nil {
+		pcs := make([]uintptr, maxStackFrames+1)
+		b = &pcs
+	}
+	defer g.pcs.Put(b)
 	return runtime.Callers(0, *b)
 }
 
