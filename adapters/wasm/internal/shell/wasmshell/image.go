@@ -44,7 +44,11 @@ type Image interface {
 // The guest is a reactor whose calls return between the host's calls, so
 // those are all of its state; the host's side of it (WASI's descriptors:
 // the standard streams and the two mounts) each shell's configuration
-// makes the same (moduleConfig).
+// makes the same (moduleConfig). The monotonic clock every instance reads
+// is the process's, so the times the template's runtime recorded stay in
+// the past of every shell's.
+// What the Go runtime drew from randomness in the template is every
+// shell's too, until setup moves its generator (see the guest's reseed).
 type template struct {
 	size    uint32 // bytes of memory
 	names   []string
