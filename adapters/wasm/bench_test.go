@@ -129,6 +129,36 @@ func BenchmarkSessionFirstResult(b *testing.B) {
 	}
 }
 
+// BenchmarkSessionFirstBash: the first bash call of a session, `echo hi`,
+// timed from its request: what starting the session's shell adds to a
+// call. The session (and its interpreter) is made before the clock
+// starts; the process's first shell, which compiles the guest and makes
+// its image, runs before the measurement.
+func BenchmarkSessionFirstBash(b *testing.B) {
+	a := newTestAdapter(b, noPool)
+	ctx := context.Background()
+	echo := port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "echo hi"}
+	if res, err := a.Execute(ctx, newSession(b, a), echo); err != nil || res.Stdout != "hi\n" {
+		b.Fatal(err, res.Stderr)
+	}
+	var first []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		id := newSession(b, a)
+		b.StartTimer()
+		t := time.Now()
+		res, err := a.Execute(ctx, id, echo)
+		first = append(first, time.Since(t))
+		if err != nil || res.Stdout != "hi\n" {
+			b.Fatalf("%v %q %q", err, res.Stdout, res.Stderr)
+		}
+		b.StopTimer()
+		_ = a.DestroySession(ctx, id)
+		b.StartTimer()
+	}
+	measure.Report(b, "first-bash", first)
+}
+
 // firstResults creates a session, runs code (which must print want) and
 // destroys the session, over and over, and reports the time to the first
 // result and to the end of the destroy. The pool, of size pool, is
