@@ -3,7 +3,6 @@ package wasmpatch
 import (
 	"bytes"
 	"errors"
-	"slices"
 	"testing"
 )
 
@@ -13,7 +12,7 @@ func TestSplitData(t *testing.T) {
 	mem := rawSection(secMemory, vec([]byte{0x00, 0x01}))
 	custom := customSec("keep", []byte("me"))
 	in := wasmModule(mem, custom, vecSec(secData, activeData(16, "ab"), activeData(4096, "xyz")))
-	code, data, globals, err := SplitData(in)
+	code, data, err := SplitData(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,10 +22,7 @@ func TestSplitData(t *testing.T) {
 	if len(data) != 2 || data[0].Offset != 16 || string(data[0].Bytes) != "ab" || data[1].Offset != 4096 || string(data[1].Bytes) != "xyz" {
 		t.Errorf("data = %+v", data)
 	}
-	if len(globals) != 0 {
-		t.Errorf("globals %q in a module without", globals)
-	}
-	if code, data, _, err := SplitData(wasmModule(mem)); err != nil || !bytes.Equal(code, wasmModule(mem)) || len(data) != 0 {
+	if code, data, err := SplitData(wasmModule(mem)); err != nil || !bytes.Equal(code, wasmModule(mem)) || len(data) != 0 {
 		t.Errorf("no data section: % x, %v, %v", code, data, err)
 	}
 }
@@ -40,29 +36,11 @@ func TestSplitDataRefusesSegmentsInUse(t *testing.T) {
 		"data count": wasmModule(mem, rawSection(secDataCount, uleb(1)), vecSec(secData, activeData(0, "a"))),
 		"negative":   wasmModule(mem, vecSec(secData, activeData(-8, "a"))),
 	} {
-		if _, _, _, err := SplitData(in); !errors.Is(err, ErrUnsupported) {
+		if _, _, err := SplitData(in); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: %v, want ErrUnsupported", name, err)
 		}
 	}
-	if _, _, _, err := SplitData([]byte("\x00asm")); !errors.Is(err, ErrMalformed) {
+	if _, _, err := SplitData([]byte("\x00asm")); !errors.Is(err, ErrMalformed) {
 		t.Errorf("truncated: %v, want ErrMalformed", err)
-	}
-}
-
-// SplitData exports the mutable globals not exported already, as Patch
-// does, and names them as SnapshotGlobals reads them from the result.
-func TestSplitDataExportsMutableGlobals(t *testing.T) {
-	code, _, globals, err := SplitData(globalsModule())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"codeport_global.1", "codeport_global.4"}; !slices.Equal(globals, want) {
-		t.Fatalf("globals %q, want %q", globals, want)
-	}
-	if got, err := SnapshotGlobals(code); err != nil || !slices.Equal(got, globals) {
-		t.Fatalf("the module exports %q, %v", got, err)
-	}
-	if _, err := parseModule(code); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("parsing the result again: %v, want its reserved names refused", err)
 	}
 }
