@@ -3,15 +3,12 @@ package wasmshell_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
-	"github.com/codeport/codeport/internal/workspace"
 )
 
 // copiedImage is an Image whose allocations come filled with it, as a
@@ -108,15 +105,8 @@ func TestShellsStartFromTheImage(t *testing.T) {
 // startShell starts a shell of eng over fresh directories.
 func startShell(t *testing.T, eng *wasmshell.Engine) *wasmshell.Shell {
 	t.Helper()
-	dir := t.TempDir()
-	ws, tmp := filepath.Join(dir, "ws"), filepath.Join(dir, "tmp")
-	for _, d := range []string{ws, tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	q := workspace.NewQuota(64 << 20)
-	sh, err := eng.Start(wasmshell.Options{Workspace: workspace.NewSysFS(ws, q), Tmp: workspace.NewSysFS(tmp, q)})
+	_, ws, tmp := shellDirs(t)
+	sh, err := eng.Start(wasmshell.Options{Workspace: ws, Tmp: tmp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
 	"github.com/codeport/codeport/internal/testkit/testcache"
@@ -75,20 +76,13 @@ func newShell(t *testing.T, memory int64) (*wasmshell.Shell, string) {
 // that does not stop is ended (0: the default).
 func newShellGrace(t *testing.T, memory int64, grace time.Duration) (*wasmshell.Shell, string) {
 	t.Helper()
-	dir := t.TempDir()
-	ws, tmp := filepath.Join(dir, "ws"), filepath.Join(dir, "tmp")
-	for _, d := range []string{ws, tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	q := workspace.NewQuota(64 << 20)
-	sh, err := engine(t, engineKey{memory, grace}).Start(wasmshell.Options{Workspace: workspace.NewSysFS(ws, q), Tmp: workspace.NewSysFS(tmp, q), MaxFileBytes: 8 << 20})
+	dir, ws, tmp := shellDirs(t)
+	sh, err := engine(t, engineKey{memory, grace}).Start(wasmshell.Options{Workspace: ws, Tmp: tmp, MaxFileBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sh.Close)
-	return sh, ws
+	return sh, dir
 }
 
 func run(t *testing.T, sh *wasmshell.Shell, ctx context.Context, cmd string) (string, string, wasmshell.Result) {
@@ -251,4 +245,19 @@ func TestClosedShell(t *testing.T) {
 	if _, err := sh.Run(context.Background(), "echo x", nil, nil); !errors.Is(err, wasmshell.ErrClosed) {
 		t.Fatalf("Run after Close: %v", err)
 	}
+}
+
+// shellDirs are a shell's workspace and temporary directory: fresh
+// directories under one 64 MiB quota, and the workspace's path.
+func shellDirs(t *testing.T) (wsPath string, ws, tmp experimentalsys.FS) {
+	t.Helper()
+	dir := t.TempDir()
+	wsDir, tmpDir := filepath.Join(dir, "ws"), filepath.Join(dir, "tmp")
+	for _, d := range []string{wsDir, tmpDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := workspace.NewQuota(64 << 20)
+	return wsDir, workspace.NewSysFS(wsDir, q), workspace.NewSysFS(tmpDir, q)
 }
