@@ -31,7 +31,10 @@
 # lapack_lite's duplicate f2c sources are handled by a patch (patches/).
 #
 # Options. No threads; numpy's baseline C loops (no CPU dispatch, no
-# SVML, highway or x86-simd-sort; numpy has no wasm SIMD paths). BLAS is
+# SVML, highway or x86-simd-sort; numpy has no wasm SIMD paths), without
+# -msimd128: clang's auto-vectorisation of them made as many loops slower
+# under wazero as faster (int64 adds and dtype casts slower, int32 adds
+# and clip faster). BLAS is
 # OpenBLAS (11-sci-openblas.sh: its generic C kernels and our SIMD128
 # DGEMM kernel, which matmul and np.dot use through CBLAS); LAPACK is
 # numpy's bundled lapack_lite calling that BLAS (patches/numpy-*-wasi.patch:
