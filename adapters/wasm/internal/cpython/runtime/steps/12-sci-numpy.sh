@@ -5,6 +5,9 @@
 # cross.ini, from files/), then numpy's extension modules by its own meson
 # build, one archive each, clashing symbols renamed (sci-lib.sh), with
 # the OpenBLAS of the openblas step as BLAS and lapack_lite as LAPACK.
+# -Ddisable-highway leaves out numpy's run-time dispatched Highway code
+# only: np.sort's vqsort (patches/numpy-*-vqsort.patch) is compiled from
+# the Highway headers numpy vendors, for wasm with -msimd128.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=sci-lib.sh
