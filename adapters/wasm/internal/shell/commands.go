@@ -286,10 +286,21 @@ func (c *call) runCommand(ctx context.Context, argv []string, in io.Reader) (cod
 	if f, ok := in.(*os.File); ok && ctx != c.ctx {
 		// Unblock a read from a pipe at the deadline, and make the pipe
 		// readable again for what follows if only the deadline passed.
-		stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(deadlinePassed) })
+		// stop returning false means only that the deadline's function
+		// has started, on a goroutine of its own: the reset waits for it
+		// to be done, or it could set the past deadline after the reset,
+		// and the next command would read nothing.
+		set := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(set)
+			f.SetReadDeadline(deadlinePassed)
+		})
 		defer func() {
-			if !stop() && c.ctx.Err() == nil {
-				f.SetReadDeadline(time.Time{})
+			if !stop() {
+				<-set
+				if c.ctx.Err() == nil {
+					f.SetReadDeadline(time.Time{})
+				}
 			}
 		}()
 	}
