@@ -163,17 +163,9 @@ func startOverHTTP(b *testing.B, c peerConfig) (*target, error) {
 // each with a warm interpreter. Its memory is this process and its
 // workers.
 func startSubprocess(b *testing.B, c peerConfig) (*target, error) {
-	if workerBin == "" {
-		return nil, fmt.Errorf("%w: no worker binary (TestMain builds one only for benchmarks)", errAbsent)
-	}
-	a := wasmtest.NewSubprocess(b, workerBin, func(cfg subprocess.Config) subprocess.Config {
+	return startWorkers(b, c, func(cfg subprocess.Config) subprocess.Config {
 		return cfg.WithWorkers(c.pool, 64) // as many as the in-process max-sessions
 	})
-	t := &target{port: a, rss: func() int64 { runtime.GC(); debug.FreeOSMemory(); return treeRSS(os.Getpid()) }}
-	if c.pool > 0 {
-		t.waitPool = a.WaitReady
-	}
-	return t, nil
 }
 
 // startTenantWorkers starts adapters/subprocess as an operator who wants
@@ -182,12 +174,18 @@ func startSubprocess(b *testing.B, c peerConfig) (*target, error) {
 // to the image between them (the benchmark's sessions are all one
 // tenant's). Its pool is the idle workers it keeps, each able to take 8.
 func startTenantWorkers(b *testing.B, c peerConfig) (*target, error) {
+	return startWorkers(b, c, func(cfg subprocess.Config) subprocess.Config {
+		return cfg.WithWorkers(c.pool, 8).WithSessionsPerWorker(8).WithRecycleAfter(256).WithTenantWorkers(true)
+	})
+}
+
+// startWorkers starts adapters/subprocess configured by opt, with workers
+// running the binary TestMain built.
+func startWorkers(b *testing.B, c peerConfig, opt func(subprocess.Config) subprocess.Config) (*target, error) {
 	if workerBin == "" {
 		return nil, fmt.Errorf("%w: no worker binary (TestMain builds one only for benchmarks)", errAbsent)
 	}
-	a := wasmtest.NewSubprocess(b, workerBin, func(cfg subprocess.Config) subprocess.Config {
-		return cfg.WithWorkers(c.pool, 8).WithSessionsPerWorker(8).WithRecycleAfter(256).WithTenantWorkers(true)
-	})
+	a := wasmtest.NewSubprocess(b, workerBin, opt)
 	t := &target{port: a, rss: func() int64 { runtime.GC(); debug.FreeOSMemory(); return treeRSS(os.Getpid()) }}
 	if c.pool > 0 {
 		t.waitPool = a.WaitReady

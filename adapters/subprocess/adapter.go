@@ -197,12 +197,7 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 		// With tenant workers, a worker of ctx's tenant that has room is
 		// as ready for its next session as a fresh one; and once no more
 		// workers may start, there is nothing to wait for.
-		idle := 0
-		for _, w := range a.workers {
-			if a.availableForLocked(w, tenant) {
-				idle++
-			}
-		}
+		idle := a.countLocked(func(w *worker) bool { return a.availableForLocked(w, tenant) })
 		full := a.cfg.settings.TenantWorkers && a.liveLocked()+a.starting >= a.cfg.workers() && a.warming == 0
 		a.mu.Unlock()
 		if idle >= a.cfg.settings.MinWorkers || full {
@@ -240,9 +235,16 @@ func (a *adapter) cacheShell(ctx context.Context) {
 // session's, with tenant workers (a worker bound to a tenant is ready
 // for that tenant's only).
 func (a *adapter) idleLocked() int {
+	return a.countLocked(func(w *worker) bool {
+		return a.availableLocked(w) && (!a.cfg.settings.TenantWorkers || w.hosted == 0)
+	})
+}
+
+// countLocked counts the workers ok says yes to.
+func (a *adapter) countLocked(ok func(*worker) bool) int {
 	n := 0
 	for _, w := range a.workers {
-		if a.availableLocked(w) && (!a.cfg.settings.TenantWorkers || w.hosted == 0) {
+		if ok(w) {
 			n++
 		}
 	}
