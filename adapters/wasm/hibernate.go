@@ -305,8 +305,9 @@ func (a *adapter) writeHibernated(ctx context.Context, s *session, path string) 
 	bw.Write(hdr)
 	bw.WriteByte('\n')
 	// Within this process the image is the same: only what differs from
-	// it is written. Kept for the next start, the whole memory is.
-	if _, err := a.saveLocked(s, bw, a.hibLock == nil); err != nil {
+	// it is written. Kept for the next start, the whole memory is. Always
+	// compact: a node holds thousands of these on its disk.
+	if _, err := a.saveLocked(s, bw, a.hibLock == nil, true); err != nil {
 		return false, err
 	}
 	if err := bw.Flush(); err != nil {

@@ -189,7 +189,7 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 		err = a.prepareLocked(ctx, s)
 	}
 	if err == nil {
-		_, err = a.saveLocked(s, w, false)
+		_, err = a.saveLocked(s, w, false, a.cfg.settings.CompactSnapshots)
 	}
 	if err == nil && commit != nil {
 		err = commit()
@@ -217,7 +217,7 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 // session without an interpreter is saved without memory, marked Lost if
 // it has a loss to report, and lost says so: nothing is saved as whole
 // that is not.
-func (a *adapter) saveLocked(s *session, w io.Writer, diff bool) (lost bool, err error) {
+func (a *adapter) saveLocked(s *session, w io.Writer, diff, compact bool) (lost bool, err error) {
 	meta := snapshotMeta{Format: snapshotFormat, Build: a.eng.buildID(), Profile: a.eng.rt.Profile, Idle: s.idle, Lifetime: s.lifetime}
 	var base *image
 	if diff {
@@ -241,7 +241,7 @@ func (a *adapter) saveLocked(s *session, w io.Writer, diff bool) (lost bool, err
 	} else {
 		meta.Lost = s.lost != ""
 	}
-	if err := writeSnapshot(w, meta, mem, base, s.sandbox); err != nil {
+	if err := writeSnapshot(w, meta, mem, base, compact, s.sandbox); err != nil {
 		return false, err
 	}
 	return meta.Lost, nil
@@ -271,7 +271,7 @@ func lostNote(why string) string {
 	return fmt.Sprintf("[codeport: this session's Python interpreter was lost outside any call: %s; its variables and imports are gone, its files are kept, and a fresh interpreter runs its code from now on]", why)
 }
 
-func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, sb *sandbox) error {
+func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, compact bool, sb *sandbox) error {
 	fail := func(err error) error { return fmt.Errorf("%w: writing the snapshot: %v", port.ErrRuntimeFailure, err) }
 	mb, err := json.Marshal(meta)
 	if err != nil {
@@ -284,7 +284,7 @@ func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, sb *
 			return fail(err)
 		}
 	}
-	if err := writeMemory(w, mem, base); err != nil {
+	if err := writeMemory(w, mem, base, compact); err != nil {
 		return fail(err)
 	}
 	// Two blocks compressed at once: the files may be as large as the
@@ -541,7 +541,7 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool,
 	switch {
 	case meta.Memory > 0 && unusable == "":
 		t := time.Now()
-		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), *meta, br)
+		it, err := a.eng.restoreInterpreter(ctx, sb.mounts(), *meta, br, seal != nil)
 		if err != nil {
 			return rs, err
 		}
@@ -620,7 +620,7 @@ func skipChunks(r io.Reader, memory uint32) error {
 // that chunks equal to it stay shared), then every chunk that differs
 // overwritten and, unless the snapshot is a difference from the image,
 // every chunk the snapshot does not list cleared.
-func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshotMeta, r io.Reader) (*interpreter, error) {
+func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshotMeta, r io.Reader, sealed bool) (*interpreter, error) {
 	invalid := func(what string) error {
 		return fmt.Errorf("%w: its memory section is %s", port.ErrInvalidSnapshot, what)
 	}
@@ -658,7 +658,7 @@ func (e *engine) restoreInterpreter(ctx context.Context, m mounts, meta snapshot
 	if meta.Format == snapshotFormatStream {
 		listing, err = readChunks(r, t)
 	} else {
-		listing, err = readMemory(r, t, it.alloc)
+		listing, err = readMemory(r, t, it.alloc, sealed)
 	}
 	if err != nil {
 		return fail(err)

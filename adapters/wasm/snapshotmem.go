@@ -33,10 +33,9 @@ import (
 // tells a file damaged on disk (format 1's S2 stream had them per chunk),
 // which is set aside rather than woken into a corrupt interpreter.
 //
-// A block is stored raw unless compression shrinks it by an eighth at
-// least: restoring a raw block is a copy, restoring a compressed one a
-// decode of its whole length, which a block that barely shrinks (data
-// already compressed, random bytes) pays for nothing.
+// A block is stored raw unless compression shrinks it enough to pay for
+// its decoding (storeCompressed): restoring a raw block is a copy,
+// restoring a compressed one a decode of its whole length.
 // The listing, read first, tells a restore which 2 MiB extents of its
 // memory it is about to fill, which it has backed with huge pages.
 
@@ -73,23 +72,54 @@ func memoryBlocks(listing []byte, nChunks int) []blockRange {
 func listed(listing []byte, i int) bool { return listing[i/8]&(1<<(i%8)) != 0 }
 
 // storeCompressed says whether a block of raw bytes is stored as enc, its
-// S2 encoding. Measured on a 50 MB session (BenchmarkSnapshot), a
-// restore's CPU time was the same, within noise, whether blocks were kept
-// compressed when they shrank at all or only when they halved: the seal's
-// time on the bytes compression saves is about what decoding them costs.
-// The snapshot is 10% smaller the first way; blocks that shrink by less
-// than an eighth are copied rather than decoded.
-func storeCompressed(raw, enc []byte) bool { return len(enc) <= len(raw)-len(raw)/8 }
+// S2 encoding. Compact, it is wherever that shrinks it by an eighth: a
+// block that barely shrinks (data already compressed, random bytes) is
+// copied on restore rather than decoded for nothing. Otherwise, only
+// where it shrinks to a quarter or less, which restores fastest: a
+// Python heap's blocks typically shrink to a half or a third, and S2
+// decodes such blocks at about 2 GB/s, slower than the bytes it saves are
+// read, sealed and copied. Measured on the 50 MB session of
+// BenchmarkSnapshot: restore CPU 54 ms compressed at a half, 38.5 ms
+// stored raw; the snapshot is 32 MiB one way, 66 MiB the other. Blocks
+// that shrink to a quarter (zeros with a few words, repeated records)
+// decode near copying speed and stay compressed either way.
+func storeCompressed(raw, enc []byte, compact bool) bool {
+	if compact {
+		return len(enc) <= len(raw)-len(raw)/8
+	}
+	return len(enc) <= len(raw)/4
+}
 
 // restoreWorkers is how many blocks a restore decodes at once, and a save
 // compresses: every core, up to 4 (the seal and the reading take one).
 func restoreWorkers() int { return max(1, min(runtime.GOMAXPROCS(0), 4)) }
 
+// probeBytes is how much of a block encodeBlock compresses first, when
+// only a block that shrinks to a quarter is stored compressed.
+const probeBytes = 64 << 10
+
+// encodeBlock returns raw's S2 encoding (in dst, if it fits), or nil
+// where it would not be stored compressed anyway: unless compact, a block
+// whose first probeBytes do not shrink to a third is not encoded whole,
+// which spares a snapshot of a Python heap most of its compression time
+// (its blocks shrink to a half or a third, and are stored raw).
+func encodeBlock(dst, raw []byte, compact bool) []byte {
+	if !compact && len(raw) > 2*probeBytes {
+		probe := s2.Encode(dst, raw[:probeBytes])
+		if len(probe) > probeBytes/3 {
+			return nil
+		}
+		dst = probe
+	}
+	return s2.Encode(dst, raw)
+}
+
 // writeMemory writes mem's memory section: with base, the chunks that
 // differ from it (past its end, the chunks that are not all zeros);
 // without, every chunk that is not all zeros. Blocks are compressed on
-// every core, and written in order.
-func writeMemory(w io.Writer, mem []byte, base *image) error {
+// every core, and written in order; compact says which are stored
+// compressed (storeCompressed).
+func writeMemory(w io.Writer, mem []byte, base *image, compact bool) error {
 	nChunks := (len(mem) + imageChunk - 1) / imageChunk
 	listing := make([]byte, (nChunks+7)/8)
 	buf := make([]byte, imageChunk)
@@ -156,10 +186,13 @@ func writeMemory(w io.Writer, mem []byte, base *image) error {
 				default:
 				}
 				raw := bytesOf(blocks[i])
-				if enc := s2.Encode(dst, raw); storeCompressed(raw, enc) {
+				if enc := encodeBlock(dst, raw, compact); enc != nil && storeCompressed(raw, enc, compact) {
 					results[i].enc, results[i].sum = enc, crc32c(enc)
 				} else {
 					results[i].sum = crc32c(raw)
+					if enc == nil {
+						enc = dst
+					}
 					select {
 					case free <- enc[:cap(enc)]:
 					default:
@@ -230,8 +263,11 @@ func (t *memoryTarget) put(off int, b []byte) {
 // memory's whole size, on every core. Chunks it does not list are left as
 // they are: the caller clears them, or keeps the image's. alloc, when the
 // memory is a mapping of it, is asked for huge pages where the section
-// fills most of an extent.
-func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error) {
+// fills most of an extent. With sealed, the blocks' checksums are not
+// computed: the seal covers every byte and is checked before the memory
+// is used (they are there for hibernated files, which have no seal), and
+// a corrupt block is refused by the decoder or by the seal either way.
+func readMemory(r io.Reader, t *memoryTarget, alloc *allocation, sealed bool) ([]byte, error) {
 	malformed := func(what string) error {
 		return fmt.Errorf("%w: its memory section is %s", port.ErrInvalidSnapshot, what)
 	}
@@ -258,7 +294,7 @@ func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error)
 			for j := range jobs {
 				lo, hi := j.b.lo*imageChunk, min(j.b.hi*imageChunk, len(t.view))
 				n, err := s2.DecodedLen(j.enc)
-				if crc32c(j.enc) != j.sum {
+				if !sealed && crc32c(j.enc) != j.sum {
 					fail(malformed("corrupt (a block's checksum does not match)"))
 				} else if err != nil || n != hi-lo {
 					fail(malformed("corrupt"))
@@ -302,7 +338,7 @@ func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error)
 				if _, err := io.ReadFull(r, t.view[lo:hi]); err != nil {
 					return malformed("truncated")
 				}
-				if crc32c(t.view[lo:hi]) != sum {
+				if !sealed && crc32c(t.view[lo:hi]) != sum {
 					return badSum
 				}
 			case n == 0:
@@ -312,7 +348,7 @@ func readMemory(r io.Reader, t *memoryTarget, alloc *allocation) ([]byte, error)
 				if _, err := io.ReadFull(r, scratch[:hi-lo]); err != nil {
 					return malformed("truncated")
 				}
-				if crc32c(scratch[:hi-lo]) != sum {
+				if !sealed && crc32c(scratch[:hi-lo]) != sum {
 					return badSum
 				}
 				t.put(lo, scratch[:hi-lo])
