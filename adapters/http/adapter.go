@@ -318,24 +318,30 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 	if err != nil {
 		return port.Result{}, err
 	}
-	var must struct {
-		ToolUseID   present `json:"tool_use_id"`
-		ResultBlock present `json:"result_block"`
-	}
-	var resp contract.ExecResponse
-	if err := decode(c, status, b, &must); err != nil {
-		return port.Result{}, err
-	}
-	switch {
-	case !bool(must.ToolUseID):
-		return port.Result{}, violation(c, status, "no tool_use_id")
-	case !bool(must.ResultBlock):
-		return port.Result{}, violation(c, status, "no result_block")
-	}
+	var resp execAnswer
 	if err := decode(c, status, b, &resp); err != nil {
 		return port.Result{}, err
 	}
-	return contract.ResultToPort(resp), nil
+	switch {
+	case resp.ToolUseID == nil:
+		return port.Result{}, violation(c, status, "no tool_use_id")
+	case resp.ResultBlock == nil:
+		return port.Result{}, violation(c, status, "no result_block")
+	}
+	resp.ExecResponse.ToolUseID, resp.ExecResponse.ResultBlock = *resp.ToolUseID, *resp.ResultBlock
+	return contract.ResultToPort(resp.ExecResponse), nil
+}
+
+// execAnswer decodes an exec answer in one pass and tells whether its two
+// required members are there and not null: the outer fields take those
+// two members (encoding/json gives a name to the shallowest field that
+// carries it), the embedded response the rest. Decoding the body once
+// for the members' presence and again for their values cost as much as
+// the rest of the client's work on a short call.
+type execAnswer struct {
+	ToolUseID   *string               `json:"tool_use_id"`
+	ResultBlock *contract.ResultBlock `json:"result_block"`
+	contract.ExecResponse
 }
 
 // execRequest converts a request for the wire with the contract's
