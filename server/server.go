@@ -174,19 +174,6 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	attrs := make([]slog.Attr, 0, 7)
-	attrs = append(attrs,
-		slog.String("method", r.Method),
-		slog.String("route", r.Pattern),
-		slog.Int("status", status),
-		slog.Duration("duration", d),
-	)
-	if id := r.PathValue("id"); id != "" {
-		attrs = append(attrs, slog.String("session_id", id))
-	}
-	if rec.tenant != "" {
-		attrs = append(attrs, slog.String("tenant", rec.tenant))
-	}
 	level := slog.LevelInfo
 	switch {
 	case r.Pattern == "GET /healthz" && (status == http.StatusOK || status == http.StatusServiceUnavailable):
@@ -204,13 +191,31 @@ func (s *server) log(r *http.Request, rec *recorder, d time.Duration) {
 		// A failure after the status was sent: a download cut short.
 		level = slog.LevelWarn
 	}
+	ctx := context.WithoutCancel(r.Context())
+	if !s.cfg.logger.Enabled(ctx, level) {
+		// No record is built for a level that is not logged.
+		return
+	}
+	attrs := make([]slog.Attr, 0, 7)
+	attrs = append(attrs,
+		slog.String("method", r.Method),
+		slog.String("route", r.Pattern),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+	)
+	if id := r.PathValue("id"); id != "" {
+		attrs = append(attrs, slog.String("session_id", id))
+	}
+	if rec.tenant != "" {
+		attrs = append(attrs, slog.String("tenant", rec.tenant))
+	}
 	// A client error is the client's business, and its message may quote
 	// the client's input; others are logged. Port errors never carry code,
 	// output or file contents.
 	if rec.err != nil && (status < 400 || status >= 500 || status == statusClientClosed) {
 		attrs = append(attrs, slog.String("error", rec.err.Error()))
 	}
-	s.cfg.logger.LogAttrs(context.WithoutCancel(r.Context()), level, "request", attrs...)
+	s.cfg.logger.LogAttrs(ctx, level, "request", attrs...)
 }
 
 // authenticated wraps h with the bearer check when a token or tenants are

@@ -155,6 +155,15 @@ func (a *adapter) do(ctx, callCtx context.Context, c *call, req *http.Request) (
 }
 
 func (a *adapter) logCall(ctx context.Context, c *call, status int, d time.Duration, err error) {
+	level := slog.LevelDebug
+	if err != nil && errors.Is(err, port.ErrBackendUnreachable) {
+		level = slog.LevelWarn
+	}
+	ctx = context.WithoutCancel(ctx)
+	if !a.log.Enabled(ctx, level) {
+		// Most calls are not logged (debug): their record is not built.
+		return
+	}
 	attrs := []slog.Attr{
 		slog.String("method", c.method),
 		slog.String("route", c.route),
@@ -164,14 +173,10 @@ func (a *adapter) logCall(ctx context.Context, c *call, status int, d time.Durat
 	if c.session != "" {
 		attrs = append(attrs, slog.String("session_id", c.session))
 	}
-	level := slog.LevelDebug
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
-		if errors.Is(err, port.ErrBackendUnreachable) {
-			level = slog.LevelWarn
-		}
 	}
-	a.log.LogAttrs(context.WithoutCancel(ctx), level, "remote call", attrs...)
+	a.log.LogAttrs(ctx, level, "remote call", attrs...)
 }
 
 // finish ends a response: the rest of the body is drained (a little of it,
