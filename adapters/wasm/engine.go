@@ -124,6 +124,7 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 	if dir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
 		if err == nil {
+			bufferCacheReads(cache)
 			return cache, nil
 		}
 		return wazero.NewCompilationCache(), err
