@@ -33,7 +33,29 @@ func (c bufferedFileCache) Get(key [sha256.Size]byte) (io.ReadCloser, bool, erro
 	if !ok || err != nil {
 		return r, ok, err
 	}
-	return bufferedEntry{bufio.NewReaderSize(r, cacheReadBuffer), r}, true, nil
+	return bufferedEntry{bufio.NewReaderSize(hugeReads{r}, cacheReadBuffer), r}, true, nil
+}
+
+// hugeReadMin is the shortest read of a cache entry that hugeReads
+// advises huge pages for: a huge page is 2 MiB.
+const hugeReadMin = 4 << 20
+
+// hugeReads reads a cache entry, asking the kernel to back a long read's
+// memory with huge pages first. The long read is the compiled code
+// (26 MB for the interpreter), which wazero reads in one into memory it
+// has just mapped: faulting that in 4 KiB pages was about 15 ms of a
+// process start, on its critical path; in 2 MiB pages it is a few
+// hundred faults instead of 6,400 (reading the 26 MB into fresh memory
+// took 4.4 ms instead of 11.5 at best, measured on a busy machine). The
+// code then runs from huge pages too.
+type hugeReads struct{ r io.Reader }
+
+// Read implements io.Reader.
+func (h hugeReads) Read(p []byte) (int, error) {
+	if len(p) >= hugeReadMin {
+		adviseHugePages(p)
+	}
+	return h.r.Read(p)
 }
 
 // bufferedEntry is a cache entry read through a buffer, closed by closing

@@ -64,6 +64,25 @@ func TestCacheReadsBuffered(t *testing.T) {
 	}
 }
 
+// TestHugeReads: a long read through hugeReads (which advises huge pages
+// for the memory it reads into) reads what a plain read does, into
+// memory from the Go heap or mapped for it, aligned or not.
+func TestHugeReads(t *testing.T) {
+	want := make([]byte, hugeReadMin+3<<20+123)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	for _, off := range []int{0, 1, 4095} {
+		got := make([]byte, len(want)+off)[off:]
+		if _, err := io.ReadFull(hugeReads{bytes.NewReader(want)}, got); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("offset %d: a long read through hugeReads differs from the source", off)
+		}
+	}
+}
+
 // TestBufferedEntryReadsWhole: a read of a buffered cache entry gets all
 // it asks for, across the buffer's ends, until the entry ends (wazero
 // reads each function's offset as 8 bytes in one read, and takes fewer
@@ -74,7 +93,7 @@ func TestBufferedEntryReadsWhole(t *testing.T) {
 	for i := range want {
 		want[i] = byte(i * 13)
 	}
-	e := bufferedEntry{bufio.NewReaderSize(bytes.NewReader(want), cacheReadBuffer), io.NopCloser(nil)}
+	e := bufferedEntry{bufio.NewReaderSize(hugeReads{bytes.NewReader(want)}, cacheReadBuffer), io.NopCloser(nil)}
 	// A header of 5 bytes first, as wazero's is of an odd length: the
 	// offsets that follow do not end where the buffer does.
 	got := make([]byte, 5)
