@@ -1,6 +1,8 @@
 package wasm
 
 import (
+	"errors"
+
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/codeport/codeport/adapters/wasm/internal/shell/wasmshell"
@@ -35,3 +37,21 @@ func (img shellImage) Allocation() (experimental.MemoryAllocator, func() bool) {
 func (img shellImage) CopyTo(memory []byte) error { return img.s.readAt(memory, 0) }
 
 func (img shellImage) Close() { img.s.close() }
+
+// LearnHot has every later shell's mapping of the image copy at once the
+// pages of it that the shell whose memory alloc is wrote (see
+// wasmshell's hotLearner), as the interpreter's image does with its probe
+// session's (learnHotPages). The engine calls it before any other shell
+// starts.
+func (img shellImage) LearnHot(alloc experimental.MemoryAllocator) error {
+	a, ok := alloc.(*allocation)
+	if !ok || !a.mapped {
+		return errors.New("the shell's memory is not a mapping of the image")
+	}
+	written, err := a.writtenPages()
+	if err != nil {
+		return err
+	}
+	img.s.setHot(written)
+	return nil
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero/experimental"
+
 	"github.com/codeport/codeport/port"
 )
 
@@ -40,6 +42,56 @@ func TestShellMemoryMapsTheImage(t *testing.T) {
 	copy(mems[0], "written")
 	if !bytes.HasPrefix(mems[1], []byte("shell data")) {
 		t.Fatal("one memory's write shows in another")
+	}
+}
+
+// The shell image learns the pages a shell wrote (LearnHot, which the
+// shell engine calls with its probe shell's memory): every later mapping
+// has them copied at once, reading as the image still, and the others
+// still shared.
+func TestShellImageLearnsHotPages(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("copy-on-write images need Linux")
+	}
+	image := bytes.Repeat([]byte("shell data "), 20000)
+	image = append(image, make([]byte, 4*wasmPage-len(image))...)
+	si, err := newShellImage(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer si.Close()
+	img := si.(shellImage)
+	probe, _ := img.Allocation()
+	mem := probe.Allocate(4*wasmPage, 64*wasmPage)
+	defer mem.Free()
+	buf := mem.Reallocate(4 * wasmPage)
+	const hot = 3 // a page the probe writes
+	buf[hot*imageChunk+1] = 'X'
+	if err := img.LearnHot(probe); err != nil {
+		t.Fatal(err)
+	}
+	alloc, mapped := img.Allocation()
+	mem2 := alloc.Allocate(4*wasmPage, 64*wasmPage)
+	defer mem2.Free()
+	buf2 := mem2.Reallocate(4 * wasmPage)
+	if !mapped() {
+		t.Fatal("the memory does not map the image")
+	}
+	written, err := alloc.(*allocation).writtenPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range written {
+		if w != (i == hot) {
+			t.Fatalf("page %d of a new mapping copied: %v, want %v", i, w, i == hot)
+		}
+	}
+	if !bytes.Equal(buf2[:len(image)], image) {
+		t.Fatal("a new mapping does not read as the image")
+	}
+	heap := experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory { return nil })
+	if err := img.LearnHot(heap); err == nil {
+		t.Error("LearnHot took a memory that is no mapping of the image")
 	}
 }
 

@@ -3,6 +3,7 @@ package wasmshell_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -99,6 +100,70 @@ func TestShellsStartFromTheImage(t *testing.T) {
 	}
 	if n := copied.copies.Load(); n != 2 {
 		t.Errorf("%d shells copied the image they could not map, want 2", n)
+	}
+}
+
+// learningImage is a copiedImage that learns what a shell wrote
+// (LearnHot): it records the allocators it made and the ones it learned
+// from.
+type learningImage struct {
+	copiedImage
+	mu      sync.Mutex
+	allocs  []experimental.MemoryAllocator
+	learned []int // the index in allocs of each allocator learned from
+}
+
+func (img *learningImage) Allocation() (experimental.MemoryAllocator, func() bool) {
+	alloc, mapped := img.copiedImage.Allocation()
+	a := &recordedAllocator{alloc}
+	img.mu.Lock()
+	img.allocs = append(img.allocs, a)
+	img.mu.Unlock()
+	return a, mapped
+}
+
+func (img *learningImage) LearnHot(alloc experimental.MemoryAllocator) error {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	for i, a := range img.allocs {
+		if a == alloc {
+			img.learned = append(img.learned, i)
+			return nil
+		}
+	}
+	img.learned = append(img.learned, -1)
+	return nil
+}
+
+type recordedAllocator struct{ experimental.MemoryAllocator }
+
+// An image that learns which pages a shell writes is taught once, by a
+// probe shell started from it before any session's, and sessions' shells
+// then start from it as before.
+func TestImageLearnsFromAProbeShell(t *testing.T) {
+	img := &learningImage{}
+	eng, err := wasmshell.NewEngine(context.Background(), wasmshell.Config{MemoryBytes: 64 << 20, Cache: cache(),
+		Image: func(memory []byte) (wasmshell.Image, error) {
+			img.memory = append([]byte(nil), memory...)
+			return img, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	for i := range 2 {
+		out, errOut, res := run(t, startShell(t, eng), context.Background(), "echo ${x-unset}; x=set; echo a | tr a A")
+		if want := "unset\nA\n"; out != want || errOut != "" || res.Code != 0 {
+			t.Fatalf("shell %d: %q %q %+v, want %q", i, out, errOut, res, want)
+		}
+	}
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if len(img.learned) != 1 || img.learned[0] != 0 {
+		t.Fatalf("learned from allocations %v of %d; want once, from the first (the probe's)", img.learned, len(img.allocs))
+	}
+	if len(img.allocs) != 3 {
+		t.Errorf("%d allocations, want 3: the probe's and two sessions'", len(img.allocs))
 	}
 }
 

@@ -198,7 +198,11 @@ func (e *Engine) Start(opts Options) (*Shell, error) {
 	if opts.Workspace == nil || opts.Tmp == nil {
 		return nil, errors.New("wasmshell: a shell needs its workspace and temporary directory")
 	}
-	e.tmplOnce.Do(func() { e.tmpl, e.tmplErr = e.makeTemplate() })
+	e.tmplOnce.Do(func() {
+		if e.tmpl, e.tmplErr = e.makeTemplate(); e.tmplErr == nil {
+			e.learnHot()
+		}
+	})
 	if e.tmplErr != nil {
 		return nil, e.tmplErr
 	}
@@ -360,9 +364,8 @@ func (s *Shell) start() (*instance, error) {
 	ictx := context.WithValue(context.Background(), instanceKey{}, inst)
 	var mapped func() bool
 	if tmpl.image != nil {
-		var alloc experimental.MemoryAllocator
-		alloc, mapped = tmpl.image.Allocation()
-		ictx = experimental.WithMemoryAllocator(ictx, alloc)
+		inst.alloc, mapped = tmpl.image.Allocation()
+		ictx = experimental.WithMemoryAllocator(ictx, inst.alloc)
 	}
 	ctx, cancel := context.WithCancel(ictx)
 	inst.cancel = cancel
@@ -468,6 +471,8 @@ type instance struct {
 	killOnce  sync.Once
 	stop      atomic.Uint32 // the Stop of the call in progress
 	mod       atomic.Pointer[api.Module]
+
+	alloc experimental.MemoryAllocator // its memory's, from the image; nil without one
 
 	workspace, tmp experimentalsys.FS // the mounts, for chmod
 	quotaFn        func() (limit, used int64)
