@@ -52,7 +52,7 @@ type Settings struct {
 	Profile             string        `json:"profile,omitempty" setting:"profile" help:"the runtime sessions run: default (CPython and its standard library) or scientific (the same CPython with numpy, pandas, sympy and Pillow built in; a Go program links it by importing adapters/wasm/scientific); empty: default"`
 	HibernateAfter      time.Duration `json:"hibernate_after,omitempty" setting:"hibernate-after" help:"a session idle this long is saved to disk and its memory released; its next call restores it (0: never)"`
 	HibernateDir        string        `json:"hibernate_dir,omitempty" setting:"hibernate-dir" help:"directory hibernated sessions are kept in; with it, closing (SIGTERM) hibernates every live session and the next start takes them back, so sessions survive a restart (empty: in the sessions directory, ended with the process)"`
-	CompactSnapshots    bool          `json:"compact_snapshots,omitempty" setting:"compact-snapshots" help:"compress a snapshot's memory wherever compression shrinks it: a Python heap's snapshot is about half the size, and its restore takes about 40% more CPU (false: only blocks that shrink to a quarter, which restores from local bytes fastest; hibernated sessions are always compact)"`
+	CompactSnapshots    bool          `json:"compact_snapshots,omitempty" setting:"compact-snapshots" help:"compress a snapshot's memory wherever compression shrinks it: a Python heap's snapshot is about half the size, and its restore takes about half as much CPU again (false: only blocks that shrink to a quarter, which restores from local bytes fastest; hibernated sessions are always compact)"`
 	DisplayValues       bool          `json:"display_values" setting:"display-values" help:"show a code_execution cell's last expression as Jupyter does: its repr on stdout, and image, SVG or HTML representations (and display() calls) as produced files; false keeps stdout to what the program printed (a call can ask otherwise)"`
 	InlineImages        int           `json:"inline_images" setting:"inline-images" help:"images (PNG, JPEG, GIF, WebP) a call's result carries inline at most, so a chart comes back with the call that drew it; the others stay produced files, fetched by file id, and stderr says which (0: none inline)"`
 	InlineImageBytes    int64         `json:"inline_image_bytes" setting:"inline-image-bytes" unit:"bytes" help:"bytes of images a call's result carries inline at most (see inline-images)"`
@@ -405,7 +405,7 @@ func (c Config) WithHibernation(after time.Duration, dir string) Config {
 
 // WithCompactSnapshots compresses a snapshot's memory wherever that
 // shrinks it, for snapshots that travel (a network, a remote store): about
-// half the bytes of a Python heap, for about 40% more CPU per restore.
+// half the bytes of a Python heap, for about half as much CPU again per restore.
 // Without it, a block is stored compressed only where it shrinks to a
 // quarter, which restores from local bytes fastest (see
 // Settings.CompactSnapshots). Hibernated sessions are compact either way.
