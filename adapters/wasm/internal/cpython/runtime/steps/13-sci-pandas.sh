@@ -2,15 +2,15 @@
 # sci-pandas: pandas' extension modules, against that numpy.
 #
 # pandas, built against the numpy of sci-numpy: meson (the one in SCI_TOOLS)
-# with the same cross file, except that its Python also finds two build-time
-# stand-ins: a numpy package whose get_include() names the headers of the
-# numpy built here (pandas' meson.build asks numpy for them; the real numpy
-# cannot run on the build machine's Python), and Cython, whose Tempita
-# generates pandas' .pxi files. pandas' generate_version.py imports
-# versioneer even when it only prints the version the sdist records: an
-# empty versioneer module stands in. Cython finds numpy's .pxd in the
-# installed numpy. pandas' modules are renamed against numpy's, never the
-# other way round.
+# with the same cross file (but -Oz, below), except that its Python also
+# finds two build-time stand-ins: a numpy package whose get_include() names
+# the headers of the numpy built here (pandas' meson.build asks numpy for
+# them; the real numpy cannot run on the build machine's Python), and
+# Cython, whose Tempita generates pandas' .pxi files. pandas'
+# generate_version.py imports versioneer even when it only prints the
+# version the sdist records: an empty versioneer module stands in. Cython
+# finds numpy's .pxd in the installed numpy. pandas' modules are renamed
+# against numpy's, never the other way round.
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=sci-lib.sh
@@ -32,7 +32,15 @@ cp "$FILES/versioneer-stand-in.py" "$st/versioneer.py"
 ln -s "$(echo "$SCI_ENV"/lib/python3*/site-packages/Cython)" "$st/Cython"
 sed "s|^export PYTHONPATH=\(.*\)|export PYTHONPATH=\1:$st|" "$SCI_GEN/python-cross" >"$SCI_GEN/python-cross-pandas"
 chmod +x "$SCI_GEN/python-cross-pandas"
-sed "s|^python = .*|python = '$SCI_GEN/python-cross-pandas'|" "$SCI_GEN/cross.ini" >"$SCI_GEN/cross-pandas.ini"
+# -Oz in place of the cross file's -O2, for the scientific module's cold
+# compile: wazero compiles in about proportion to code size, and pandas'
+# Cython modules were 14.9 of the module's 30.9 MB of code at -O2, half of
+# the compile (docs/scientific.md has the rest of the breakdown). -Oz makes
+# them 10.3 MB (mostly Cython's inline helpers no longer inlined at every
+# use; -Os took 6% off groupby.pyx, -Oz 38%): the module 39.0 -> 34.3 MB,
+# BenchmarkColdCompile/scientific 9.0 -> 7.8 s on 2 cores (medians of 3),
+# S2's groupby 8.3 -> 8.7 ms (medians of 8; S1 and S5 unchanged).
+sed "s|^python = .*|python = '$SCI_GEN/python-cross-pandas'|; s|'-O2'|'-Oz'|g" "$SCI_GEN/cross.ini" >"$SCI_GEN/cross-pandas.ini"
 run_logged env PATH="$SCI_ENV/bin:$PATH" PYTHONPATH="$st" "$SCI_ENV/bin/meson" \
   setup "$PANDAS_BLD" "$PANDAS_SRC" --cross-file "$SCI_GEN/cross-pandas.ini" \
   -Dbuildtype=release -Db_ndebug=if-release -Dpython.bytecompile=-1
