@@ -12,9 +12,11 @@ import (
 	"github.com/codeport/codeport/port"
 )
 
-// On Linux a shell's memory maps the image: it reads as the image, and
-// what the shell writes stays its own.
-func TestShellMemoryMapsTheImage(t *testing.T) {
+// testShellImage is a shell image of four wasm pages, the first 220,000
+// bytes of them text, closed when the test ends; the test is skipped where
+// images are not mapped copy-on-write.
+func testShellImage(t *testing.T) (shellImage, []byte) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("copy-on-write images need Linux")
 	}
@@ -24,7 +26,14 @@ func TestShellMemoryMapsTheImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer img.Close()
+	t.Cleanup(img.Close)
+	return img.(shellImage), image
+}
+
+// On Linux a shell's memory maps the image: it reads as the image, and
+// what the shell writes stays its own.
+func TestShellMemoryMapsTheImage(t *testing.T) {
+	img, image := testShellImage(t)
 	var mems [][]byte
 	for range 2 {
 		alloc, mapped := img.Allocation()
@@ -50,17 +59,7 @@ func TestShellMemoryMapsTheImage(t *testing.T) {
 // has them copied at once, reading as the image still, and the others
 // still shared.
 func TestShellImageLearnsHotPages(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("copy-on-write images need Linux")
-	}
-	image := bytes.Repeat([]byte("shell data "), 20000)
-	image = append(image, make([]byte, 4*wasmPage-len(image))...)
-	si, err := newShellImage(image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer si.Close()
-	img := si.(shellImage)
+	img, image := testShellImage(t)
 	probe, _ := img.Allocation()
 	mem := probe.Allocate(4*wasmPage, 64*wasmPage)
 	defer mem.Free()
