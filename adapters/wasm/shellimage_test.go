@@ -30,19 +30,27 @@ func testShellImage(t *testing.T) (shellImage, []byte) {
 	return img.(shellImage), image
 }
 
+// mapShellImage is a memory of pages wasm pages that maps img, as a
+// shell's does, freed when the test ends, and its allocator.
+func mapShellImage(t *testing.T, img shellImage, pages uint64) (experimental.MemoryAllocator, []byte) {
+	t.Helper()
+	alloc, mapped := img.Allocation()
+	mem := alloc.Allocate(4*wasmPage, 64*wasmPage)
+	t.Cleanup(mem.Free)
+	buf := mem.Reallocate(pages * wasmPage)
+	if !mapped() {
+		t.Fatal("the memory does not map the image")
+	}
+	return alloc, buf
+}
+
 // On Linux a shell's memory maps the image: it reads as the image, and
 // what the shell writes stays its own.
 func TestShellMemoryMapsTheImage(t *testing.T) {
 	img, image := testShellImage(t)
 	var mems [][]byte
 	for range 2 {
-		alloc, mapped := img.Allocation()
-		mem := alloc.Allocate(4*wasmPage, 64*wasmPage)
-		defer mem.Free()
-		buf := mem.Reallocate(6 * wasmPage)
-		if !mapped() {
-			t.Fatal("the memory does not map the image")
-		}
+		_, buf := mapShellImage(t, img, 6)
 		if !bytes.Equal(buf[:len(image)], image) || !bytes.Equal(buf[len(image):], make([]byte, len(buf)-len(image))) {
 			t.Fatal("the memory does not read as the image then zeros")
 		}
@@ -60,22 +68,13 @@ func TestShellMemoryMapsTheImage(t *testing.T) {
 // still shared.
 func TestShellImageLearnsHotPages(t *testing.T) {
 	img, image := testShellImage(t)
-	probe, _ := img.Allocation()
-	mem := probe.Allocate(4*wasmPage, 64*wasmPage)
-	defer mem.Free()
-	buf := mem.Reallocate(4 * wasmPage)
+	probe, buf := mapShellImage(t, img, 4)
 	const hot = 3 // a page the probe writes
 	buf[hot*imageChunk+1] = 'X'
 	if err := img.LearnHot(probe); err != nil {
 		t.Fatal(err)
 	}
-	alloc, mapped := img.Allocation()
-	mem2 := alloc.Allocate(4*wasmPage, 64*wasmPage)
-	defer mem2.Free()
-	buf2 := mem2.Reallocate(4 * wasmPage)
-	if !mapped() {
-		t.Fatal("the memory does not map the image")
-	}
+	alloc, buf2 := mapShellImage(t, img, 4)
 	written, err := alloc.(*allocation).writtenPages()
 	if err != nil {
 		t.Fatal(err)
