@@ -224,10 +224,10 @@ func BenchmarkDeadlineOverrun(b *testing.B) {
 // creating the sessions); the metrics are what counts.
 func BenchmarkIdleSessionMemory(b *testing.B) {
 	b.Run("python", func(b *testing.B) {
-		sessionMemory(b, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"}, nil)
+		sessionMemory(b, newTestAdapter(b, noPool), 32, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"}, nil)
 	})
 	b.Run("bash", func(b *testing.B) {
-		sessionMemory(b, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "x=1; ls | wc -l"}, func(a *testAdapter, ids []string) {
+		sessionMemory(b, newTestAdapter(b, noPool), 32, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "x=1; ls | wc -l"}, func(a *testAdapter, ids []string) {
 			var linear int64
 			for _, id := range ids {
 				s, err := a.d.lookup(id)
@@ -262,24 +262,15 @@ func BenchmarkFirstBashMemory(b *testing.B) {
 				b.Fatal(err, res.Stderr)
 			}
 			for b.Loop() {
-				ids := make([]string, 0, n)
-				for range n {
-					id := newSession(b, a)
-					if res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"}); err != nil || res.ReturnCode != 0 {
-						b.Fatal(err, res.Stderr)
-					}
-					ids = append(ids, id)
-				}
-				runtime.GC()
-				debug.FreeOSMemory()
+				ids := sessionsThatRan(b, a, n, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "x = 1"})
+				settle()
 				rss, pss := measure.RSS(), measure.PSS()
 				for _, id := range ids {
 					if res, err := a.Execute(ctx, id, bash); err != nil || res.ReturnCode != 0 {
 						b.Fatal(err, res.Stderr)
 					}
 				}
-				runtime.GC()
-				debug.FreeOSMemory()
+				settle()
 				b.ReportMetric(float64(measure.RSS()-rss)/n/(1<<20), "MiB/first-bash")
 				b.ReportMetric(float64(measure.PSS()-pss)/n/(1<<20), "MiB-pss/first-bash")
 				for _, id := range ids {
@@ -290,28 +281,18 @@ func BenchmarkFirstBashMemory(b *testing.B) {
 	}
 }
 
-// sessionMemory measures the resident memory of 32 sessions that each ran
-// req, and hands them to report before destroying them.
-func sessionMemory(b *testing.B, req port.ExecuteRequest, report func(*testAdapter, []string)) {
-	const n = 32
-	// No pool: its refills would be counted as the sessions' memory.
-	a := newTestAdapter(b, noPool)
+// sessionMemory measures the resident memory of n sessions of a (which
+// should keep no warm pool: its refills would be counted as the sessions'
+// memory) that each ran req, and hands them to report before destroying
+// them.
+func sessionMemory(b *testing.B, a *testAdapter, n int, req port.ExecuteRequest, report func(*testAdapter, []string)) {
 	ctx := context.Background()
 	for b.Loop() {
-		runtime.GC()
-		debug.FreeOSMemory()
+		settle()
 		before := measure.RSS()
-		ids := make([]string, 0, n)
-		for range n {
-			id := newSession(b, a)
-			if res, err := a.Execute(ctx, id, req); err != nil || res.ReturnCode != 0 {
-				b.Fatal(err, res.Stderr)
-			}
-			ids = append(ids, id)
-		}
-		runtime.GC()
-		debug.FreeOSMemory()
-		b.ReportMetric(float64(measure.RSS()-before)/n/(1<<20), "MiB/idle-session")
+		ids := sessionsThatRan(b, a, n, req)
+		settle()
+		b.ReportMetric(float64(measure.RSS()-before)/float64(n)/(1<<20), "MiB/idle-session")
 		if report != nil {
 			report(a, ids)
 		}
@@ -319,6 +300,27 @@ func sessionMemory(b *testing.B, req port.ExecuteRequest, report func(*testAdapt
 			_ = a.DestroySession(ctx, id)
 		}
 	}
+}
+
+// sessionsThatRan opens n sessions of a, each of which has run req.
+func sessionsThatRan(b *testing.B, a *testAdapter, n int, req port.ExecuteRequest) []string {
+	b.Helper()
+	ids := make([]string, 0, n)
+	for range n {
+		id := newSession(b, a)
+		if res, err := a.Execute(context.Background(), id, req); err != nil || res.ReturnCode != 0 {
+			b.Fatal(err, res.Stderr)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// settle collects the garbage and hands freed memory back to the OS, so
+// that resident memory read next is what is live.
+func settle() {
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // BenchmarkOutputFiles: what listing produced files costs a call. A call
@@ -444,28 +446,7 @@ func BenchmarkScientific(b *testing.B) {
 		callLatency(b, a, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print((m @ m).shape)"}, "(200, 200)\n")
 	})
 	b.Run("idle_memory", func(b *testing.B) {
-		a := newTestAdapter(b, sci(0))
-		ctx := context.Background()
-		const n = 16
-		for b.Loop() {
-			runtime.GC()
-			debug.FreeOSMemory()
-			before := measure.RSS()
-			ids := make([]string, 0, n)
-			for range n {
-				id := newSession(b, a)
-				if res, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import numpy as np\nx = np.arange(1000).sum()"}); err != nil || res.ReturnCode != 0 {
-					b.Fatal(err, res.Stderr)
-				}
-				ids = append(ids, id)
-			}
-			runtime.GC()
-			debug.FreeOSMemory()
-			b.ReportMetric(float64(measure.RSS()-before)/n/(1<<20), "MiB/idle-session")
-			for _, id := range ids {
-				_ = a.DestroySession(ctx, id)
-			}
-		}
+		sessionMemory(b, newTestAdapter(b, sci(0)), 16, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import numpy as np\nx = np.arange(1000).sum()"}, nil)
 	})
 }
 
