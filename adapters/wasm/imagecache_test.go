@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codeport/codeport/adapters/wasm/internal/cpython"
 	"github.com/codeport/codeport/internal/testkit/testcache"
 	"github.com/codeport/codeport/port"
 )
@@ -16,13 +15,14 @@ import (
 // boots a new one and replaces it. Either way its sessions are what a
 // booted image's are.
 func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
-	// The tests' shared compilation cache (compiling anew takes long), and
-	// a warm list of this test's own (a module that does not exist is
-	// skipped), so that no other test process uses this image file.
-	dir := testcache.Dir()
+	// A cache dir of this test's own, so that no other test process
+	// prunes the image it ages below, whose compiled code is the tests'
+	// shared cache's (compiling anew takes long); and a warm list of its
+	// own (a module that does not exist is skipped).
+	dir := privateImageCache(t)
 	warm := []string{"json", "codeport_image_cache_test"}
 	open := func() *testAdapter {
-		return newTestAdapter(t, func(c Config) Config { return c.WithWarmPool(0, warm) })
+		return newTestAdapter(t, func(c Config) Config { return c.WithCompilationCacheDir(dir).WithWarmPool(0, warm) })
 	}
 	fingerprintOf := func(a *testAdapter) string {
 		id := newSession(t, a)
@@ -31,14 +31,12 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 		expect(t, res, res.Stdout, 0, port.OutcomeCompleted)
 		return res.Stdout
 	}
-	_ = os.Remove(imagePath(dir, imageKey(cpython.Default(), warm)))
 	booted := open()
 	if booted.d.eng.imageCached {
 		t.Fatal("an empty cache gave an image")
 	}
 	want := fingerprintOf(booted)
 	path := imagePath(dir, imageKey(booted.d.eng.rt, warm))
-	t.Cleanup(func() { _ = os.Remove(path) })
 	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the booted image was not cached: %v", err)
@@ -88,7 +86,7 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 	off := newTestAdapter(t, func(c Config) Config {
 		s := c.Settings()
 		s.ImageCache = false
-		return c.WithSettings(s).WithWarmPool(0, warm)
+		return c.WithSettings(s).WithCompilationCacheDir(dir).WithWarmPool(0, warm)
 	})
 	if off.d.eng.imageCached {
 		t.Fatal("image-cache off read the cached image")
@@ -99,7 +97,7 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 	offToo := newTestAdapter(t, func(c Config) Config {
 		s := c.Settings()
 		s.ImageCache = false
-		return c.WithSettings(s).WithWarmPool(0, warm)
+		return c.WithSettings(s).WithCompilationCacheDir(dir).WithWarmPool(0, warm)
 	})
 	if _, err := os.Stat(path); err == nil || offToo.d.eng.imageCached {
 		t.Fatal("image-cache off wrote an image")
@@ -108,6 +106,30 @@ func TestImageCacheIsUsedOnlyWhole(t *testing.T) {
 	if k := imageKey(booted.d.eng.rt, []string{"csv"}); imagePath(dir, k) == path {
 		t.Fatal("two warm lists share an image")
 	}
+}
+
+// privateImageCache is a compilation cache dir whose compiled code is the
+// tests' shared cache's (linked, folder by folder) and whose interpreter
+// images are its own: every process started with the shared dir prunes
+// the images there that look unused, which a test that ages one races.
+func privateImageCache(t *testing.T) string {
+	shared := testcache.Dir()
+	if shared == "" {
+		t.Skip("no user cache directory: images are not cached")
+	}
+	entries, err := os.ReadDir(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != imageDirName {
+			if err := os.Symlink(filepath.Join(shared, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
 }
 
 // Images no process has started from for imageKeepUnused, and saves'
