@@ -115,29 +115,57 @@ func TestKillNineMidCall(t *testing.T) {
 	}
 }
 
-func TestMemoryBombStoppedByTheOSLimit(t *testing.T) {
+// A worker's OS data limit is its containment, which none of its
+// sessions may spend: a program whose memory would grow past it (the wasm
+// limit, 3 GiB, is set above the worker's 700 MiB) gets a MemoryError, as
+// at its own limit, and the worker and its other session live on. Before,
+// the Go runtime died of the allocation (and, one run in thirty, of a nil
+// dereference in its garbage collector instead), taking both sessions.
+func TestMemoryBombMeetsTheWorkersOSLimitAsAMemoryError(t *testing.T) {
 	var logs logtest.Buffer
-	// The wasm limit (3 GiB) is above the worker's OS limits (700 MiB of
-	// data, 3.2 GiB of address space), so the OS, not the interpreter,
-	// stops the bomb.
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		wc := wasm.NewConfig().WithMemoryLimit(3 << 30)
-		return c.WithWasm(wc).WithWorkers(1, 4).WithWorkerMemoryLimit(700 << 20).WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+		return c.WithWasm(wc).WithWorkers(1, 2).WithSessionsPerWorker(2).WithWorkerMemoryLimit(700 << 20).
+			WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	})
 	defer func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", logs.String())
 		}
 	}()
-	victim, other := twoSessions(t, a)
-	// A long timeout: the bomb must die of memory, however slowly a busy
-	// machine fills 1.2 GB, not of its deadline.
-	res, err := a.Execute(context.Background(), victim, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: 5 * time.Minute,
-		Code: "a = bytearray(1200 * 1024 * 1024)\nb = bytearray(1200 * 1024 * 1024)\nprint(len(a) + len(b))"})
-	if err != nil {
-		t.Fatal(err)
+	victim, other := newSession(t, a), newSession(t, a)
+	pid := subprocess.SessionPID(a, victim)
+	if subprocess.SessionPID(a, other) != pid {
+		t.Fatal("the two sessions are in different workers")
 	}
-	lostAndGone(t, a, res, victim, other, "ran out of memory", port.ReturnCodeMemoryLimit)
+	run(t, a, victim, "x = 'kept'")
+	run(t, a, other, "y = 7")
+	for _, bomb := range []string{
+		"a = bytearray(1200 * 1024 * 1024)",
+		"chunks = []\nwhile True:\n    chunks.append(bytearray(1 << 20))",
+		"a = bytearray(1200 * 1024 * 1024)\nb = bytearray(1200 * 1024 * 1024)",
+	} {
+		// A long timeout: the bomb must meet the limit, however slowly a
+		// busy machine fills 700 MiB, not its deadline.
+		res, err := a.Execute(context.Background(), victim, port.ExecuteRequest{Tool: port.ToolCodeExecution, Timeout: 5 * time.Minute, Code: bomb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != port.OutcomeMemoryLimit || res.ReturnCode != port.ReturnCodeMemoryLimit ||
+			!strings.Contains(res.Stderr, "MemoryError") || !strings.Contains(res.Stderr, "OS memory limit") {
+			t.Fatalf("%q: outcome %s rc %d stderr %q", bomb, res.Outcome, res.ReturnCode, res.Stderr)
+		}
+		run(t, a, victim, "chunks = None")
+	}
+	if got := subprocess.SessionPID(a, victim); got != pid || !alive(pid) {
+		t.Fatalf("the worker %d was replaced by %d (alive: %v)", pid, got, alive(pid))
+	}
+	if res := run(t, a, victim, "print(x)"); res.Stdout != "kept\n" {
+		t.Errorf("the bombing session after its bombs: %+v", res)
+	}
+	if res := run(t, a, other, "print(y)"); res.Stdout != "7\n" {
+		t.Errorf("the other session after the bombs: %+v", res)
+	}
 }
 
 func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {

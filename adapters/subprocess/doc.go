@@ -55,6 +55,11 @@
 //     deadline (or after its caller gave up), the worker is killed with
 //     SIGKILL.
 //
+// No session spends its worker's data limit: its memory does not grow
+// within a reserve of it (the program gets a MemoryError, the
+// memory_limit outcome, as at its own limit), so that the Go runtime,
+// whose allocations die at the limit, keeps room.
+//
 // A worker that crashes, is killed, runs out of memory or is killed by the
 // watchdog during a call makes that call return a port.Result with the
 // session_lost outcome (return code 124 for the watchdog, 137 for memory,

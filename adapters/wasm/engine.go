@@ -718,6 +718,13 @@ func (it *interpreter) memoryBytes() int64 {
 	return 0
 }
 
+// hostRefusedMemory reports, and clears, whether the memory has not grown
+// since it was last asked because the process hosting it was near its
+// data limit (dataRoom), rather than at the session's own limit.
+func (it *interpreter) hostRefusedMemory() bool {
+	return it.alloc != nil && it.alloc.hostRefused.Swap(false)
+}
+
 // eofReader is stdin: input() sees end of file at once.
 type eofReader struct{}
 

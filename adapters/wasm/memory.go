@@ -1,10 +1,15 @@
 package wasm
 
+import "sync/atomic"
+
 // heapMemory is a linear memory on the Go heap, as wazero makes by
 // default: the fallback of an allocation that cannot map the image.
 type heapMemory struct {
 	buf []byte
 	max uint64
+	// refused is set when the memory did not grow for the process's
+	// data limit rather than its own maximum; nil: not recorded.
+	refused *atomic.Bool
 }
 
 func newHeapMemory(capBytes, maxBytes uint64) *heapMemory {
@@ -21,10 +26,38 @@ func (m *heapMemory) Reallocate(size uint64) []byte {
 		m.buf = m.buf[:size]
 		return m.buf
 	}
-	grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.max))
+	want := min(max(size, 2*uint64(cap(m.buf))), m.max)
+	if room, limited := dataRoom(); limited {
+		// Past the process's data limit (RLIMIT_DATA) the Go runtime dies,
+		// and every session in it: a worker of the subprocess adapter,
+		// whose limit is its containment, is not to be killed by one of
+		// its sessions. Where the limit is near, the memory does not grow
+		// (the program gets its MemoryError, as a mapped memory's program
+		// does at the same limit) or grows only as far as asked. The new
+		// buffer is counted whole, the free space in the Go heap not at
+		// all (the old buffer is freed only after the copy): the check
+		// errs on refusing.
+		room = max(room, dataReserve) - dataReserve
+		switch {
+		case size > room:
+			if m.refused != nil {
+				m.refused.Store(true)
+			}
+			return nil
+		case want > room:
+			want = size
+		}
+	}
+	grown := make([]byte, size, want)
 	copy(grown, m.buf)
 	m.buf = grown
 	return m.buf
 }
 
 func (m *heapMemory) Free() { m.buf = nil }
+
+// dataReserve is the room under the process's data limit that a memory
+// on the Go heap leaves when it grows: for the runtime's own allocations
+// (a worker's gRPC buffers, the other sessions' bookkeeping, the garbage
+// collector's work queues) and the copy's source, freed only after it.
+const dataReserve = 64 << 20

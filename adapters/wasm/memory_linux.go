@@ -3,10 +3,12 @@
 package wasm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -148,6 +150,9 @@ type allocation struct {
 	image  *sharedImage
 	mapped bool
 	mem    *mappedMemory // the mapping, when mapped
+	// hostRefused is set when the memory did not grow for the process's
+	// data limit (dataRoom), not the session's.
+	hostRefused atomic.Bool
 }
 
 func (s *sharedImage) allocation() *allocation { return &allocation{image: s} }
@@ -159,16 +164,21 @@ func (s *sharedImage) allocation() *allocation { return &allocation{image: s} }
 func (a *allocation) Allocate(capBytes, maxBytes uint64) experimental.LinearMemory {
 	s := a.image
 	reserve := max(maxBytes, s.size)
+	heap := func() experimental.LinearMemory {
+		m := newHeapMemory(capBytes, maxBytes)
+		m.refused = &a.hostRefused
+		return m
+	}
 	if s.closed.Load() || reserve == 0 || reserve > 1<<33 {
-		return newHeapMemory(capBytes, maxBytes)
+		return heap()
 	}
 	base, err := unix.MmapPtr(-1, 0, nil, uintptr(reserve), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
-		return newHeapMemory(capBytes, maxBytes)
+		return heap()
 	}
 	if _, err := unix.MmapPtr(s.fd, 0, base, uintptr(s.size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_FIXED); err != nil {
 		_ = unix.MunmapPtr(base, uintptr(reserve))
-		return newHeapMemory(capBytes, maxBytes)
+		return heap()
 	}
 	a.mapped = true
 	region := unsafe.Slice((*byte)(base), reserve)
@@ -179,7 +189,7 @@ func (a *allocation) Allocate(capBytes, maxBytes uint64) experimental.LinearMemo
 			break
 		}
 	}
-	a.mem = &mappedMemory{region: region, open: s.size}
+	a.mem = &mappedMemory{region: region, open: s.size, refused: &a.hostRefused}
 	return a.mem
 }
 
@@ -310,8 +320,9 @@ func (a *allocation) writtenPages() ([]bool, error) {
 // mappedMemory is a linear memory over a reservation whose first open
 // bytes are accessible.
 type mappedMemory struct {
-	region []byte
-	open   uint64
+	region  []byte
+	open    uint64
+	refused *atomic.Bool // as a heapMemory's
 }
 
 func (m *mappedMemory) Reallocate(size uint64) []byte {
@@ -319,6 +330,12 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	if size > m.open {
+		// Opened pages count against the data limit, which the memory
+		// leaves the Go runtime its reserve of, as a heap memory does.
+		if room, limited := dataRoom(); limited && size-m.open > max(room, dataReserve)-dataReserve {
+			m.refused.Store(true)
+			return nil
+		}
 		if err := unix.Mprotect(m.region[m.open:size], unix.PROT_READ|unix.PROT_WRITE); err != nil {
 			return nil // the memory cannot grow: memory.grow fails, malloc returns NULL
 		}
@@ -380,4 +397,30 @@ func (a *allocation) adviseHuge(view []byte, from int, listing []byte) {
 		runHi = off + hugeExtent
 	}
 	advise()
+}
+
+// dataRoom is how many more bytes the process may map privately before
+// its data limit (RLIMIT_DATA), and whether it has one: its soft limit
+// less its VmData now.
+func dataRoom() (uint64, bool) {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_DATA, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
+		return 0, false
+	}
+	// Without /proc, how near the limit is cannot be told: the limit
+	// alone stops the memory, as it did before this check.
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	_, line, ok := bytes.Cut(status, []byte("\nVmData:"))
+	if !ok {
+		return 0, false
+	}
+	line, _, _ = bytes.Cut(line, []byte("\n"))
+	kib, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(line), []byte(" kB"))), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return lim.Cur - min(kib*1024, lim.Cur), true
 }

@@ -4,6 +4,7 @@ package wasm
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -24,7 +25,10 @@ func (*sharedImage) readAt([]byte, int) error { return errors.New("no shared ima
 
 func (*sharedImage) close() {}
 
-type allocation struct{ mapped bool }
+type allocation struct {
+	mapped      bool
+	hostRefused atomic.Bool // never set: wazero's own memory has no such check
+}
 
 func (*sharedImage) allocation() *allocation { return &allocation{} }
 
@@ -43,3 +47,6 @@ func (*allocation) writtenPages() ([]bool, error) {
 func (*allocation) adviseHuge([]byte, int, []byte) {}
 
 func (*allocation) reset() error { return errors.New("no mapped memory to reset") }
+
+// dataRoom is known on Linux only.
+func dataRoom() (uint64, bool) { return 0, false }
