@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"io"
+	"os"
 	"reflect"
 	"unsafe"
 
@@ -24,7 +25,7 @@ type fileCache interface {
 }
 
 // bufferedFileCache is a fileCache whose entries are read through a
-// buffer.
+// buffer, and marked used when read.
 type bufferedFileCache struct{ fileCache }
 
 // Get implements fileCache.
@@ -32,6 +33,9 @@ func (c bufferedFileCache) Get(key [sha256.Size]byte) (io.ReadCloser, bool, erro
 	r, ok, err := c.fileCache.Get(key)
 	if !ok || err != nil {
 		return r, ok, err
+	}
+	if f, isFile := r.(*os.File); isFile {
+		markUsed(f) // for pruneCompiled
 	}
 	return bufferedEntry{bufio.NewReaderSize(hugeReads{r}, cacheReadBuffer), r}, true, nil
 }

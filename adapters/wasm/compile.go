@@ -135,8 +135,8 @@ func cacheEntries(dir string) map[string]string {
 	out := map[string]string{}
 	versions, _ := os.ReadDir(dir)
 	for _, v := range versions {
-		if !v.IsDir() || v.Name() == imageDirName {
-			continue // the interpreter images are not compiled code
+		if !v.IsDir() || !strings.HasPrefix(v.Name(), "wazero-") {
+			continue // the interpreter images and the marks are not compiled code
 		}
 		files, _ := os.ReadDir(filepath.Join(dir, v.Name()))
 		for _, f := range files {
@@ -149,6 +149,102 @@ func cacheEntries(dir string) map[string]string {
 		}
 	}
 	return out
+}
+
+// compiledKeepUnused is how long a compiled module that no process has
+// loaded is kept in the compilation cache. Entries are keyed by the
+// module's bytes, so every runtime upgrade leaves the last build's behind
+// (56 MB for the default interpreter, 145 MB for the scientific one), and
+// every wazero upgrade a folder of them, in a directory nothing else
+// cleans; a build in use marks what it loads (markUsed). A module pruned
+// while still wanted (a profile nobody started for this long) is only
+// compiled again.
+const compiledKeepUnused = 30 * 24 * time.Hour
+
+// compiledKeepTemp is how long a temporary file of a compile is kept: one
+// older is a compile whose process died while writing it.
+const compiledKeepTemp = 24 * time.Hour
+
+// loadedDirName is the folder of the compilation cache that holds a mark
+// for each compiled module loaded: an empty file of the entry's name,
+// written at each load. The entry itself is not touched: in a container
+// whose image holds the compiled code, changing a file of the image's
+// layer copies all of it (56 MB and more) into the container's.
+const loadedDirName = "codeport-loaded"
+
+// markUsed records that the compiled module in the cache file f (which
+// wazero opened under its version's folder of the cache) was loaded, for
+// pruneCompiled. A cache it cannot write is left as it is.
+func markUsed(f *os.File) {
+	version := filepath.Dir(f.Name())
+	mark := filepath.Join(filepath.Dir(version), loadedDirName, filepath.Base(f.Name()))
+	now := time.Now()
+	if os.Chtimes(mark, now, now) == nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(mark), 0o700) == nil {
+		_ = os.WriteFile(mark, nil, 0o600)
+	}
+}
+
+// pruneCompiled removes from every wazero version's folder under cacheDir
+// the compiled modules neither written nor loaded (markUsed) for
+// compiledKeepUnused before now, with their marks, and compiles'
+// temporary files older than compiledKeepTemp; it returns how many
+// compiled modules and temporary files it removed. Folders are kept, even
+// empty ones: a process of that version may be about to write into the
+// folder it made at its start. A module another process loads meanwhile
+// may still go: that process compiles it again next time.
+func pruneCompiled(cacheDir string, now time.Time) (int, error) {
+	versions, err := os.ReadDir(cacheDir)
+	if err != nil {
+		return 0, err
+	}
+	marks := filepath.Join(cacheDir, loadedDirName)
+	lastUsed := func(name string, info os.FileInfo) time.Time {
+		t := info.ModTime()
+		if m, err := os.Stat(filepath.Join(marks, name)); err == nil && m.ModTime().After(t) {
+			t = m.ModTime()
+		}
+		return t
+	}
+	removed := 0
+	for _, v := range versions {
+		if !v.IsDir() || !strings.HasPrefix(v.Name(), "wazero-") {
+			continue // the interpreter images (pruneImages), the marks, or not wazero's
+		}
+		dir := filepath.Join(cacheDir, v.Name())
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			info, err := f.Info()
+			if err != nil || !f.Type().IsRegular() {
+				continue
+			}
+			if strings.HasSuffix(f.Name(), ".tmp") {
+				if now.Sub(info.ModTime()) > compiledKeepTemp && os.Remove(filepath.Join(dir, f.Name())) == nil {
+					removed++
+				}
+				continue
+			}
+			if now.Sub(lastUsed(f.Name(), info)) > compiledKeepUnused && os.Remove(filepath.Join(dir, f.Name())) == nil {
+				removed++
+				_ = os.Remove(filepath.Join(marks, f.Name()))
+			}
+		}
+	}
+	// Marks whose module is gone (removed by hand, or by another wazero
+	// version's cleaning) go once they are as old.
+	if files, err := os.ReadDir(marks); err == nil {
+		for _, f := range files {
+			if info, err := f.Info(); err == nil && f.Type().IsRegular() && now.Sub(info.ModTime()) > compiledKeepUnused {
+				_ = os.Remove(filepath.Join(marks, f.Name()))
+			}
+		}
+	}
+	return removed, nil
 }
 
 // written counts the entries of after that are not in before as they were.

@@ -275,6 +275,15 @@ func newEngine(ctx context.Context, py cpython.Runtime, cacheDir string, imageCa
 			logger.Info("interpreter images no process has started from for a while removed", "dir", imageDir, "removed", n)
 		}
 	}
+	// Only where loads mark what they read (bufferCacheReads knows this
+	// wazero): otherwise a module in use would look unused.
+	if cacheDir != "" && bufferCacheReads(cache) {
+		if n, err := pruneCompiled(cacheDir, time.Now()); err != nil {
+			logger.Debug("compiled modules not pruned", "dir", cacheDir, "error", err)
+		} else if n > 0 {
+			logger.Info("compiled modules no process has loaded for a while removed", "dir", cacheDir, "removed", n)
+		}
+	}
 	return e, nil
 }
 
