@@ -11,6 +11,10 @@ import (
 	"github.com/codeport/codeport/adapters/wasm/internal/wasmpatch"
 )
 
+// interpreterImageName names the memfd of the interpreter's image; the
+// shell's is "codeport-shell-image" (shellimage.go).
+const interpreterImageName = "codeport-interpreter-image"
+
 // image is an initialised interpreter, as the template left it: its linear
 // memory and its mutable globals (the C stack pointer above all). An
 // instance of the same module given both is that interpreter, with the
@@ -66,7 +70,7 @@ func takeImage(mod api.Module, module []byte) (img *image, notShared, err error)
 	if img.globals, err = snapshotGlobals(mod, module); err != nil {
 		return nil, nil, err
 	}
-	if img.shared, notShared = newSharedImage(view, img.chunks); notShared != nil {
+	if img.shared, notShared = newSharedImage(interpreterImageName, view, img.chunks); notShared != nil {
 		img.memory = bytes.Clone(view)
 	}
 	return img, notShared, nil

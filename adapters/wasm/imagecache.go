@@ -246,7 +246,7 @@ func loadImage(cacheDir, key string) (*image, error) {
 	for i := range img.chunks {
 		img.chunks[i] = bitmap[i/8]&(1<<(i%8)) != 0
 	}
-	shared, err := buildSharedImage(img.size, img.chunks, func(_ int, run []byte) error {
+	shared, err := buildSharedImage(interpreterImageName, img.size, img.chunks, func(_ int, run []byte) error {
 		_, err := io.ReadFull(r, run)
 		return err
 	})

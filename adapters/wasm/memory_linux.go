@@ -52,18 +52,22 @@ type sharedImage struct {
 // pageRun is a run of pages, in bytes from the memory's start.
 type pageRun struct{ lo, hi uint64 }
 
-func newSharedImage(memory []byte, chunks []bool) (*sharedImage, error) {
-	return buildSharedImage(len(memory), chunks, func(lo int, run []byte) error {
+// newSharedImage makes the sharedImage of memory, whose non-zero chunks
+// are chunks; name names its memfd (in /proc/PID/maps, "/memfd:NAME"), so
+// that an operator reading a process's memory can tell whose it is.
+func newSharedImage(name string, memory []byte, chunks []bool) (*sharedImage, error) {
+	return buildSharedImage(name, len(memory), chunks, func(lo int, run []byte) error {
 		copy(run, memory[lo:])
 		return nil
 	})
 }
 
-// buildSharedImage makes the sharedImage of a memory of size bytes whose
-// non-zero chunks are chunks: fill writes each run of consecutive
-// non-zero chunks, in order, into run (starting at byte lo).
-func buildSharedImage(size int, chunks []bool, fill func(lo int, run []byte) error) (*sharedImage, error) {
-	fd, err := unix.MemfdCreate("codeport-interpreter-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+// buildSharedImage makes the sharedImage, its memfd named name, of a
+// memory of size bytes whose non-zero chunks are chunks: fill writes each
+// run of consecutive non-zero chunks, in order, into run (starting at
+// byte lo).
+func buildSharedImage(name string, size int, chunks []bool, fill func(lo int, run []byte) error) (*sharedImage, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}

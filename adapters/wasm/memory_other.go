@@ -13,11 +13,11 @@ import (
 // is restored by copying the image.
 type sharedImage struct{}
 
-func newSharedImage([]byte, []bool) (*sharedImage, error) {
+func newSharedImage(string, []byte, []bool) (*sharedImage, error) {
 	return nil, errors.New("copy-on-write images need Linux")
 }
 
-func buildSharedImage(int, []bool, func(int, []byte) error) (*sharedImage, error) {
+func buildSharedImage(string, int, []bool, func(int, []byte) error) (*sharedImage, error) {
 	return nil, errors.New("copy-on-write images need Linux")
 }
 

@@ -22,7 +22,7 @@ func newShellImage(memory []byte) (wasmshell.Image, error) {
 	for i := range chunks {
 		chunks[i] = !allZero(memory[i*imageChunk : min((i+1)*imageChunk, len(memory))])
 	}
-	s, err := newSharedImage(memory, chunks)
+	s, err := newSharedImage("codeport-shell-image", memory, chunks)
 	if err != nil {
 		return nil, err
 	}
