@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -8,18 +9,48 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// kind describes what a command name is: "keyword", "builtin", "file" or
-// "" (not found).
+// kind describes what a command name is: "keyword", "function",
+// "builtin", "file" or "" (not found), in the order bash looks.
 func (c *call) kind(name string) string {
 	switch {
 	case syntax.IsKeyword(name):
 		return "keyword"
+	case c.function(name) != nil:
+		return "function"
 	case interp.IsBuiltin(name):
 		return "builtin"
 	case c.available(name):
 		return "file"
 	}
 	return ""
+}
+
+// function is the definition of the function name where the command
+// runs, nil if there is none.
+func (c *call) function(name string) *syntax.Stmt {
+	return functions(interp.HandlerCtx(c.ctx))[name]
+}
+
+// definition is function name's definition as bash's type prints it: the
+// name, " () ", and the body in braces, its commands a line each, indented
+// by four spaces (the interpreter's printer lays the commands out).
+func definition(name string, body *syntax.Stmt) []byte {
+	stmts := []*syntax.Stmt{body}
+	if b, ok := body.Cmd.(*syntax.Block); ok && len(body.Redirs) == 0 {
+		stmts = b.Stmts
+	}
+	var text bytes.Buffer
+	_ = syntax.NewPrinter(syntax.Indent(4)).Print(&text, &syntax.File{Stmts: stmts})
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%s () \n{ \n", name)
+	for line := range strings.Lines(text.String()) {
+		if strings.TrimSpace(line) != "" {
+			out.WriteString("    ")
+		}
+		out.WriteString(line)
+	}
+	out.WriteString("}\n")
+	return out.Bytes()
 }
 
 func cmdType(c *call) int {
@@ -58,6 +89,9 @@ func cmdType(c *call) int {
 			}
 		case k == "keyword":
 			fmt.Fprintf(c.stdout, "%s is a shell keyword\n", name)
+		case k == "function":
+			fmt.Fprintf(c.stdout, "%s is a function\n", name)
+			c.stdout.Write(definition(name, c.function(name)))
 		case k == "builtin":
 			fmt.Fprintf(c.stdout, "%s is a shell builtin\n", name)
 		default:

@@ -100,6 +100,7 @@ func init() {
 	commands["tree"] = cmdTree
 	commands["true"] = func(*call) int { return 0 }
 	commands["type"] = cmdType
+	commands["umask"] = cmdUmask // umask.go
 	commands["uname"] = cmdUname
 	commands["unexpand"] = cmdUnexpand
 	commands["uniq"] = cmdUniq
@@ -242,15 +243,37 @@ func (c *call) run() int {
 	}
 	cmd, ok := commands[c.name]
 	if !ok {
-		fmt.Fprintf(c.stderr, "bash: %s: command not found\n", c.name)
+		fmt.Fprintf(c.stderr, "bash: %s: command not found%s\n", c.name, missingWhy[c.name])
 		return 127
 	}
 	return cmd(c)
 }
 
+// missingWhy explains, after "command not found", the commands a program
+// most often reaches for in vain here, so that it does not try the next
+// package manager or downloader in turn.
+var missingWhy = map[string]string{
+	"pip":     noInstall,
+	"pip3":    noInstall,
+	"conda":   noInstall,
+	"uv":      noInstall,
+	"npm":     noInstall,
+	"apt":     noInstall,
+	"apt-get": noInstall,
+	"curl":    noNetwork,
+	"wget":    noNetwork,
+	"ssh":     noNetwork,
+	"git":     " (this sandbox has no git and no network)",
+}
+
+const (
+	noInstall = " (this sandbox has no network and installs no packages: use the modules python3 already has)"
+	noNetwork = " (this sandbox has no network access)"
+)
+
 // builtinOnly are the commands of the table that exist only as shell
 // builtins, never as files in $PATH.
-var builtinOnly = map[string]bool{"cd": true, "command": true, "type": true}
+var builtinOnly = map[string]bool{"cd": true, "command": true, "type": true, "umask": true}
 
 // available reports whether name is a command of the table that can run
 // here.

@@ -30,12 +30,14 @@
 // dirname, readlink,
 // realpath, stat, du, df, tree, file, tar, gzip, gunzip, zcat, zip, unzip,
 // base32, base64, md5sum, sha1sum, sha224sum, sha256sum, sha384sum,
-// sha512sum, env, which, type, command, uname, whoami, id, hostname, nproc,
+// sha512sum, env, which, type (which knows the script's functions),
+// command, umask (every file is made under 022: it prints that mask and
+// refuses another), uname, whoami, id, hostname, nproc,
 // true, false, test/[ and the interpreter's other builtins, bash/sh (a
 // child shell in the same interpreter), ./script (a shell or Python
 // script, by its #! line), and python/python3, which Options.Python runs
 // as a program of its own. Anything else is "command not found", status
-// 127.
+// 127, with the reason for package managers and downloaders (pip, curl).
 //
 // Each command is in a file named after it (grep.go, sort.go) or after its
 // small family (head_tail.go, cp_mv.go, expand_unexpand.go); the command

@@ -432,7 +432,7 @@ const internalPrefix = "\x00"
 // overridden are the builtins this package replaces: its echo and printf
 // report write errors (a full quota) as failures, its pwd and type do not
 // look at the host's file system.
-var overridden = map[string]bool{"echo": true, "printf": true, "pwd": true, "type": true}
+var overridden = map[string]bool{"echo": true, "printf": true, "pwd": true, "type": true, "umask": true}
 
 // callHandler runs before every simple command, builtins included: every
 // function call, eval, source and child shell passes here, so it is where

@@ -459,6 +459,8 @@ func TestTextCommands(t *testing.T) {
 		{name: "which type command", cmd: "which ls grep; type cd; type -t ls; command -v sort; which nope; echo $?", stdout: "/usr/bin/ls\n/usr/bin/grep\ncd is a shell builtin\nfile\n/usr/bin/sort\n1\n"},
 		{name: "unknown command", cmd: "nosuchcmd arg", stderr: "bash: nosuchcmd: command not found", code: 127},
 		{name: "host binaries are not run", cmd: "gcc --version", stderr: "bash: gcc: command not found", code: 127},
+		{name: "no package manager", cmd: "pip install requests", stderr: "bash: pip: command not found (this sandbox has no network and installs no packages: use the modules python3 already has)", code: 127},
+		{name: "no downloader", cmd: "curl -s https://example.com", stderr: "bash: curl: command not found (this sandbox has no network access)", code: 127},
 		{name: "absolute host binary", cmd: "/bin/ls", stderr: "bash: /bin/ls: outside the workspace", code: 126},
 	})
 }
@@ -1031,4 +1033,33 @@ func TestCommandsTableIsDocumented(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("doc.go does not mention %v", missing)
 	}
+}
+
+// TestTypeKnowsFunctions: type and command -v find the shell's functions
+// (functions reads them from the interpreter, whose HandlerContext hides
+// them: this fails when a new mvdan.cc/sh keeps them elsewhere), a
+// subshell's own among them, before builtins and commands of that name.
+func TestTypeKnowsFunctions(t *testing.T) {
+	runTable(t, []tc{
+		{name: "type -t", cmd: "f() { echo hi; }; type -t f; command -v f; command -V f", stdout: "function\nf\nf is a function\nf () \n{ \n    echo hi\n}\n"},
+		{name: "a function named as a command", cmd: "ls() { echo mine; }; type -t ls; ls", stdout: "function\nmine\n"},
+		{name: "in a subshell", cmd: "( g() { :; }; type -t g ); type -t g; echo $?", stdout: "function\n1\n"},
+		{name: "unset", cmd: "f() { :; }; unset -f f; type -t f; echo $?", stdout: "1\n"},
+	})
+}
+
+// TestUmask: the mask files are made under is printed as bash prints it,
+// setting it to itself succeeds, and another mask, which would not be
+// applied, is refused with a reason.
+func TestUmask(t *testing.T) {
+	runTable(t, []tc{
+		{name: "print", cmd: "umask; umask -S; umask -p; type -t umask", stdout: "0022\nu=rwx,g=rx,o=rx\numask 0022\nbuiltin\n"},
+		{name: "same mask", cmd: "set -e; umask 022; umask 0022; umask u=rwx,go=rx; umask g-w,o-w; echo kept", stdout: "kept\n"},
+		{name: "another mask", cmd: "umask 077", stderr: "bash: umask: 077: only the mask 0022 is supported here: files are created 0644 and directories 0755; use chmod to change a file's mode", code: 1},
+		{name: "not a mode", cmd: "umask u=q", stderr: "bash: umask: u=q: invalid symbolic mode", code: 1},
+		{name: "not octal", cmd: "umask 8", stderr: "bash: umask: 8: octal number out of range", code: 1},
+		{name: "empty", cmd: "umask ''", stderr: "bash: umask: : invalid symbolic mode", code: 1},
+		{name: "empty clauses", cmd: "umask ,=,", stderr: "bash: umask: ,=,: invalid symbolic mode", code: 1},
+		{name: "bad option", cmd: "umask -z", stderr: "bash: umask: -z: invalid option\numask: usage: umask [-p] [-S] [mode]", code: 2},
+	})
 }
