@@ -14,7 +14,7 @@ var shellCommands = []string{
 	"python3", "readlink", "realpath", "rev", "rm", "rmdir", "sed", "seq",
 	"sh", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
 	"sleep", "sort", "split", "stat", "tac", "tail", "tar", "tee",
-	"timeout", "touch", "tr", "tree", "true", "type", "umask", "uname", "unexpand",
+	"timeout", "touch", "tr", "trap", "tree", "true", "type", "umask", "uname", "unexpand",
 	"uniq", "unzip", "wc", "which", "whoami", "xargs", "yes", "zcat",
 	"zip",
 }

@@ -97,6 +97,7 @@ func init() {
 	commands["timeout"] = cmdTimeout
 	commands["touch"] = cmdTouch
 	commands["tr"] = cmdTr
+	commands["trap"] = cmdTrap // trap.go: printing only
 	commands["tree"] = cmdTree
 	commands["true"] = func(*call) int { return 0 }
 	commands["type"] = cmdType
@@ -273,7 +274,7 @@ const (
 
 // builtinOnly are the commands of the table that exist only as shell
 // builtins, never as files in $PATH.
-var builtinOnly = map[string]bool{"cd": true, "command": true, "type": true, "umask": true}
+var builtinOnly = map[string]bool{"cd": true, "command": true, "trap": true, "type": true, "umask": true}
 
 // available reports whether name is a command of the table that can run
 // here.

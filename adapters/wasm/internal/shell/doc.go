@@ -32,7 +32,9 @@
 // base32, base64, md5sum, sha1sum, sha224sum, sha256sum, sha384sum,
 // sha512sum, env, which, type (which knows the script's functions),
 // command, umask (every file is made under 022: it prints that mask and
-// refuses another), uname, whoami, id, hostname, nproc,
+// refuses another), trap (a signal never reaches the shell: traps on
+// signals are dropped, so "trap f INT TERM EXIT" sets its EXIT trap; -p
+// prints the traps set), uname, whoami, id, hostname, nproc,
 // true, false, test/[ and the interpreter's other builtins, bash/sh (a
 // child shell in the same interpreter), ./script (a shell or Python
 // script, by its #! line), and python/python3, which Options.Python runs

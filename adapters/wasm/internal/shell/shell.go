@@ -467,6 +467,8 @@ func (s *Shell) callHandler(ctx context.Context, args []string) ([]string, error
 		return divert(args), nil
 	case name == "command" && len(args) > 1 && (args[1] == "-v" || args[1] == "-V"):
 		return divert(args), nil
+	case name == "trap":
+		return trapArgs(args), nil
 	case name == "cd" && len(args) <= 2:
 		// The builtin checks the directory through the stat handler; check
 		// it first to explain a refusal.

@@ -1063,3 +1063,17 @@ func TestUmask(t *testing.T) {
 		{name: "bad option", cmd: "umask -z", stderr: "bash: umask: -z: invalid option\numask: usage: umask [-p] [-S] [mode]", code: 2},
 	})
 }
+
+// TestTrap: a signal never reaches the sandbox's shell, so trap drops the
+// signals it names and sets what is left (the EXIT trap of "trap f INT
+// TERM EXIT"); trap -p and a bare trap print the traps set as bash does.
+func TestTrap(t *testing.T) {
+	runTable(t, []tc{
+		{name: "signals before EXIT", cmd: "set -e; trap 'echo cleanup' INT sigterm 1 EXIT; echo working", stdout: "working\ncleanup\n"},
+		{name: "signals only", cmd: "trap 'echo never' INT; echo $?; trap -p", stdout: "0\n"},
+		{name: "print", cmd: `trap 'echo "it'\''s"' EXIT; trap 'echo failed' ERR; trap -p; trap -p ERR; trap - EXIT ERR; trap; echo end`, stdout: "trap -- 'echo \"it'\\''s\"' EXIT\ntrap -- 'echo failed' ERR\ntrap -- 'echo failed' ERR\nend\n"},
+		{name: "EXIT by number", cmd: "trap 'echo bye' 0; trap -p 0", stdout: "trap -- 'echo bye' EXIT\nbye\n"},
+		{name: "not a signal", cmd: "trap -p NOPE", stderr: "bash: trap: NOPE: invalid signal specification", code: 1},
+		{name: "set not a signal", cmd: "trap 'echo x' NOPE", stderr: "trap: NOPE: invalid signal specification", code: 2},
+	})
+}
