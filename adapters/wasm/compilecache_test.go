@@ -19,10 +19,7 @@ func TestCompiledModulesArePruned(t *testing.T) {
 	cacheDir := t.TempDir()
 	now := time.Now()
 	const v12, v11, loaded = "wazero-v1.12.0-amd64-linux/", "wazero-v1.11.0-amd64-linux/", loadedDirName + "/"
-	files := map[string]struct {
-		age  time.Duration
-		kept bool
-	}{
+	files := agedFiles{
 		v12 + "recent":            {compiledKeepUnused - time.Hour, true},
 		v12 + "stale":             {compiledKeepUnused + time.Hour, false},
 		v12 + "loaded":            {2 * compiledKeepUnused, true},
@@ -37,27 +34,12 @@ func TestCompiledModulesArePruned(t *testing.T) {
 		imageDirName + "/old.img": {10 * compiledKeepUnused, true}, // pruneImages's
 		"notes/old":               {10 * compiledKeepUnused, true}, // not wazero's
 	}
-	for name, f := range files {
-		p := filepath.Join(cacheDir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, now.Add(-f.age), now.Add(-f.age)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	files.write(t, cacheDir, now)
 	n, err := pruneCompiled(cacheDir, now)
 	if err != nil || n != 4 {
 		t.Fatalf("pruneCompiled: %d removed, %v; want 4", n, err)
 	}
-	for name, f := range files {
-		if _, err := os.Stat(filepath.Join(cacheDir, name)); (err == nil) != f.kept {
-			t.Errorf("%s: kept %v, want %v", name, err == nil, f.kept)
-		}
-	}
+	files.check(t, cacheDir)
 	if _, err := os.Stat(filepath.Join(cacheDir, v11)); err != nil {
 		t.Error("an emptied version folder was removed")
 	}

@@ -142,10 +142,7 @@ func TestStaleImagesArePruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	files := map[string]struct {
-		age  time.Duration
-		kept bool
-	}{
+	files := agedFiles{
 		"inuse.img":      {2 * imageKeepUnused, true}, // the key kept
 		"stale.img":      {imageKeepUnused + time.Hour, false},
 		"recent.img":     {imageKeepUnused - time.Hour, true},
@@ -154,8 +151,36 @@ func TestStaleImagesArePruned(t *testing.T) {
 		"notes.txt":      {10 * imageKeepUnused, true}, // not the cache's
 		"stale.img.keep": {10 * imageKeepUnused, true},
 	}
+	files.write(t, dir, now)
+	n, err := pruneImages(cacheDir, "inuse", now)
+	if err != nil || n != 2 {
+		t.Fatalf("pruneImages: %d removed, %v; want 2", n, err)
+	}
+	files.check(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, "sub.img")); err != nil {
+		t.Error("a directory was removed")
+	}
+	if _, err := pruneImages(t.TempDir(), "k", now); err == nil {
+		t.Error("a cache without an image directory: no error")
+	}
+}
+
+// agedFiles are files of a cache, by path, for a test of its pruning:
+// how long before now each was last modified, and whether it is to be
+// kept.
+type agedFiles map[string]struct {
+	age  time.Duration
+	kept bool
+}
+
+// write makes the files under root, with their ages before now.
+func (files agedFiles) write(t *testing.T, root string, now time.Time) {
+	t.Helper()
 	for name, f := range files {
-		p := filepath.Join(dir, name)
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -163,19 +188,15 @@ func TestStaleImagesArePruned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := pruneImages(cacheDir, "inuse", now)
-	if err != nil || n != 2 {
-		t.Fatalf("pruneImages: %d removed, %v; want 2", n, err)
-	}
+}
+
+// check reports the files under root that are not kept or gone as they
+// should be.
+func (files agedFiles) check(t *testing.T, root string) {
+	t.Helper()
 	for name, f := range files {
-		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != f.kept {
+		if _, err := os.Stat(filepath.Join(root, name)); (err == nil) != f.kept {
 			t.Errorf("%s: kept %v, want %v", name, err == nil, f.kept)
 		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sub.img")); err != nil {
-		t.Error("a directory was removed")
-	}
-	if _, err := pruneImages(t.TempDir(), "k", now); err == nil {
-		t.Error("a cache without an image directory: no error")
 	}
 }
