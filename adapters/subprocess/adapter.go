@@ -93,20 +93,22 @@ func newAdapter(cfg Config) (*adapter, error) {
 	if a.metrics, err = newMetrics(cfg.registerer); err != nil {
 		return nil, err
 	}
+	// Workers killed with their parent (kill -9 of the server) leave their
+	// sessions' files: remove those of processes that are gone, and keep
+	// this process's workers apart from any live one's.
 	a.sessionsDir = cfg.settings.SessionsDir
 	if a.sessionsDir == "" {
-		if a.sessionsDir, err = os.MkdirTemp("", "codeport-workers-"); err != nil {
-			return nil, fmt.Errorf("sessions directory: %w", err)
+		if a.sessionsDir, a.claim, err = workspace.DefaultDir("codeport-workers-"); err != nil {
+			return nil, err
 		}
-		a.ownDir = true
+		a.ownDir = a.claim == nil
 	} else {
-		// Workers killed with their parent (kill -9 of the server) leave
-		// their sessions' files: remove those of processes that are gone,
-		// and keep this process's workers apart from any live one's.
 		if a.claim, err = workspace.ClaimDir(a.sessionsDir); err != nil {
 			return nil, err
 		}
 		a.sessionsDir = a.claim.Dir()
+	}
+	if a.claim != nil {
 		if a.claim.Swept() > 0 {
 			cfg.logger.Info("removed the worker directories of processes that are gone", "count", a.claim.Swept())
 		}

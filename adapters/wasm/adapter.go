@@ -105,10 +105,11 @@ func newAdapter(cfg Config) (*adapter, error) {
 	}
 	a.sessionsDir = cfg.settings.SessionsDir
 	if a.sessionsDir == "" {
-		if a.sessionsDir, err = os.MkdirTemp("", "codeport-sessions-"); err != nil {
-			return nil, fmt.Errorf("sessions directory: %w", err)
+		if a.sessionsDir, a.claim, err = workspace.DefaultDir("codeport-sessions-"); err != nil {
+			return nil, err
 		}
-		a.ownSessionsDir = true
+		a.ownSessionsDir = a.claim == nil
+		logSweep(cfg.logger, a.claim)
 	} else if a.claim, err = claimSessionsDir(cfg.settings.SessionsDir, cfg.logger); err != nil {
 		return nil, err
 	} else {

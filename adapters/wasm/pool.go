@@ -132,13 +132,21 @@ func claimSessionsDir(dir string, log *slog.Logger) (*workspace.Claim, error) {
 	if err != nil {
 		return nil, err
 	}
+	logSweep(log, c)
+	return c, nil
+}
+
+// logSweep logs what making claim c swept (nothing without a claim).
+func logSweep(log *slog.Logger, c *workspace.Claim) {
+	if c == nil {
+		return
+	}
 	if c.Swept() > 0 {
 		log.Info("removed the session directories of processes that are gone", "count", c.Swept())
 	}
 	if err := c.SweepErr(); err != nil {
 		log.Warn("could not remove some session directories of processes that are gone", "error", err)
 	}
-	return c, nil
 }
 
 // newSandbox makes the directories and an interpreter over them.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codeport/codeport/internal/testkit/testcache"
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/workspace"
 	"github.com/codeport/codeport/internal/workspace/claimtest"
@@ -258,5 +259,36 @@ func TestSessionsDirOfKilledServerIsSwept(t *testing.T) {
 	}
 	if _, err := os.Stat(live.Dir()); err != nil {
 		t.Errorf("the live server's directory was removed at Close: %v", err)
+	}
+}
+
+// A server given no sessions directory keeps its sessions in a claim under
+// the user's private directory in the temporary directory: a killed one's
+// are removed by the next server to start there, as in a configured one
+// (they were left in a temporary directory of its own for good).
+func TestDefaultSessionsDirOfKilledServerIsSwept(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	private, ok := workspace.PrivateTempDir()
+	if !ok {
+		t.Skip("no private directory in the temporary directory on this system")
+	}
+	dead := claimtest.Dead(t, private, "session/workspace/user-data.csv")
+	a, err := open(NewConfig().WithWarmPool(0, nil).WithCompilationCacheDir(testcache.Dir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed server's directory is still there: %v", err)
+	}
+	claim := filepath.Dir(a.d.sessionsDir)
+	if filepath.Dir(claim) != private {
+		t.Fatalf("sessions in %s, not in a claim under %s", a.d.sessionsDir, private)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(claim); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the server's own directory is left after Close: %v", err)
 	}
 }

@@ -168,3 +168,21 @@ func removeTree(dir string) error {
 	}
 	return nil
 }
+
+// DefaultDir is where a process given no sessions directory keeps its
+// sessions: a claim under PrivateTempDir, which the next process sweeps
+// if this one dies, or, where that directory cannot be used, a temporary
+// directory of its own named prefix*, which the caller removes when done
+// (claim is nil then).
+func DefaultDir(prefix string) (dir string, claim *Claim, err error) {
+	if parent, ok := PrivateTempDir(); ok {
+		if c, err := ClaimDir(parent); err == nil {
+			return c.Dir(), c, nil
+		}
+	}
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("sessions directory: %w", err)
+	}
+	return dir, nil, nil
+}

@@ -20,3 +20,7 @@ func newClaim(parent string) (*Claim, error) {
 
 // sweepClaim removes nothing: see newClaim.
 func sweepClaim(string) (bool, error) { return false, nil }
+
+// PrivateTempDir is unix only: elsewhere a process given no sessions
+// directory makes a temporary one of its own.
+func PrivateTempDir() (string, bool) { return "", false }
