@@ -171,11 +171,25 @@ func TestCompileThenServeCompilesNothing(t *testing.T) {
 	if !strings.Contains(log.String(), `msg="wasm modules ready" profile=default compiled=0 loaded_from_cache=2`) {
 		t.Errorf("serve did not load both modules from the cache:\n%s", log.String())
 	}
-	// Serve keeps its interpreter image there too (image-cache): not
-	// compiled code.
-	after := slices.DeleteFunc(cacheListing(t, cache), func(f string) bool { return strings.HasPrefix(f, "codeport-images/") })
+	// Serve keeps its interpreter image there too (image-cache), and a
+	// mark of each module it loaded (codeport-loaded, empty files named
+	// as the modules): not compiled code.
+	var marks, wantMarks []string
+	after := slices.DeleteFunc(cacheListing(t, cache), func(f string) bool {
+		if name, ok := strings.CutPrefix(f, "codeport-loaded/"); ok {
+			marks = append(marks, name)
+			return true
+		}
+		return strings.HasPrefix(f, "codeport-images/")
+	})
 	if !slices.Equal(compiled, after) {
 		t.Errorf("serve compiled into the cache: %q, then %q", compiled, after)
+	}
+	for _, f := range compiled {
+		wantMarks = append(wantMarks, filepath.Base(strings.Fields(f)[0])+" 0")
+	}
+	if !slices.Equal(marks, wantMarks) {
+		t.Errorf("serve marked %q loaded, want %q", marks, wantMarks)
 	}
 
 	out = compile()
