@@ -372,13 +372,16 @@ print(*(hashlib.sha256(b).hexdigest()[:16] for b in (png.tobytes(), open('chart.
 }
 
 // np.sort of the 16-, 32- and 64-bit integers, float32 and float64 goes
-// to Highway's vqsort built with SIMD128 (patches/numpy-*-wasi-vqsort.patch
+// to a radix sort (the 32- and 64-bit types, but for short arrays) or to
+// Highway's vqsort built with SIMD128 (patches/numpy-*-wasi-vqsort.patch
 // in the runtime): for each of those dtypes, 10^6 random values with
 // duplicates, the type's extremes and, for floats, NaNs, infinities, 0.0
 // and -0.0 sort as Python's sorted() does (NaNs last, with as many -0.0 as
 // the input had, all of them before the 0.0: numpy's own introsort leaves
 // the two in no such order), and so do short, presorted, reversed and
-// constant arrays, columns (axis=0) and ndarray.sort in place.
+// constant arrays, values of a small range about 0 (which the radix sort
+// sorts by their difference from the least), columns (axis=0) and
+// ndarray.sort in place.
 // kind='stable' and argsort, which keep numpy's own sorts, stay stable and
 // correct.
 func TestScientificSortMatchesPythonSorted(t *testing.T) {
@@ -412,7 +415,8 @@ for dt in ['int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'long', 'ulo
         small = a[:20000] % 50
     bad = []
     r = np.array(ref_sort(a), dtype=t)
-    cases = [a[:0], a[:1], a[:2], a[:17], a[:1000], np.sort(a[:5000]), np.sort(a[:5000])[::-1].copy(), np.full(3000, a[5], dtype=t)]
+    cases = [a[:0], a[:1], a[:2], a[:17], a[:1000], np.sort(a[:5000]), np.sort(a[:5000])[::-1].copy(), np.full(3000, a[5], dtype=t),
+             rng.integers(-300, 300, N // 4).astype(t)]
     s = np.sort(a)
     if not same(s, a, r) or not all(same(np.sort(c), c) for c in cases):
         bad.append('np.sort')
