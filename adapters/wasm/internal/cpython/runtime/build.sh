@@ -86,8 +86,8 @@
 #   * Upstream code is patched by patches/*.patch (small documented diffs):
 #     CPython's f-string tokenizer, sqlite's locking for WASI; with
 #     --profile scientific, OpenBLAS (with a SIMD128 DGEMM kernel of our
-#     own), numpy (np.sort by Highway's vqsort, the only numpy code built
-#     with -msimd128), pandas, Pillow, pytz, sympy, kiwisolver, contourpy
+#     own), numpy (np.sort by a radix sort and Highway's vqsort, the only
+#     numpy code built with -msimd128), pandas, Pillow, pytz, sympy, kiwisolver, contourpy
 #     and matplotlib.
 #
 # Reproducibility. The build runs in a fixed absolute directory (paths end

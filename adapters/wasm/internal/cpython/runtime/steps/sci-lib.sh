@@ -35,9 +35,9 @@
 # -msimd128: clang's auto-vectorisation of them made as many loops slower
 # under wazero as faster (int64 adds and dtype casts slower, int32 adds
 # and clip faster). np.sort is the exception: patches/numpy-*-vqsort.patch
-# sorts the 16/32/64-bit integers, float32 and float64 with Highway's
-# vqsort (the Highway numpy vendors), compiled with -msimd128 in a small
-# library of its own. BLAS is
+# sorts the 16/32/64-bit integers, float32 and float64 in a small library
+# of its own, compiled with -msimd128: a radix sort for the longer 32- and
+# 64-bit arrays, Highway's vqsort (the Highway numpy vendors) for the rest. BLAS is
 # OpenBLAS (11-sci-openblas.sh: its generic C kernels and our SIMD128
 # DGEMM kernel, which matmul and np.dot use through CBLAS); LAPACK is
 # numpy's bundled lapack_lite calling that BLAS (patches/numpy-*-wasi.patch:
