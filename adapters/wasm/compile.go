@@ -151,19 +151,13 @@ func cacheEntries(dir string) map[string]string {
 	return out
 }
 
-// compiledKeepUnused is how long a compiled module that no process has
-// loaded is kept in the compilation cache. Entries are keyed by the
-// module's bytes, so every runtime upgrade leaves the last build's behind
-// (56 MB for the default interpreter, 145 MB for the scientific one), and
-// every wazero upgrade a folder of them, in a directory nothing else
-// cleans; a build in use marks what it loads (markUsed). A module pruned
-// while still wanted (a profile nobody started for this long) is only
-// compiled again.
-const compiledKeepUnused = 30 * 24 * time.Hour
-
-// compiledKeepTemp is how long a temporary file of a compile is kept: one
-// older is a compile whose process died while writing it.
-const compiledKeepTemp = 24 * time.Hour
+// Compiled modules are kept as interpreter images are (imageKeepUnused,
+// imageKeepTemp): entries are keyed by the module's bytes, so every
+// runtime upgrade leaves the last build's behind (56 MB for the default
+// interpreter, 145 MB for the scientific one), and every wazero upgrade a
+// folder of them, in a directory nothing else cleans; a build in use
+// marks what it loads (markUsed). A module pruned while still wanted (a
+// profile nobody started for that long) is only compiled again.
 
 // loadedDirName is the folder of the compilation cache that holds a mark
 // for each compiled module loaded: an empty file of the entry's name,
@@ -189,8 +183,8 @@ func markUsed(f *os.File) {
 
 // pruneCompiled removes from every wazero version's folder under cacheDir
 // the compiled modules neither written nor loaded (markUsed) for
-// compiledKeepUnused before now, with their marks, and compiles'
-// temporary files older than compiledKeepTemp; it returns how many
+// imageKeepUnused before now, with their marks, and compiles'
+// temporary files older than imageKeepTemp; it returns how many
 // compiled modules and temporary files it removed. Folders are kept, even
 // empty ones: a process of that version may be about to write into the
 // folder it made at its start. A module another process loads meanwhile
@@ -224,12 +218,12 @@ func pruneCompiled(cacheDir string, now time.Time) (int, error) {
 				continue
 			}
 			if strings.HasSuffix(f.Name(), ".tmp") {
-				if now.Sub(info.ModTime()) > compiledKeepTemp && os.Remove(filepath.Join(dir, f.Name())) == nil {
+				if now.Sub(info.ModTime()) > imageKeepTemp && os.Remove(filepath.Join(dir, f.Name())) == nil {
 					removed++
 				}
 				continue
 			}
-			if now.Sub(lastUsed(f.Name(), info)) > compiledKeepUnused && os.Remove(filepath.Join(dir, f.Name())) == nil {
+			if now.Sub(lastUsed(f.Name(), info)) > imageKeepUnused && os.Remove(filepath.Join(dir, f.Name())) == nil {
 				removed++
 				_ = os.Remove(filepath.Join(marks, f.Name()))
 			}
@@ -239,7 +233,7 @@ func pruneCompiled(cacheDir string, now time.Time) (int, error) {
 	// version's cleaning) go once they are as old.
 	if files, err := os.ReadDir(marks); err == nil {
 		for _, f := range files {
-			if info, err := f.Info(); err == nil && f.Type().IsRegular() && now.Sub(info.ModTime()) > compiledKeepUnused {
+			if info, err := f.Info(); err == nil && f.Type().IsRegular() && now.Sub(info.ModTime()) > imageKeepUnused {
 				_ = os.Remove(filepath.Join(marks, f.Name()))
 			}
 		}

@@ -11,8 +11,8 @@ import (
 )
 
 // TestCompiledModulesArePruned: compiled modules neither written nor
-// loaded for compiledKeepUnused, and compiles' temporary files older
-// than compiledKeepTemp, are removed from every wazero version's folder,
+// loaded for imageKeepUnused, and compiles' temporary files older
+// than imageKeepTemp, are removed from every wazero version's folder,
 // with their marks; the rest, the folders themselves, the images' folder
 // and what is not wazero's are kept.
 func TestCompiledModulesArePruned(t *testing.T) {
@@ -20,19 +20,19 @@ func TestCompiledModulesArePruned(t *testing.T) {
 	now := time.Now()
 	const v12, v11, loaded = "wazero-v1.12.0-amd64-linux/", "wazero-v1.11.0-amd64-linux/", loadedDirName + "/"
 	files := agedFiles{
-		v12 + "recent":            {compiledKeepUnused - time.Hour, true},
-		v12 + "stale":             {compiledKeepUnused + time.Hour, false},
-		v12 + "loaded":            {2 * compiledKeepUnused, true},
-		loaded + "loaded":         {compiledKeepUnused - time.Hour, true},
-		v12 + "loadedlong":        {2 * compiledKeepUnused, false},
-		loaded + "loadedlong":     {compiledKeepUnused + time.Hour, false},
-		v12 + "stale.123.tmp":     {compiledKeepTemp + time.Hour, false},
+		v12 + "recent":            {imageKeepUnused - time.Hour, true},
+		v12 + "stale":             {imageKeepUnused + time.Hour, false},
+		v12 + "loaded":            {2 * imageKeepUnused, true},
+		loaded + "loaded":         {imageKeepUnused - time.Hour, true},
+		v12 + "loadedlong":        {2 * imageKeepUnused, false},
+		loaded + "loadedlong":     {imageKeepUnused + time.Hour, false},
+		v12 + "stale.123.tmp":     {imageKeepTemp + time.Hour, false},
 		v12 + "new.456.tmp":       {time.Minute, true},
-		v11 + "old":               {2 * compiledKeepUnused, false},
-		loaded + "gone":           {compiledKeepUnused + time.Hour, false}, // its module is gone
+		v11 + "old":               {2 * imageKeepUnused, false},
+		loaded + "gone":           {imageKeepUnused + time.Hour, false}, // its module is gone
 		loaded + "gonerecently":   {time.Hour, true},
-		imageDirName + "/old.img": {10 * compiledKeepUnused, true}, // pruneImages's
-		"notes/old":               {10 * compiledKeepUnused, true}, // not wazero's
+		imageDirName + "/old.img": {10 * imageKeepUnused, true}, // pruneImages's
+		"notes/old":               {10 * imageKeepUnused, true}, // not wazero's
 	}
 	files.write(t, cacheDir, now)
 	n, err := pruneCompiled(cacheDir, now)
@@ -77,7 +77,7 @@ func TestLoadingMarksACompiledModuleUsed(t *testing.T) {
 	for name := range entries {
 		path = filepath.Join(dir, name)
 	}
-	old := time.Now().Add(-2 * compiledKeepUnused)
+	old := time.Now().Add(-2 * imageKeepUnused)
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestLoadingMarksACompiledModuleUsed(t *testing.T) {
 	if n, err := pruneCompiled(dir, time.Now()); n != 0 || err != nil {
 		t.Fatalf("the entry just used was pruned (%d, %v)", n, err)
 	}
-	if n, err := pruneCompiled(dir, time.Now().Add(compiledKeepUnused+time.Hour)); n != 1 || err != nil {
+	if n, err := pruneCompiled(dir, time.Now().Add(imageKeepUnused+time.Hour)); n != 1 || err != nil {
 		t.Fatalf("the entry unused for longer than kept: %d removed, %v; want 1", n, err)
 	}
 	for _, p := range []string{path, mark} {

@@ -66,14 +66,15 @@ const imageDirName = "codeport-images"
 const maxImageBytes = 4 << 30
 
 // imageKeepUnused is how long an image that no process has started from
-// is kept. An image belongs to one runtime build, profile and warm list,
-// so every upgrade leaves the last build's behind (7 to 80 MB each), in a
+// is kept, and a compiled module no process has loaded (pruneCompiled).
+// An image belongs to one runtime build, profile and warm list, so every
+// upgrade leaves the last build's behind (7 to 80 MB each), in a
 // directory nothing else cleans; a build still in use touches its image
 // at every start (touchImage).
 const imageKeepUnused = 30 * 24 * time.Hour
 
-// imageKeepTemp is how long a temporary file of a save is kept: one older
-// is a save that died with its process.
+// imageKeepTemp is how long a temporary file of a save (or of a compile)
+// is kept: one older is a save that died with its process.
 const imageKeepTemp = 24 * time.Hour
 
 // touchImage records that a process started from the image with key, for
