@@ -27,7 +27,7 @@ func (m *heapMemory) Reallocate(size uint64) []byte {
 		return m.buf
 	}
 	want := min(max(size, 2*uint64(cap(m.buf))), m.max)
-	if room, limited := dataRoom(); limited {
+	if room, limited := growthRoom(); limited {
 		// Past the process's data limit (RLIMIT_DATA) the Go runtime dies,
 		// and every session in it: a worker of the subprocess adapter,
 		// whose limit is its containment, is not to be killed by one of
@@ -37,7 +37,6 @@ func (m *heapMemory) Reallocate(size uint64) []byte {
 		// buffer is counted whole, the free space in the Go heap not at
 		// all (the old buffer is freed only after the copy): the check
 		// errs on refusing.
-		room = max(room, dataReserve) - dataReserve
 		switch {
 		case size > room:
 			if m.refused != nil {
@@ -61,3 +60,11 @@ func (m *heapMemory) Free() { m.buf = nil }
 // (a worker's gRPC buffers, the other sessions' bookkeeping, the garbage
 // collector's work queues) and the copy's source, freed only after it.
 const dataReserve = 64 << 20
+
+// growthRoom is how many bytes a linear memory may still add to the
+// process's private mappings, its data limit's room (dataRoom) less
+// dataReserve, and whether the process has a data limit.
+func growthRoom() (uint64, bool) {
+	room, limited := dataRoom()
+	return max(room, dataReserve) - dataReserve, limited
+}

@@ -336,7 +336,7 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 	if size > m.open {
 		// Opened pages count against the data limit, which the memory
 		// leaves the Go runtime its reserve of, as a heap memory does.
-		if room, limited := dataRoom(); limited && size-m.open > max(room, dataReserve)-dataReserve {
+		if room, limited := growthRoom(); limited && size-m.open > room {
 			m.refused.Store(true)
 			return nil
 		}

@@ -40,9 +40,10 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	var r cellResult
 	var note string
 	it.hostRefusedMemory() // a refusal before this call is not its own
-	// outOf says which limit a program that ran out of memory met.
-	outOf := func() string {
-		if it.hostRefusedMemory() {
+	// outOf says which limit a program that ran out of memory met: the
+	// session's, or (host) its process's.
+	outOf := func(host bool) string {
+		if host {
 			return fmt.Sprintf("the process hosting the session is at its OS memory limit, below the session's own limit of %s", bytesize.Format(memoryLimit))
 		}
 		return fmt.Sprintf("the session's limit is %s", bytesize.Format(memoryLimit))
@@ -50,7 +51,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	if err := it.write(ctx, payload); err != nil {
 		if errors.Is(err, errNoMemory) {
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-			note = fmt.Sprintf("[codeport: the interpreter has no memory left to receive the code (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", outOf())
+			note = fmt.Sprintf("[codeport: the interpreter has no memory left to receive the code (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", outOf(it.hostRefusedMemory()))
 		} else {
 			r.outcome, r.returnCode = port.OutcomeProgramError, 1
 			note = fmt.Sprintf("[codeport: the interpreter crashed (%s); a fresh one will run the next call (variables and imports are lost, files are kept)]", firstLine(err))
@@ -86,6 +87,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 	if !unwatch() {
 		<-cancelled
 	}
+	host := it.hostRefusedMemory()
 	var packed uint64
 	if len(res) > 0 {
 		packed = res[0]
@@ -124,9 +126,9 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 				r.outcome = port.OutcomeProgramError
 			}
 			note = fmt.Sprintf("[codeport: the interpreter exited with status %d; a fresh one will run the next call (variables and imports are lost, files are kept)]", r.returnCode)
-		case it.memoryBytes() >= memoryLimit-(4<<20) || it.alloc != nil && it.alloc.hostRefused.Load():
+		case it.memoryBytes() >= memoryLimit-(4<<20) || host:
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
-			note = fmt.Sprintf("[codeport: the program ran out of memory (%s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", outOf())
+			note = fmt.Sprintf("[codeport: the program ran out of memory (%s) and the interpreter failed; a fresh one will run the next call (variables and imports are lost, files are kept)]", outOf(host))
 		default:
 			why := firstLine(err)
 			if errors.Is(err, errUncaughtCxx) {
@@ -149,7 +151,7 @@ func (it *interpreter) run(ctx context.Context, kind byte, payload string, timeo
 		case statusNoMemory:
 			r.outcome, r.returnCode = port.OutcomeMemoryLimit, port.ReturnCodeMemoryLimit
 			if note == "" {
-				note = fmt.Sprintf("[codeport: the program ran out of memory (%s); the interpreter and its state are kept]", outOf())
+				note = fmt.Sprintf("[codeport: the program ran out of memory (%s); the interpreter and its state are kept]", outOf(host))
 			}
 		case statusException:
 			r.outcome = port.OutcomeProgramError
