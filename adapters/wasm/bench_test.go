@@ -473,7 +473,7 @@ func BenchmarkColdCompile(b *testing.B) {
 				// The compile leaves hundreds of MB of garbage (about 900 MB
 				// for the scientific module), which the benchmarks after it
 				// would otherwise pay to collect.
-				debug.FreeOSMemory()
+				settle()
 				b.ReportMetric(d.Seconds(), "compile-s")
 				// The CPU it took, which a busy machine stretches less than
 				// the wall time: about compile-s × cores when both are free.
