@@ -48,6 +48,12 @@
 // of each kind; it is not in the side-by-side table (no peer holds as
 // many).
 //
+// BenchmarkHTTPFloor (httpfloor_test.go) puts HTTP's cost per call beside
+// its floor: W2 on one in-process session called directly, behind a bare
+// net/http JSON handler with a net/http client (the least any server and
+// client can cost), and behind codeport's server with adapters/http, in
+// alternating blocks; a section of its own.
+//
 // Several nodes behind nginx (multinode_test.go) have workloads of their
 // own, named Nginx*, on real `codeport serve` processes and Debian's nginx
 // with deploy/nginx's configuration: W2 and W3 straight to a node of a

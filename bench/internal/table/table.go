@@ -192,7 +192,12 @@ const (
 // holding many live and hibernated sessions, a section of its own.
 const ScaleNode = "node"
 
-var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx, ScaleNode}
+// FloorPeer is the peer of BenchmarkHTTPFloor (bench/httpfloor_test.go):
+// one in-process adapter called directly, behind a bare net/http handler,
+// and behind codeport's server, in alternating blocks; a section of its own.
+const FloorPeer = "floor"
+
+var clusterPeers = []string{Direct, Nginx, OneDirect, OneNginx, ThreeNginx, ScaleNode, FloorPeer}
 
 // Columns are the peers in the table's order: the Go-driven peers as they
 // came, then monty, eryx, wasmtime and the reference; native and the
@@ -429,6 +434,7 @@ func (r *Results) Markdown() string {
 		}
 	}
 
+	r.floorMarkdown(&sb)
 	r.clusterMarkdown(&sb)
 	r.scaleMarkdown(&sb)
 
@@ -571,4 +577,38 @@ func (r *Results) scaleMarkdown(sb *strings.Builder) {
 	sb.WriteString(mdRow("disk per hibernated session (KiB)", one("KiB/hibernated-session")))
 	sb.WriteString(mdRow("call to a random live session, p50 / p99 (ms)", call("live-call")))
 	sb.WriteString(mdRow("call to a random hibernated session, p50 / p99 (ms)", call("hibernated-call")))
+}
+
+// floorMarkdown renders the section of HTTP's cost per call against its
+// floor: W2 in process, behind a bare net/http handler and behind
+// codeport's server, and the differences of their medians. Nothing when
+// BenchmarkHTTPFloor did not run.
+func (r *Results) floorMarkdown(sb *strings.Builder) {
+	const workload = "HTTPFloor"
+	m := r.Get(FloorPeer, workload)
+	failed := r.Failed(FloorPeer, workload)
+	if m == nil && !failed {
+		return
+	}
+	sb.WriteString("\n### HTTP per call against the net/http floor (W2 `print(1)`, one session, alternating blocks of 50 calls; p50 / p95)\n\n" +
+		"The same in-process adapter and session three ways: called directly; behind the least a JSON-over-HTTP service is " +
+		"(a net/http handler that decodes the code, calls Execute and encodes the output; a net/http client with keep-alive), " +
+		"the floor no server and client code can go under; and behind codeport's server, driven by adapters/http.\n\n")
+	sb.WriteString(mdHead("way", "ms", "over in process (ms)"))
+	ways := []struct{ prefix, label string }{
+		{"inproc", "in process"},
+		{"nethttp", "bare net/http (the floor)"},
+		{"codeport", "codeport over HTTP"},
+	}
+	base := m["inproc-p50-ms"]
+	for _, w := range ways {
+		over := ""
+		if w.prefix != "inproc" && r.status(FloorPeer, workload, "inproc-p50-ms") == "" && r.status(FloorPeer, workload, w.prefix+"-p50-ms") == "" {
+			over = num(m[w.prefix+"-p50-ms"] - base)
+		}
+		sb.WriteString(mdRow(w.label, r.cell(FloorPeer, row{workload: workload, prefix: w.prefix}), over))
+	}
+	if r.status(FloorPeer, workload, "codeport-p50-ms") == "" && r.status(FloorPeer, workload, "nethttp-p50-ms") == "" {
+		fmt.Fprintf(sb, "\ncodeport's server and client add %s ms to the floor per call.\n", num(m["codeport-p50-ms"]-m["nethttp-p50-ms"]))
+	}
 }

@@ -27,6 +27,7 @@ BenchmarkNginxSessions/1node-direct-2              	       1	5985810743 ns/op	  
 BenchmarkNginxSessions/1node-nginx-2               	       1	6008894597 ns/op	         6.000 clients	         4.961 cpu-ms/session	        16.76 first-p50-ms	        63.25 first-p95-ms	       153.1 sessions/s
 BenchmarkNginxSessions/3nodes-nginx-2              	       1	6009564081 ns/op	         6.000 clients	         5.339 cpu-ms/session	        11.67 first-p50-ms	        28.84 first-p95-ms	       217.4 sessions/s
 BenchmarkScale/node-2             	       1	90000000000 ns/op	         0.9000 hibernated-call-p50-ms	         3.100 hibernated-call-p95-ms	         4.200 hibernated-call-p99-ms	        10000 hibernated	         9.500 KiB/hibernated-session	         1000 live	         0.3100 live-call-p50-ms	         0.5000 live-call-p95-ms	         0.7100 live-call-p99-ms	         3.500 MiB/live-session
+BenchmarkHTTPFloor/floor-2        	       1	 600000000 ns/op	         0.1000 inproc-p50-ms	         0.1400 inproc-p95-ms	         0.2100 nethttp-p50-ms	         0.2600 nethttp-p95-ms	         0.2800 codeport-p50-ms	         0.3500 codeport-p95-ms
 BenchmarkBurst/inproc-2          	       1	15781189689 ns/op	      2406 burst-max-ms	      1840 burst-p50-ms	      2360 burst-p95-ms	         6.000 hits	        18.00 misses	         2.000 pool	        24.00 requests
 FAIL
 `
@@ -89,6 +90,10 @@ func TestParseAndRender(t *testing.T) {
 		"| disk per hibernated session (KiB) | 9.50 |",
 		"| call to a random live session, p50 / p99 (ms) | 0.310 / 0.710 |",
 		"| call to a random hibernated session, p50 / p99 (ms) | 0.900 / 4.20 |",
+		"| in process | 0.100 / 0.140 |  |",
+		"| bare net/http (the floor) | 0.210 / 0.260 | 0.110 |",
+		"| codeport over HTTP | 0.280 / 0.350 | 0.180 |",
+		"codeport's server and client add 0.070 ms to the floor per call.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
