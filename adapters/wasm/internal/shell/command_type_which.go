@@ -35,6 +35,7 @@ func (c *call) function(name string) *syntax.Stmt {
 // name, " () ", and the body in braces, its commands a line each, indented
 // by four spaces (the interpreter's printer lays the commands out).
 func definition(name string, body *syntax.Stmt) []byte {
+	body = originalTime(body)
 	stmts := []*syntax.Stmt{body}
 	if b, ok := body.Cmd.(*syntax.Block); ok && len(body.Redirs) == 0 {
 		stmts = b.Stmts

@@ -235,9 +235,12 @@ func (c *call) dispatch() int {
 
 // run runs the command c names, after dispatch set up its streams.
 func (c *call) run() int {
-	if c.name == tooManyTestArgs {
+	switch c.name {
+	case tooManyTestArgs:
 		fmt.Fprintf(c.stderr, "bash: %s: too many arguments\n", c.args[0])
 		return 2
+	case timeCommand:
+		return cmdTimeReport(c)
 	}
 	if strings.Contains(c.name, "/") {
 		return c.runFile()

@@ -34,7 +34,8 @@
 // command, umask (every file is made under 022: it prints that mask and
 // refuses another), trap (a signal never reaches the shell: traps on
 // signals are dropped, so "trap f INT TERM EXIT" sets its EXIT trap; -p
-// prints the traps set), uname, whoami, id, hostname, nproc,
+// prints the traps set), time (its report on stderr as in bash, with the
+// real time only: user and sys read 0), uname, whoami, id, hostname, nproc,
 // true, false, test/[ and the interpreter's other builtins, bash/sh (a
 // child shell in the same interpreter), ./script (a shell or Python
 // script, by its #! line), and python/python3, which Options.Python runs
@@ -50,7 +51,8 @@
 // mounts.go, fileinfo.go (how a file is described), archive.go (what tar,
 // gzip, zip and unzip share), sysinfo.go (the sandbox's identity),
 // regex.go, printf.go, width.go, timezone.go and dateparse.go. shell.go,
-// redirect.go, guard.go and nesting.go are the interpreter's side.
+// redirect.go, guard.go, nesting.go and timeclause.go are the
+// interpreter's side.
 //
 // Usage (in the guest):
 //

@@ -149,6 +149,9 @@ func (s *Shell) refuse(name string) {
 	if st == nil {
 		return
 	}
+	// An internal command (a rewritten time clause's) by the name the
+	// script used.
+	name = strings.TrimLeft(name, internalPrefix)
 	st.refused.CompareAndSwap(nil, &name)
 	st.stop(errNesting)
 }

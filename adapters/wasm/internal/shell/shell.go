@@ -115,6 +115,9 @@ type Shell struct {
 	// command was a fifth of a `wc -l </dev/null` in the guest, counting
 	// the collections its garbage brought on.
 	readBufs sync.Pool
+
+	// clock times the time clauses (timeclause.go).
+	clock clock
 }
 
 // New returns the shell of a session. Its current directory is /workspace.
@@ -175,7 +178,7 @@ func (s *Shell) Run(ctx context.Context, command string, stdout, stderr io.Write
 	defer stop(nil)
 	st := &runState{stop: stop}
 	out := &lockedWriter{mu: &wmu, w: stdout, run: st}
-	errw := &lockedWriter{mu: &wmu, w: stderr, run: st}
+	errw := &lockedWriter{mu: &wmu, w: stderr, run: st, stderr: true}
 
 	file, code, nested := s.parse(s.parser, command, "bash", errw)
 	if nested {
@@ -215,8 +218,9 @@ func (s *Shell) parse(p *syntax.Parser, src, name string, stderr io.Writer) (fil
 		fmt.Fprintln(stderr, err) // "name:line:col: message"
 		return nil, 2, false
 	}
-	// One walk finds a process substitution and quotes the tildes (a
-	// script with one is not run, whatever its tildes).
+	// One walk finds a process substitution, quotes the tildes and
+	// rewrites the time clauses (a script with a process substitution is
+	// not run, whatever the rest).
 	var procSubst bool
 	syntax.Walk(file, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -224,6 +228,10 @@ func (s *Shell) parse(p *syntax.Parser, src, name string, stderr io.Writer) (fil
 			procSubst = true
 		case *syntax.Word:
 			quoteUserTilde(n)
+		case *syntax.Stmt:
+			if tc, ok := n.Cmd.(*syntax.TimeClause); ok {
+				s.rewriteTime(n, tc)
+			}
 		}
 		return !procSubst
 	})
@@ -413,10 +421,13 @@ type lockedWriter struct {
 	mu  *sync.Mutex
 	w   io.Writer
 	run *runState
+	// stderr: the Run's standard error, where set -x traces go; the
+	// traces of internal calls are dropped (internalTrace).
+	stderr bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	if l.run.refused.Load() != nil {
+	if l.run.refused.Load() != nil || l.stderr && internalTrace(p) {
 		return len(p), nil
 	}
 	l.mu.Lock()

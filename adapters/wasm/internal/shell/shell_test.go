@@ -1048,6 +1048,46 @@ func TestTypeKnowsFunctions(t *testing.T) {
 	})
 }
 
+// TestTime: time prints its report on stderr, as bash does (the
+// interpreter's own printed it on stdout, into the call's output and into
+// command substitutions), and the clause has its statement's status.
+func TestTime(t *testing.T) {
+	report := `(?s)^\nreal\t0m\d+\.\d{3}s\nuser\t0m0\.000s\nsys\t0m0\.000s\n$`
+	posix := `(?s)^real \d+\.\d{2}\nuser 0\.00\nsys 0\.00\n$`
+	runTable(t, []tc{
+		{name: "report on stderr", cmd: "time echo hi", stdout: "hi\n", anyErr: true},
+		{name: "not in a substitution", cmd: `x=$(time echo hi 2>/dev/null); echo "[$x]"`, stdout: "[hi]\n", anyErr: true},
+		{name: "the report as bash formats it", cmd: "{ time echo hi >/dev/null; } 2>&1 | sed 's/[0-9]/N/g'", stdout: "\nreal\tNmN.NNNs\nuser\tNmN.NNNs\nsys\tNmN.NNNs\n"},
+		{name: "posix format", cmd: "{ time -p true; } 2>&1 | sed 's/[0-9]/N/g'", stdout: "real N.NN\nuser N.NN\nsys N.NN\n"},
+		{name: "status", cmd: "time false; echo $?; time (exit 3); echo $?; ! time false; echo $?", stdout: "1\n3\n0\n", anyErr: true},
+		{name: "set -e reports, then ends", cmd: "set -e; { time false; } 2>&1 | grep -c real; time false 2>/dev/null; echo not here", stdout: "1\n", code: 1, anyErr: true},
+		{name: "a pipeline", cmd: "time printf 'a\\nb\\n' | wc -l", stdout: "2\n", anyErr: true},
+		{name: "nested and in a function", cmd: "f() { time echo in; }; { time f; } 2>&1 | grep -c real", stdout: "2\n"},
+		{name: "recursion", cmd: "f() { if [ $1 -gt 0 ]; then time f $(($1 - 1)); fi; }; { f 3; } 2>&1 | grep -c real", stdout: "3\n"},
+		{name: "left by return", cmd: "f() { time return 4; }; for i in 1 2 3; do f; done; echo $?; { time true; } 2>&1 | grep -c real", stdout: "4\n1\n", anyErr: true},
+		{name: "type shows it as written", cmd: "f() { time -p echo hi | wc -l; }; type f; g() { time; }; type g", stdout: "f is a function\nf () \n{ \n    time -p echo hi | wc -l\n}\ng is a function\ng () \n{ \n    time\n}\n"},
+		{name: "set -x shows the statement only", cmd: "set -x; time echo hi", stdout: "hi\n", stderr: "+ echo hi\n\nreal\t"},
+	})
+	// The stack guard stops clauses nested too deep, when the script is
+	// parsed or when it runs; the latter names time as typed.
+	for _, n := range []int{2000, 4000, 8000} {
+		e := newEnv(t, 0, 0, echoPython)
+		_, stderr, code := e.run(strings.Repeat("time ", n) + "echo hi")
+		switch {
+		case code == 0:
+		case strings.Contains(stderr, "while parsing"):
+		case !strings.Contains(stderr, "bash: time: maximum function nesting level exceeded"):
+			t.Errorf("%d nested: status %d, stderr %q", n, code, stderr)
+		}
+	}
+	for _, tt := range []struct{ cmd, re string }{{"time true", report}, {"time -p true", posix}, {"time", report}} {
+		e := newEnv(t, 0, 0, echoPython)
+		if _, stderr, code := e.run(tt.cmd); code != 0 || !regexp.MustCompile(tt.re).MatchString(stderr) {
+			t.Errorf("%s: status %d, stderr %q, want it to match %q", tt.cmd, code, stderr, tt.re)
+		}
+	}
+}
+
 // TestUmask: the mask files are made under is printed as bash prints it,
 // setting it to itself succeeds, and another mask, which would not be
 // applied, is refused with a reason.

@@ -117,14 +117,14 @@ func cmdTrap(c *call) int {
 }
 
 // traps is the action of the EXIT and of the ERR trap where the command
-// of hc runs ("" when none), read from the interpreter's Runner (see
-// functions).
+// of hc runs ("" when none), read from the interpreter's Runner's
+// unexported fields (see runnerOf).
 func traps(hc interp.HandlerContext) (exit, errTrap string) {
-	f := reflect.ValueOf(hc).FieldByName("runner")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[*interp.Runner]() || f.IsNil() {
+	runner := runnerOf(hc)
+	if runner == nil {
 		return "", ""
 	}
-	r := f.Elem()
+	r := reflect.ValueOf(runner).Elem()
 	read := func(name string) string {
 		if v := r.FieldByName(name); v.IsValid() && v.Kind() == reflect.String {
 			return v.String()

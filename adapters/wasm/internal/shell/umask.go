@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 )
@@ -87,9 +88,9 @@ func umaskSymbolic(mask int) string {
 }
 
 // parseUmask reads a umask operand: octal digits, or a symbolic mode of
-// comma-separated who=perms clauses (u, g, o, a; r, w, x), applied to the
-// current mask as bash does. Clauses with + or - change the current
-// mask's permissions.
+// comma-separated who=perms clauses (u, g, o, a; r, w, x), applied as
+// chmod applies one (applyMode) to the permissions the current mask lets
+// through, as bash does.
 func parseUmask(s string) (int, bool) {
 	if s != "" && strings.Trim(s, "01234567") == "" {
 		v, err := strconv.ParseUint(s, 8, 32)
@@ -98,54 +99,12 @@ func parseUmask(s string) (int, bool) {
 		}
 		return int(v), true
 	}
-	allowed := ^sandboxUmask & 0o777
-	for _, clause := range strings.Split(s, ",") {
-		i := strings.IndexAny(clause, "=+-")
-		if i < 0 {
-			return 0, false
-		}
-		who, op, perms := clause[:i], clause[i], clause[i+1:]
-		if who == "" {
-			who = "a"
-		}
-		bits := 0
-		for _, r := range perms {
-			switch r {
-			case 'r':
-				bits |= 4
-			case 'w':
-				bits |= 2
-			case 'x':
-				bits |= 1
-			default:
-				return 0, false
-			}
-		}
-		for _, w := range who {
-			var shifts []int
-			switch w {
-			case 'u':
-				shifts = []int{6}
-			case 'g':
-				shifts = []int{3}
-			case 'o':
-				shifts = []int{0}
-			case 'a':
-				shifts = []int{6, 3, 0}
-			default:
-				return 0, false
-			}
-			for _, sh := range shifts {
-				switch op {
-				case '=':
-					allowed = allowed&^(7<<sh) | bits<<sh
-				case '+':
-					allowed |= bits << sh
-				case '-':
-					allowed &^= bits << sh
-				}
-			}
-		}
+	if strings.ContainsAny(s, "Xst") { // chmod's, not umask's
+		return 0, false
 	}
-	return ^allowed & 0o777, true
+	allowed, err := applyMode(s, ^fs.FileMode(sandboxUmask)&0o777, false)
+	if err != nil {
+		return 0, false
+	}
+	return int(^allowed & 0o777), true
 }
