@@ -103,8 +103,9 @@ func TestTheSandboxUser(t *testing.T) {
 // TestAbsentCapabilitiesFailAsOSError: network, child processes and
 // threads fail with errors that name the sandbox, of the types a program
 // catches (URLError and OSError, RuntimeError for a thread as CPython
-// raises when it can start no more), not AttributeError; os still lacks
-// what this build lacks (pipe, fork), which programs test for.
+// raises when it can start no more), not AttributeError (os.system, which
+// this build leaves out, included); os still lacks what programs test for
+// (pipe, fork).
 func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 	a := newTestAdapter(t, nil)
 	id := newSession(t, a)
@@ -116,6 +117,8 @@ func TestAbsentCapabilitiesFailAsOSError(t *testing.T) {
 		{"pool", "import multiprocessing\ntry:\n    multiprocessing.Pool(2)\nexcept OSError as e:\n    print('sandbox' in str(e))", "True\n"},
 		{"process", "import multiprocessing, os\ntry:\n    multiprocessing.Process(target=print).start()\nexcept OSError as e:\n    print('sandbox' in str(e), hasattr(os, 'pipe'), hasattr(os, 'fork'))", "True False False\n"},
 		{"queue and lock", "import multiprocessing\nfor f in (multiprocessing.Queue, multiprocessing.Lock, multiprocessing.Manager):\n    try:\n        f()\n    except OSError as e:\n        print('sandbox' in str(e))", "True\nTrue\nTrue\n"},
+		{"subprocess", "import subprocess, os, errno\nfor f in (lambda: subprocess.run(['ls']), lambda: subprocess.check_output('ls', shell=True), lambda: os.popen('ls')):\n    try:\n        f()\n    except OSError as e:\n        print(e.errno == errno.ENOTSUP, 'sandbox' in str(e))", "True True\nTrue True\nTrue True\n"},
+		{"system", "import os\ntry:\n    os.system('pip install numpy')\nexcept OSError as e:\n    print('sandbox' in str(e), hasattr(os, 'fork'), hasattr(os, 'execv'))", "True False False\n"},
 		{"libc_ver", "import platform\nprint(platform.libc_ver())", "('', '')\n"},
 		{"thread", "import threading\ntry:\n    threading.Thread(target=print).start()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},
 		{"executor", "from concurrent.futures import ThreadPoolExecutor\ntry:\n    ThreadPoolExecutor(2).submit(print, 1).result()\nexcept RuntimeError as e:\n    print('sandbox' in str(e))", "True\n"},

@@ -288,6 +288,15 @@ def _install_absent_capabilities():
         if not hasattr(_socket, name):
             setattr(_socket, name, no_network)
 
+    def no_system(command):
+        raise OSError(errno.ENOSYS, "no shell commands: this sandbox runs one process")
+
+    # os.system, which this build leaves out, is what programs reach for
+    # most; os.fork, os.pipe and the rest stay absent, as programs test for
+    # them.
+    if not hasattr(os, "system"):
+        os.system = no_system
+
     import _thread
 
     def no_thread(*args, **kwargs):
@@ -320,6 +329,23 @@ def _install_after_import(extra):
 
     def fix_connection(m):
         m.Pipe = no_processes  # under every Queue, SimpleQueue and Pool
+
+    def fix_subprocess(m):
+        # Popen, and run, call, check_output and os.popen through it, fails
+        # at its start with ENOTSUP and "wasi does not support processes.":
+        # the same error, saying what the sandbox is.
+        init = m.Popen.__init__
+
+        @functools.wraps(init)
+        def popen_init(self, *args, **kwargs):
+            try:
+                init(self, *args, **kwargs)
+            except OSError as e:
+                if e.errno != errno.ENOTSUP:
+                    raise
+                raise OSError(errno.ENOTSUP, "no child processes: this sandbox runs one process") from None
+
+        m.Popen.__init__ = popen_init
 
     def fix_process(m):
         m.BaseProcess.start = no_processes
@@ -485,7 +511,7 @@ def _install_after_import(extra):
 
     fixes = {"multiprocessing.connection": fix_connection, "multiprocessing.process": fix_process,
              "multiprocessing.context": fix_context, "platform": fix_platform,
-             "zoneinfo._common": fix_zoneinfo, "socket": fix_socket,
+             "zoneinfo._common": fix_zoneinfo, "socket": fix_socket, "subprocess": fix_subprocess,
              "_pytest.capture": fix_pytest_capture, "_pytest.faulthandler": fix_pytest_faulthandler,
              "tarfile": fix_tarfile, **extra}
 
