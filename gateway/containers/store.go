@@ -182,8 +182,21 @@ type entry struct {
 	background context.Context
 	files      []*File // in creation order
 	uploading  int     // uploads of new names under way (put)
-	byName     map[string]*File
-	byFileID   map[string]*File
+	// calls counts the port calls running in the session (Execute,
+	// put): a container running one is not idle, however long the call
+	// takes, as the port does not reclaim a busy session.
+	calls    int
+	byName   map[string]*File
+	byFileID map[string]*File
+}
+
+// expired reports whether e has ended at now: past its lifetime, or idle
+// past its expiry with no call running.
+func (e *entry) expired(now time.Time) bool {
+	if !e.c.EndsAt.IsZero() && !now.Before(e.c.EndsAt) {
+		return true
+	}
+	return e.calls == 0 && !now.Before(e.c.ExpiresAt())
 }
 
 // New returns a store of containers over p. Close ends it and every
@@ -268,7 +281,7 @@ func (s *Store) sweep() {
 	var ended []*entry
 	s.mu.Lock()
 	for _, e := range s.byID {
-		if !now.Before(e.c.ExpiresAt()) {
+		if e.expired(now) {
 			s.dropLocked(e)
 			ended = append(ended, e)
 		}
@@ -501,7 +514,7 @@ func (s *Store) lookup(ctx context.Context, id string, touch bool) (*entry, erro
 		return nil, fmt.Errorf("%w: %q", ErrContainerNotFound, short(id))
 	}
 	now := s.cfg.now()
-	if !now.Before(e.c.ExpiresAt()) {
+	if e.expired(now) {
 		s.dropLocked(e)
 		s.mu.Unlock()
 		_ = s.destroy(e)
@@ -512,6 +525,26 @@ func (s *Store) lookup(ctx context.Context, id string, touch bool) (*entry, erro
 	}
 	s.mu.Unlock()
 	return e, nil
+}
+
+// begin counts a port call on e's session, which keeps e from expiring
+// until endLocked; it fails as lookup does when e has ended since it was
+// looked up.
+func (s *Store) begin(e *entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID[e.c.ID] != e {
+		return fmt.Errorf("%w: %q", ErrContainerNotFound, short(e.c.ID))
+	}
+	e.calls++
+	return nil
+}
+
+// endLocked ends a call begin counted: the container's idle time starts
+// now.
+func (s *Store) endLocked(e *entry) {
+	e.calls--
+	e.c.LastActiveAt = s.cfg.now()
 }
 
 // gone handles an error of the port about e's session: a session the
@@ -556,7 +589,7 @@ func (s *Store) List(ctx context.Context, p ListParams) (Page[Container], error)
 	}
 	var all []Container
 	for _, e := range s.byID {
-		if e.c.Tenant == tenant && now.Before(e.c.ExpiresAt()) && (p.Name == "" || e.c.Name == p.Name) {
+		if e.c.Tenant == tenant && !e.expired(now) && (p.Name == "" || e.c.Name == p.Name) {
 			all = append(all, e.c)
 		}
 	}
@@ -623,7 +656,13 @@ func (s *Store) Execute(ctx context.Context, id string, req port.ExecuteRequest)
 	if err != nil {
 		return port.Result{}, nil, err
 	}
+	if err := s.begin(e); err != nil {
+		return port.Result{}, nil, err
+	}
 	res, err := s.p.Execute(ctx, e.session, req)
+	s.mu.Lock()
+	s.endLocked(e)
+	s.mu.Unlock()
 	if err != nil {
 		return res, nil, s.gone(e, err)
 	}
@@ -728,11 +767,13 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 		}
 		e.uploading++
 	}
+	e.calls++
 	s.mu.Unlock()
 	info, err := s.p.PutFile(ctx, e.session, name, r)
 	where := s.pathOf(ctx, name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.endLocked(e)
 	if isNew {
 		e.uploading--
 	}

@@ -523,3 +523,62 @@ func TestUploadsAreHeldToThePortsFileLimit(t *testing.T) {
 		t.Errorf("a refused upload is listed: %+v", page.Data)
 	}
 }
+
+// A container running a call is not idle: the sweeper, and any call that
+// looks it up, leave it alone however long the call runs, as the port
+// leaves a busy session alone.
+func TestAContainerRunningACallDoesNotExpire(t *testing.T) {
+	s, p, clk := newStore(t, containers.WithDefaultExpiry(time.Minute))
+	ctx := as("acme")
+	c, err := s.Create(ctx, containers.CreateParams{Name: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := s.SessionOf(c.ID)
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	started := make(chan struct{})
+	var once sync.Once
+	type outcome struct {
+		res port.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, _, err := s.Execute(callCtx, c.ID, port.ExecuteRequest{
+			Tool:     port.ToolCodeExecution,
+			Code:     "import time\nprint('started', flush=True)\ntime.sleep(3600)",
+			Timeout:  5 * time.Minute,
+			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(started) }) },
+		})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-started:
+	case o := <-done:
+		t.Fatalf("the call ended before it started: %+v, %v", o.res, o.err)
+	}
+	clk.Advance(3 * time.Minute) // past the expiry, while the call runs
+	s.Sweep()
+	if _, err := s.Get(ctx, c.ID); err != nil {
+		t.Errorf("Get of a container running a call, its expiry past: %v", err)
+	}
+	if page, err := s.List(ctx, containers.ListParams{}); err != nil || len(page.Data) != 1 {
+		t.Errorf("List while a call runs: %+v, %v", page.Data, err)
+	}
+	cancel()
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("Execute: %v", o.err)
+	}
+	if o.res.Outcome != port.OutcomeCancelled {
+		t.Errorf("the call ended %s, want cancelled (stderr %q)", o.res.Outcome, o.res.Stderr)
+	}
+	if _, err := p.ListFiles(context.Background(), session, ""); err != nil {
+		t.Errorf("the container's session after its call: %v", err)
+	}
+	// Its idle time starts as the call ends.
+	if got, err := s.Get(ctx, c.ID); err != nil || !got.LastActiveAt.Equal(clk.Now()) {
+		t.Errorf("after the call: %+v, %v; want it active now", got, err)
+	}
+}
