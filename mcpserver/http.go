@@ -12,6 +12,10 @@ import (
 	"github.com/codeport/codeport/contract"
 )
 
+// preallocBytes is the most of a body's announced size that is made room
+// for before its bytes arrive.
+const preallocBytes = 64 << 10
+
 // CheckRequests returns next behind the check every message gets
 // (CheckMessage), for the SDK's streamable HTTP handler: the body of a
 // POST is read, up to maxBytes, and one that is not a message the server
@@ -36,9 +40,12 @@ func CheckRequests(next http.Handler, maxBytes int64) http.Handler {
 			refuseBody(w, http.StatusRequestEntityTooLarge, contract.CodeRequestTooLarge, fmt.Sprintf("request body is over the %d-byte limit", maxBytes))
 			return
 		}
+		// Room is made as the bytes arrive: a size announced (up to
+		// maxBytes) and not sent would otherwise have each connection hold
+		// maxBytes for nothing. Only a small body gets its room at once.
 		var buf bytes.Buffer
 		if r.ContentLength > 0 {
-			buf.Grow(int(r.ContentLength))
+			buf.Grow(int(min(r.ContentLength, preallocBytes)))
 		}
 		_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBytes))
 		var tooLarge *http.MaxBytesError
