@@ -752,7 +752,9 @@ func cmpOr(s, def string) string {
 
 // uploadPart streams the file part into the container. The file must be
 // the form's last part: one after it is refused, and the file, already
-// in the container, removed again.
+// in the container, removed again. When it cannot be (the container is
+// running a call), the refusal says that the file stays, and its id, so
+// that the client can delete it rather than believe it gone.
 func (h *handler) uploadPart(w http.ResponseWriter, r *http.Request, mr *multipart.Reader, part *multipart.Part, id string) error {
 	// The name as sent: Part.FileName would strip a path ("../x" or
 	// "a/b" to its last element) instead of refusing it.
@@ -770,13 +772,15 @@ func (h *handler) uploadPart(w http.ResponseWriter, r *http.Request, mr *multipa
 	}
 	extra, err := mr.NextPart()
 	if !errors.Is(err, io.EOF) {
+		fate := "the file was not kept"
 		if derr := h.s.DeleteFile(r.Context(), id, f.ID); derr != nil {
 			h.log.WarnContext(context.WithoutCancel(r.Context()), "removing a refused upload failed", "container", id, "file", f.ID, "error_code", errorCode(derr))
+			fate = fmt.Sprintf("the file could not be removed again (%s) and is in the container as %s", errorCode(derr), f.ID)
 		}
 		if err != nil {
-			return bodyError(err, "the multipart/form-data body is malformed")
+			return bodyError(err, "the multipart/form-data body is malformed; "+fate)
 		}
-		return invalid(short(extra.FormName()), "the file part must be the form's last part; the file was not kept")
+		return invalid(short(extra.FormName()), "the file part must be the form's last part; %s", fate)
 	}
 	writeJSON(w, http.StatusOK, fileObject(f))
 	return nil

@@ -13,12 +13,14 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/testkit/fakeclock"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -621,5 +623,80 @@ func TestContainersAPIFileIDs(t *testing.T) {
 	wantError(t, "repeated file ids", a.post("acme", "/v1/containers", `{"name":"x","file_ids":["file-a","file-a"]}`), http.StatusBadRequest, "", "file_ids")
 	if l := a.get("acme", "/v1/containers").json(t); len(l["data"].([]any)) != 1 {
 		t.Errorf("failed creations left containers: %v", l)
+	}
+}
+
+// An upload refused for a part after its file, when the file, already in
+// the container, cannot be removed again (the container is running a
+// call): the answer says the file is there, and names it, rather than
+// that it was not kept.
+func TestContainersAPIRefusedUploadThatStays(t *testing.T) {
+	a := newAPI(t, nil)
+	id := a.create("acme", `{"name":"busy"}`)["id"].(string)
+	const boundary = "b0undary"
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	replies := make(chan reply, 1)
+	go func() {
+		req, err := http.NewRequest(http.MethodPost, a.url+"/v1/containers/"+id+"/files", pr)
+		if err != nil {
+			panic(err)
+		}
+		req.Header.Set("Content-Type", "multipart/form-data; boundary="+boundary)
+		req.Header.Set("X-Tenant", "acme")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			replies <- reply{status: -1, body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		replies <- reply{status: resp.StatusCode, body: b}
+	}()
+	// The file part, whole, and the start of another part.
+	if _, err := io.WriteString(pw, "--"+boundary+"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello\r\n--"+boundary+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	var files containers.Page[containers.File]
+	testwait.For(t, "the file to be in the container", func() bool {
+		files, _ = a.store.Files(as("acme"), id, containers.ListParams{})
+		return len(files.Data) == 1
+	})
+	// A call runs in the container while the rest of the form arrives.
+	callCtx, cancel := context.WithCancel(as("acme"))
+	defer cancel()
+	started := make(chan struct{})
+	var once sync.Once
+	callDone := make(chan error, 1)
+	go func() {
+		_, _, err := a.store.Execute(callCtx, id, port.ExecuteRequest{
+			Tool:     port.ToolCodeExecution,
+			Code:     "import time\nprint('started', flush=True)\ntime.sleep(3600)",
+			Timeout:  5 * time.Minute,
+			OnOutput: func(port.Stream, []byte) { once.Do(func() { close(started) }) },
+		})
+		callDone <- err
+	}()
+	select {
+	case <-started:
+	case err := <-callDone:
+		t.Fatalf("the call ended before it started: %v", err)
+	}
+	if _, err := io.WriteString(pw, "Content-Disposition: form-data; name=\"extra\"\r\n\r\nx\r\n--"+boundary+"--\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = pw.Close()
+	r := <-replies
+	cancel()
+	if err := <-callDone; err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	msg := wantError(t, "a part after the file, the file not removable", r, http.StatusBadRequest, "", "extra")
+	files, err := a.store.Files(as("acme"), id, containers.ListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files.Data) == 1 && (strings.Contains(msg, "not kept") || !strings.Contains(msg, files.Data[0].ID)) {
+		t.Errorf("the refusal says %q, but the container lists the file %s", msg, files.Data[0].ID)
 	}
 }
