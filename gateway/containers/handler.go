@@ -766,8 +766,14 @@ func (h *handler) uploadPart(w http.ResponseWriter, r *http.Request, mr *multipa
 	if err := CheckFileName(name); err != nil {
 		return withParam{err, "file"}
 	}
-	f, err := h.s.Upload(r.Context(), id, name, part)
+	body := &bodyReader{r: part}
+	f, err := h.s.Upload(r.Context(), id, name, body)
 	if err != nil {
+		if body.err != nil {
+			// The client's body failed (cut short, over a cap), whatever
+			// the port made of it.
+			return bodyError(body.err, "the multipart/form-data body is malformed")
+		}
 		return bodyError(err, "")
 	}
 	extra, err := mr.NextPart()
@@ -784,6 +790,23 @@ func (h *handler) uploadPart(w http.ResponseWriter, r *http.Request, mr *multipa
 	}
 	writeJSON(w, http.StatusOK, fileObject(f))
 	return nil
+}
+
+// bodyReader reads a file part, keeping the first error of the body's
+// other than its end: the port reports a failing reader as a failure of
+// its own, which would answer a client's malformed body as a server
+// error.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
 
 // bodyError turns a failure to read the body into its answer: over the

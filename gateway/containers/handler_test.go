@@ -700,3 +700,17 @@ func TestContainersAPIRefusedUploadThatStays(t *testing.T) {
 		t.Errorf("the refusal says %q, but the container lists the file %s", msg, files.Data[0].ID)
 	}
 }
+
+// A file part cut short (the body ends before its closing boundary) is
+// the client's malformed body: a 400 saying so, as any other malformed
+// form, not a server error; and no file is left.
+func TestContainersAPIRefusesACutUpload(t *testing.T) {
+	a := newAPI(t, nil)
+	id := a.create("acme", `{"name":"cut"}`)["id"].(string)
+	r := a.do("acme", http.MethodPost, "/v1/containers/"+id+"/files", "multipart/form-data; boundary=B",
+		strings.NewReader("--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello"))
+	wantError(t, "upload: a file part cut short", r, http.StatusBadRequest, "", "")
+	if l := a.get("acme", "/v1/containers/"+id+"/files").json(t); len(l["data"].([]any)) != 0 {
+		t.Errorf("a cut upload left files: %v", l)
+	}
+}
