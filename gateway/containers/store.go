@@ -686,7 +686,9 @@ func (s *Store) Execute(ctx context.Context, id string, req port.ExecuteRequest)
 	for i, f := range res.Files {
 		rec := e.byName[f.Filename]
 		if rec == nil {
-			if len(e.files) >= s.cfg.maxFiles {
+			// Uploads under way hold their places (put): a produced
+			// file does not take one.
+			if len(e.files)+e.uploading >= s.cfg.maxFiles {
 				continue
 			}
 			rec = &File{ID: FileIDPrefix + randomHex(16), ContainerID: e.c.ID, Name: f.Filename, Path: workPath[i], Source: "assistant", CreatedAt: now}

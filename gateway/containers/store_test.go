@@ -582,3 +582,56 @@ func TestAContainerRunningACallDoesNotExpire(t *testing.T) {
 		t.Errorf("after the call: %+v, %v; want it active now", got, err)
 	}
 }
+
+// gatedReader is an upload's body whose bytes come when the test says:
+// its first Read reports that the upload is under way, then waits.
+type gatedReader struct {
+	started chan struct{}
+	gate    chan struct{}
+	data    io.Reader
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	if g.started != nil {
+		close(g.started)
+		g.started = nil
+		<-g.gate
+	}
+	return g.data.Read(p)
+}
+
+// Files a call produces while an upload of a new name is under way do
+// not take the place the upload holds: the container never lists more
+// than WithMaxFiles.
+func TestFilesProducedDuringAnUploadKeepTheLimit(t *testing.T) {
+	s, _, _ := newStore(t, containers.WithMaxFiles(2))
+	ctx := as("acme")
+	c, err := s.Create(ctx, containers.CreateParams{Name: "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	body := &gatedReader{started: started, gate: make(chan struct{}), data: strings.NewReader("up")}
+	uploaded := make(chan error, 1)
+	go func() {
+		_, err := s.Upload(ctx, c.ID, "u.txt", body)
+		uploaded <- err
+	}()
+	<-started
+	run(t, s, ctx, c.ID, "open('a.txt', 'w').write('a')\nopen('b.txt', 'w').write('b')")
+	close(body.gate)
+	if err := <-uploaded; err != nil {
+		t.Fatalf("Upload: %v", err)
+	}
+	page, err := s.Files(ctx, c.ID, containers.ListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) > 2 {
+		var names []string
+		for _, f := range page.Data {
+			names = append(names, f.Name)
+		}
+		t.Errorf("a container of at most 2 files lists %d: %v", len(page.Data), names)
+	}
+}
