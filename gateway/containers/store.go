@@ -181,13 +181,26 @@ type entry struct {
 	session    string
 	background context.Context
 	files      []*File // in creation order
-	uploading  int     // uploads of new names under way (put)
+	uploading  int     // places held by uploads under way (put, replacement)
+	// replacing is, per listed name, the uploads under way that replace
+	// its file (put).
+	replacing map[string]*replacement
 	// calls counts the port calls running in the session (Execute,
 	// put): a container running one is not idle, however long the call
 	// takes, as the port does not reclaim a busy session.
 	calls    int
 	byName   map[string]*File
 	byFileID map[string]*File
+}
+
+// replacement is the uploads under way that replace the file of one name.
+// They hold that file's place in the count: when the file is removed
+// while they are written (DeleteFile), its place is handed to them
+// (holds, counted in uploading) rather than freed, until one of them
+// lists its file or the last of them ends.
+type replacement struct {
+	uploads int
+	holds   bool
 }
 
 // expired reports whether e has ended at now: past its lifetime, or idle
@@ -470,6 +483,7 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (Container, error) {
 		background: s.cfg.background(ctx),
 		byName:     map[string]*File{},
 		byFileID:   map[string]*File{},
+		replacing:  map[string]*replacement{},
 	}
 	if sess.IdleTimeout > 0 && sess.IdleTimeout < expiry {
 		e.c.Expiry = sess.IdleTimeout
@@ -768,6 +782,13 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 			return File{}, &LimitError{What: "files", Max: s.cfg.maxFiles}
 		}
 		e.uploading++
+	} else {
+		rp := e.replacing[name]
+		if rp == nil {
+			rp = &replacement{}
+			e.replacing[name] = rp
+		}
+		rp.uploads++
 	}
 	e.calls++
 	s.mu.Unlock()
@@ -778,6 +799,18 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 	s.endLocked(e)
 	if isNew {
 		e.uploading--
+	} else {
+		rp := e.replacing[name]
+		rp.uploads--
+		if rp.holds && (err == nil && e.byName[name] == nil || rp.uploads == 0) {
+			// The place handed over becomes this file's, or is freed
+			// with the last upload that held it.
+			rp.holds = false
+			e.uploading--
+		}
+		if rp.uploads == 0 {
+			delete(e.replacing, name)
+		}
 	}
 	if err != nil {
 		return File{}, s.goneLocked(e, err)
@@ -881,6 +914,12 @@ func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
 		return fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
 	}
 	s.removeLocked(e, e.byFileID[fileID])
+	if rp := e.replacing[f.Name]; rp != nil && !rp.holds {
+		// Uploads replacing the file are under way: its place is
+		// theirs, not free.
+		rp.holds = true
+		e.uploading++
+	}
 	return nil
 }
 

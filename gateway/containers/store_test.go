@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/codeport/codeport/adapters/wasm"
@@ -633,5 +634,73 @@ func TestFilesProducedDuringAnUploadKeepTheLimit(t *testing.T) {
 			names = append(names, f.Name)
 		}
 		t.Errorf("a container of at most 2 files lists %d: %v", len(page.Data), names)
+	}
+}
+
+// An upload that replaces a file holds that file's place: when the file
+// is deleted while the upload is written, another file cannot take the
+// place, and the container never lists more than WithMaxFiles.
+func TestAReplacementKeepsItsPlace(t *testing.T) {
+	s, _, _ := newStore(t, containers.WithMaxFiles(1))
+	ctx := as("acme")
+	c, err := s.Create(ctx, containers.CreateParams{Name: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.Upload(ctx, c.ID, "a.txt", strings.NewReader("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	body := &gatedReader{started: started, gate: make(chan struct{}), data: strings.NewReader("new")}
+	replaced := make(chan error, 1)
+	go func() {
+		_, err := s.Upload(ctx, c.ID, "a.txt", body)
+		replaced <- err
+	}()
+	<-started
+	if err := s.DeleteFile(ctx, c.ID, old.ID); err != nil {
+		t.Fatalf("DeleteFile: %v", err)
+	}
+	var le *containers.LimitError
+	if _, err := s.Upload(ctx, c.ID, "b.txt", strings.NewReader("b")); !errors.As(err, &le) {
+		t.Errorf("Upload of another name while the replacement holds the only place: %v, want a LimitError", err)
+	}
+	close(body.gate)
+	if err := <-replaced; err != nil {
+		t.Fatalf("the replacement: %v", err)
+	}
+	page, err := s.Files(ctx, c.ID, containers.ListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || page.Data[0].Name != "a.txt" {
+		t.Errorf("a container of at most 1 file lists %+v", page.Data)
+	}
+	// The place is the file's now: deleting it frees it.
+	if err := s.DeleteFile(ctx, c.ID, page.Data[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Upload(ctx, c.ID, "b.txt", strings.NewReader("b"))
+	if err != nil {
+		t.Fatalf("Upload after the only file was deleted: %v", err)
+	}
+	// A replacement that fails frees the place it was handed.
+	started = make(chan struct{})
+	body = &gatedReader{started: started, gate: make(chan struct{}), data: iotest.ErrReader(errors.New("the client went away"))}
+	go func() {
+		_, err := s.Upload(ctx, c.ID, "b.txt", body)
+		replaced <- err
+	}()
+	<-started
+	if err := s.DeleteFile(ctx, c.ID, b.ID); err != nil {
+		t.Fatalf("DeleteFile: %v", err)
+	}
+	close(body.gate)
+	if err := <-replaced; err == nil {
+		t.Fatal("a replacement whose body failed succeeded")
+	}
+	if _, err := s.Upload(ctx, c.ID, "c.txt", strings.NewReader("c")); err != nil {
+		t.Errorf("Upload after a failed replacement of the deleted file: %v", err)
 	}
 }
