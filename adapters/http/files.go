@@ -42,7 +42,8 @@ func (a *adapter) GetOutputFile(ctx context.Context, id, fileID string) (io.Read
 }
 
 // download is GetFile and GetOutputFile: query selects the file, p is
-// the path the FileInfo reports (when the backend names none).
+// the path the FileInfo reports: GetFile's path, or "" for GetOutputFile,
+// whose path is the one the backend names.
 func (a *adapter) download(ctx context.Context, id string, query url.Values, p string) (io.ReadCloser, port.FileInfo, error) {
 	c := &call{op: opGet, method: http.MethodGet, path: sessionPath(id, "/files"),
 		route: "GET /sessions/{id}/files", session: id, wall: a.cfg.settings.RequestTimeout}
@@ -80,8 +81,14 @@ func (a *adapter) download(ctx context.Context, id string, query url.Values, p s
 		return fail(fmt.Errorf("httpadapter: %s: %w: the file is %d bytes; the cap is %d",
 			c, port.ErrFileTooLarge, resp.ContentLength, a.cfg.settings.FileLimit))
 	}
-	if named, err := url.PathUnescape(resp.Header.Get(contract.PathHeader)); err == nil && named != "" {
-		p = named
+	if p == "" {
+		// Only a download by file id asks the backend where the file is:
+		// a download by path is of the path asked for, whatever a
+		// backend's header says, or a caller would file the bytes under
+		// a path of the backend's choosing.
+		if named, err := url.PathUnescape(resp.Header.Get(contract.PathHeader)); err == nil && named != "" {
+			p = named
+		}
 	}
 	info := port.FileInfo{Path: p, Size: resp.ContentLength, MimeType: resp.Header.Get("Content-Type")}
 	if lm := resp.Header.Get("Last-Modified"); lm != "" {
