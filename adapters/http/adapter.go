@@ -294,7 +294,9 @@ func decodeSession(c *call, status int, b []byte) (port.Session, error) {
 // A cancelled ctx gives an error wrapping ctx.Err(), since the remote
 // outcome is unknown. A tool kind that contract v1 does not know is sent as
 // is, with the input its fields describe (editor fields, else a command,
-// else code), for a backend that offers more.
+// else code), for a backend that offers more. An answer under another
+// tool_use_id than the one the request carried is another call's:
+// port.ErrBackendUnreachable, as any answer that is not contract v1.
 func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
 	wire, err := execRequest(req)
 	if err != nil {
@@ -334,7 +336,15 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 		return port.Result{}, violation(c, status, "no result_block")
 	}
 	resp.ExecResponse.ToolUseID, resp.ExecResponse.ResultBlock = *resp.ToolUseID, *resp.ResultBlock
-	return contract.ResultToPort(resp.ExecResponse), nil
+	res := contract.ResultToPort(resp.ExecResponse)
+	if req.ToolUseID != "" && res.ToolUseID != "" && res.ToolUseID != req.ToolUseID {
+		// The contract echoes the request's id: an answer under another
+		// one is another call's (a proxy or a backend that mixed up its
+		// answers), and taking it would hand this caller that call's
+		// output.
+		return port.Result{}, violation(c, status, "the tool_use_id is not the request's")
+	}
+	return res, nil
 }
 
 // execAnswer decodes an exec answer in one pass and tells whether its two

@@ -688,7 +688,7 @@ func TestWhatGoesOnTheWire(t *testing.T) {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/sessions"):
 			answer(201, `{"session_id":"x"}`)(w, r)
 		case strings.HasSuffix(r.URL.Path, "/exec"):
-			answer(200, `{"tool_use_id":"t","result_block":{"content":{}}}`)(w, r)
+			answer(200, `{"tool_use_id":"toolu_1","result_block":{"content":{}}}`)(w, r)
 		case strings.HasSuffix(r.URL.Path, "/files/list"):
 			answer(200, `{"files":[]}`)(w, r)
 		case r.Method == http.MethodPost:

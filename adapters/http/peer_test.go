@@ -2,11 +2,13 @@ package httpadapter_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"testing"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/port"
 )
 
 // These tests put backends that lie in front of the adapter: each answers
@@ -29,5 +31,19 @@ func TestGetFileKeepsTheAskedPath(t *testing.T) {
 	defer rc.Close()
 	if info.Path != "notes.txt" {
 		t.Errorf("GetFile(notes.txt) reports the file as %q", info.Path)
+	}
+}
+
+// A backend that answers an exec call with another call's tool use id
+// (a proxy that mixes up answers, a backend that reuses a buffer) is not
+// contract v1: the id is the one the request carried, echoed.
+func TestExecAnswerForAnotherCallIsRefused(t *testing.T) {
+	a, _ := backend(t, answer(200, `{"tool_use_id":"srvtoolu_other","execution_time_ms":1,
+		"result_block":{"type":"code_execution_tool_result","tool_use_id":"srvtoolu_other",
+		"content":{"type":"code_execution_result","stdout":"someone else's\n","stderr":"","return_code":0,"content":[]}}}`), nil)
+	res, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{
+		Tool: port.ToolCodeExecution, Code: "print(1)", ToolUseID: "srvtoolu_mine"})
+	if !errors.Is(err, port.ErrBackendUnreachable) {
+		t.Errorf("an answer with tool use id %q to a call with srvtoolu_mine: %v, want ErrBackendUnreachable", res.ToolUseID, err)
 	}
 }
