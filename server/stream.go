@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,16 +39,29 @@ import (
 const keepAliveEvery = 15 * time.Second
 
 // acceptsEventStream reports whether the Accept header lists
-// text/event-stream.
+// text/event-stream with a quality above zero.
 func acceptsEventStream(h http.Header) bool {
 	for _, v := range h.Values("Accept") {
 		for _, part := range strings.Split(v, ",") {
-			if mt, params, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == contract.EventStreamType && params["q"] != "0" {
+			if mt, params, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == contract.EventStreamType && !refused(params) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// refused reports whether a media range's parameters give it a quality of
+// zero, which says the client does not accept it. HTTP spells zero "0",
+// "0.0", "0.00" or "0.000", so the value is read as a number, not
+// compared with one spelling.
+func refused(params map[string]string) bool {
+	q, ok := params["q"]
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseFloat(q, 64)
+	return err == nil && v <= 0
 }
 
 // chunkQueue holds output chunks between the call, which must never wait
