@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -26,7 +27,8 @@ import (
 //	data: {<exactly the response body of the same call without streaming>}
 //
 // stdout and stderr events carry the output as the program writes it, in
-// order; the texts of a stream's events add up to that stream of the
+// order (what one stream got while the client was behind comes as one
+// event); the texts of a stream's events add up to that stream of the
 // result, truncation notice and notes included. The last event is result,
 // or error (a contract error body) if the call failed after its events
 // began. A call that fails before any output is answered as without
@@ -64,24 +66,57 @@ func refused(params map[string]string) bool {
 	return err == nil && v <= 0
 }
 
-// chunkQueue holds output chunks between the call, which must never wait
-// on the client, and the handler, which writes them. Its size is bounded
-// by the port's output limits: a call streams at most what its result
-// holds.
+// chunkQueue holds output between the call, which must never wait on the
+// client, and the handler, which writes it. A client that reads slowly,
+// or not at all, leaves the output here until the stream ends, so it is
+// kept at about its own size, which the port's output limits bound (a
+// call streams at most what its result holds), however the program
+// wrote it: output of one stream written since the handler last took the
+// queue is one run, its bytes appended to the others, and a run costs a
+// few bytes of bookkeeping. (A queued chunk per write cost tens of bytes
+// per byte written a byte at a time, and a client that read nothing held
+// them all.) The contract's events are stdout and stderr; output of any
+// other stream is not queued.
 type chunkQueue struct {
-	mu     sync.Mutex
-	chunks []queued
-	notify chan struct{}
+	mu sync.Mutex
+	b  backlog
+	// last is where the last run of b starts in b.runs, and lastLen
+	// its length; lastLen is 0 when b has no run.
+	last, lastLen int
+	notify        chan struct{}
 }
 
-type queued struct {
-	stream port.Stream
-	text   string
+// backlog is output not yet sent: text holds the bytes of runs one after
+// another, and runs the runs in order, each the uvarint of its length
+// shifted left by one, with its stream in the low bit (0 for stdout, 1
+// for stderr).
+type backlog struct {
+	text []byte
+	runs []byte
 }
 
 func (q *chunkQueue) push(s port.Stream, b []byte) {
+	var bit int
+	switch s {
+	case port.Stdout:
+	case port.Stderr:
+		bit = 1
+	default:
+		return
+	}
+	if len(b) == 0 {
+		return
+	}
 	q.mu.Lock()
-	q.chunks = append(q.chunks, queued{s, string(b)})
+	if q.lastLen > 0 && q.b.runs[q.last]&1 == byte(bit) {
+		// The same stream as the last run: that run grows.
+		q.b.runs = q.b.runs[:q.last]
+		q.lastLen += len(b)
+	} else {
+		q.last, q.lastLen = len(q.b.runs), len(b)
+	}
+	q.b.runs = binary.AppendUvarint(q.b.runs, uint64(q.lastLen)<<1|uint64(bit))
+	q.b.text = append(q.b.text, b...)
 	q.mu.Unlock()
 	select {
 	case q.notify <- struct{}{}:
@@ -89,12 +124,12 @@ func (q *chunkQueue) push(s port.Stream, b []byte) {
 	}
 }
 
-func (q *chunkQueue) take() []queued {
+func (q *chunkQueue) take() backlog {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	c := q.chunks
-	q.chunks = nil
-	return c
+	b := q.b
+	q.b, q.last, q.lastLen = backlog{}, 0, 0
+	return b
 }
 
 // executeStream runs one exec call and streams its output as events. The
@@ -152,9 +187,16 @@ func (s *server) executeStream(w http.ResponseWriter, r *http.Request, req port.
 			cancel() // nobody reads the rest: stop the program
 		}
 	}
-	sendChunks := func(chunks []queued) {
-		for _, c := range chunks {
-			send(string(c.stream), contract.OutputEvent{Text: c.text})
+	sendChunks := func(b backlog) {
+		for runs, text := b.runs, b.text; len(runs) > 0; {
+			v, k := binary.Uvarint(runs)
+			runs = runs[k:]
+			stream, n := port.Stdout, int(v>>1)
+			if v&1 == 1 {
+				stream = port.Stderr
+			}
+			send(string(stream), contract.OutputEvent{Text: string(text[:n])})
+			text = text[n:]
 		}
 	}
 	alive := time.NewTicker(keepAliveEvery)
@@ -170,7 +212,7 @@ func (s *server) executeStream(w http.ResponseWriter, r *http.Request, req port.
 		case e := <-done:
 			s.executed(r, e.res, e.err)
 			rest := q.take()
-			if e.err != nil && !started && len(rest) == 0 {
+			if e.err != nil && !started && len(rest.runs) == 0 {
 				s.writeError(w, r, e.err)
 				return
 			}
