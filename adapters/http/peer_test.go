@@ -47,3 +47,18 @@ func TestExecAnswerForAnotherCallIsRefused(t *testing.T) {
 		t.Errorf("an answer with tool use id %q to a call with srvtoolu_mine: %v, want ErrBackendUnreachable", res.ToolUseID, err)
 	}
 }
+
+// A destroy that a codeport server refuses because the route is unknown
+// (the base URL leads to no contract v1 backend: a wrong prefix) did not
+// destroy the session, which lives on: it is not the 404 of an unknown
+// session, which succeeds.
+func TestDestroyOnAnUnknownRouteFails(t *testing.T) {
+	a, _ := backend(t, answer(404, `{"detail":"no such route","code":"route_not_found"}`), nil)
+	if err := a.DestroySession(context.Background(), "s1"); !errors.Is(err, port.ErrBackendUnreachable) {
+		t.Errorf("DELETE answered 404 route_not_found: %v, want ErrBackendUnreachable", err)
+	}
+	gone, _ := backend(t, answer(404, `{"detail":"gone","code":"session_not_found"}`), nil)
+	if err := gone.DestroySession(context.Background(), "s1"); err != nil {
+		t.Errorf("DELETE answered 404 session_not_found: %v", err)
+	}
+}
