@@ -5,15 +5,18 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	httpadapter "github.com/codeport/codeport/adapters/http"
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/port"
 )
 
-// These tests put backends that lie in front of the adapter: each answers
-// a well-formed contract v1 message that is not the answer to the call
-// made.
+// These tests put backends that lie or misbehave in front of the
+// adapter: answers that are well-formed but not the answer to the call
+// made, or that do not end when the answer has.
 
 // A backend that names another path in the output-file header of a
 // download by path does not move the file: GetFile's FileInfo holds the
@@ -60,5 +63,31 @@ func TestDestroyOnAnUnknownRouteFails(t *testing.T) {
 	gone, _ := backend(t, answer(404, `{"detail":"gone","code":"session_not_found"}`), nil)
 	if err := gone.DestroySession(context.Background(), "s1"); err != nil {
 		t.Errorf("DELETE answered 404 session_not_found: %v", err)
+	}
+}
+
+// A backend that keeps the event stream open after its result event (an
+// event framework that holds the connection for more, a proxy) does not
+// hold the call: the result is complete, and Execute returns it at once
+// rather than at the end of its wall clock, which the margin here puts
+// past the test's own time.
+func TestStreamHeldOpenAfterTheResult(t *testing.T) {
+	const result = `{"tool_use_id":"t","execution_time_ms":1,"result_block":{"type":"code_execution_tool_result","tool_use_id":"t","content":{"type":"code_execution_result","stdout":"ab","stderr":"","return_code":0,"content":[]}}}`
+	release := make(chan struct{})
+	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: stdout\ndata: {\"text\":\"ab\"}\n\nevent: result\ndata: "+result+"\n\n")
+		_ = http.NewResponseController(w).Flush()
+		<-release
+	}, func(cfg httpadapter.Config) httpadapter.Config {
+		return cfg.WithTimeoutMargin(24 * time.Hour)
+	})
+	t.Cleanup(func() { close(release) }) // before the server closes
+	var got strings.Builder
+	res, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('ab')",
+		Timeout: time.Second, OnOutput: func(_ port.Stream, b []byte) { got.Write(b) }})
+	if err != nil || res.Stdout != "ab" || got.String() != "ab" {
+		t.Fatalf("%v %+v, streamed %q", err, res, got.String())
 	}
 }

@@ -28,9 +28,26 @@ import (
 // any event-stream client reads it. Everything is bounded by the response
 // cap: the output events together, and each event, the result's included,
 // as it is read.
+//
+// The result event completes the answer, and the call returns with it.
+// What follows is drained behind the caller, within the wall clock, so
+// that the connection is reused once the backend ends the stream: a
+// backend that keeps the stream open after its result (an event framework
+// holding the connection for more, a proxy) would otherwise hold the call
+// until its wall clock ran out. The request's context is therefore not
+// ctx itself, which the caller (the Port) cancels as the call returns,
+// but one detached from it to which ctx's end is passed on until the
+// result has arrived.
 func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func(port.Stream, []byte)) (int, []byte, error) {
-	callCtx, cancel := context.WithTimeoutCause(ctx, c.wall, errWallClock)
-	defer cancel()
+	callCtx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), c.wall, errWallClock)
+	stop := context.AfterFunc(ctx, cancel)
+	draining := false // the rest of the response is drained behind the caller
+	defer func() {
+		if !draining {
+			stop()
+			cancel()
+		}
+	}()
 	req, err := a.newRequest(callCtx, c, "", bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -44,7 +61,11 @@ func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != contract.EventStreamType || resp.StatusCode != http.StatusOK {
 		return a.readAnswer(ctx, callCtx, c, resp)
 	}
-	defer a.finish(resp)
+	defer func() {
+		if !draining {
+			a.finish(resp)
+		}
+	}()
 	limit := a.cfg.settings.MaxResponseBytes
 	events := sse.NewReader(resp.Body, sse.Options{MaxEventBytes: eventCap(limit)})
 	var streamed int64
@@ -71,6 +92,14 @@ func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func
 			}
 			out(port.Stream(ev.Type), []byte(o.Text))
 		case contract.EventResult:
+			if stop() {
+				// ctx has not ended: the drain is no longer the caller's.
+				draining = true
+				go func() {
+					a.finish(resp)
+					cancel()
+				}()
+			}
 			return resp.StatusCode, ev.Data, nil
 		case contract.EventError:
 			return resp.StatusCode, nil, eventError(c, ev.Data)
