@@ -193,7 +193,9 @@ func (d *fileBody) Close() error {
 // of r in progress has returned. The wall clock bounds the backend's
 // stalls (time spent in r's Read does not count) and the wait for the
 // answer; ctx bounds the whole upload. The size cap is the backend's: a
-// file over it is refused with port.ErrFileTooLarge.
+// file over it is refused with port.ErrFileTooLarge. A success answered
+// before the whole file was sent is port.ErrBackendUnreachable: the
+// backend cannot hold the file it says it stored.
 func (a *adapter) PutFile(ctx context.Context, id, p string, r io.Reader) (port.FileInfo, error) {
 	c := &call{op: opPut, method: http.MethodPost, path: sessionPath(id, "/files"),
 		route: "POST /sessions/{id}/files", session: id, wall: a.cfg.settings.RequestTimeout}
@@ -247,6 +249,12 @@ func (a *adapter) PutFile(ctx context.Context, id, p string, r io.Reader) (port.
 	status, b, err := a.readAnswer(ctx, callCtx, c, resp)
 	if err != nil {
 		return port.FileInfo{}, err
+	}
+	if upErr != nil {
+		// The body did not end: the answer came while the file was still
+		// being sent, so the backend cannot hold the file it says it
+		// stored. (A refusal may come early; a success may not.)
+		return port.FileInfo{}, violation(c, status, "a success answered before the whole file was sent")
 	}
 	var res contract.FileUploadResult
 	if err := decode(c, status, b, &res); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,4 +91,34 @@ func TestStreamHeldOpenAfterTheResult(t *testing.T) {
 	if err != nil || res.Stdout != "ab" || got.String() != "ab" {
 		t.Fatalf("%v %+v, streamed %q", err, res, got.String())
 	}
+}
+
+// A backend that says it stored an upload before the adapter has sent
+// the whole file did not store that file: PutFile fails rather than
+// report the upload done.
+func TestUploadAnsweredBeforeItWasSent(t *testing.T) {
+	release := make(chan struct{})
+	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadFull(r.Body, make([]byte, 16))
+		const stored = `{"path":"f.txt","size_bytes":4}`
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(stored)))
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, stored)
+		_ = http.NewResponseController(w).Flush()
+		<-release // neither reads the rest nor closes
+	}, nil)
+	t.Cleanup(func() { close(release) }) // before the server closes
+	info, err := a.PutFile(context.Background(), "s1", "f.txt", endless{})
+	if err == nil {
+		t.Fatalf("an upload that was never sent whole was reported stored: %+v", info)
+	}
+}
+
+// endless is a file that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
