@@ -23,7 +23,9 @@ import (
 // it closes when closed. A file whose Content-Length is over the
 // configured cap is refused before any of it is read; one that turns out
 // larger while streaming fails the Read that would pass the cap, with an
-// error wrapping port.ErrFileTooLarge. The FileInfo holds the path as
+// error wrapping port.ErrFileTooLarge. A success other than 200 (a 206
+// with a part of the file, a 204 with none) is not the file:
+// port.ErrBackendUnreachable. The FileInfo holds the path as
 // asked, the size from Content-Length (-1 when the backend sent none), the
 // media type from Content-Type and the time from Last-Modified, if any.
 //
@@ -76,6 +78,12 @@ func (a *adapter) download(ctx context.Context, id string, query url.Values, p s
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fail(a.settleNotFound(ctx, c, statusError(c, resp.StatusCode, resp.Header, readErrorBody(resp.Body))))
+	}
+	if resp.StatusCode != http.StatusOK {
+		// The file is answered 200. Another success is not the whole
+		// file (206: a part of it, which the adapter never asks for; 204:
+		// nothing) and must not be returned as if it were.
+		return fail(violation(c, resp.StatusCode, "a success other than 200"))
 	}
 	if resp.ContentLength > a.cfg.settings.FileLimit {
 		return fail(fmt.Errorf("httpadapter: %s: %w: the file is %d bytes; the cap is %d",

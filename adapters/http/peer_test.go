@@ -122,3 +122,29 @@ func (endless) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// A download is answered 200 with the file. Another success (206 with a
+// part of the file, 204 with none) is not the file asked for: GetFile
+// fails rather than return a part of it, or nothing, as the whole file.
+func TestDownloadAnsweredWithAnotherSuccess(t *testing.T) {
+	for _, status := range []int{http.StatusPartialContent, http.StatusNoContent, http.StatusAccepted} {
+		a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			if status == http.StatusPartialContent {
+				w.Header().Set("Content-Range", "bytes 0-3/100")
+			}
+			w.WriteHeader(status)
+			if status != http.StatusNoContent {
+				_, _ = io.WriteString(w, "abcd")
+			}
+		}, nil)
+		rc, info, err := a.GetFile(context.Background(), "s1", "notes.txt")
+		if err == nil {
+			got, _ := io.ReadAll(rc)
+			rc.Close()
+			t.Errorf("a download answered %d was taken for the file: %q, %+v", status, got, info)
+		} else if !errors.Is(err, port.ErrBackendUnreachable) {
+			t.Errorf("a download answered %d: %v, want ErrBackendUnreachable", status, err)
+		}
+	}
+}
