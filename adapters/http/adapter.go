@@ -42,6 +42,14 @@ type adapter struct {
 	// connection instead of returning it to the pool.
 	closed atomic.Bool
 
+	// drains are the streamed answers read to their end behind a call
+	// that returned at its result (execStream): Close ends them (closing)
+	// and awaits them. drainMu orders a new drain against Close.
+	drainMu sync.Mutex
+	drains  sync.WaitGroup
+	closing context.Context
+	endAll  context.CancelFunc
+
 	capsMu sync.Mutex
 	caps   port.Capabilities
 	capsAt time.Time
@@ -63,6 +71,7 @@ func New(cfg Config, opts ...port.Option) (*port.Port, error) {
 		cfg.client = newDefaultClient()
 	}
 	a := &adapter{cfg: cfg, base: base, client: cfg.client, log: cfg.logger}
+	a.closing, a.endAll = context.WithCancel(context.Background())
 	if cfg.tracerProvider != nil {
 		a.tracer = cfg.tracerProvider.Tracer(tracerScope)
 	}
@@ -516,9 +525,34 @@ func cloneCaps(c port.Capabilities) port.Capabilities {
 // Close closes idle connections. It does not destroy remote sessions: the
 // adapter does not own them (see the package documentation).
 func (a *adapter) Close() error {
+	a.drainMu.Lock()
 	a.closed.Store(true)
+	a.drainMu.Unlock()
+	a.endAll()
+	a.drains.Wait()
 	a.client.CloseIdleConnections()
 	return nil
+}
+
+// drainBehind reads the rest of resp, whose call has returned, on a
+// goroutine of its own, and then ends the request (cancel); Close ends the
+// read and awaits it. After Close it ends the request at once instead.
+func (a *adapter) drainBehind(resp *http.Response, cancel context.CancelFunc) {
+	a.drainMu.Lock()
+	defer a.drainMu.Unlock()
+	if a.closed.Load() {
+		cancel()
+		_ = resp.Body.Close()
+		return
+	}
+	a.drains.Add(1)
+	stop := context.AfterFunc(a.closing, cancel)
+	go func() {
+		defer a.drains.Done()
+		defer stop()
+		a.finish(resp)
+		cancel()
+	}()
 }
 
 // saturatingSeconds is n seconds, saturating instead of overflowing.

@@ -93,6 +93,32 @@ func TestStreamHeldOpenAfterTheResult(t *testing.T) {
 	}
 }
 
+// The rest of a stream held open after its result is read behind the
+// call, and Close ends that read and awaits it: the request ends, at
+// Close, long before its wall clock.
+func TestCloseEndsAStreamHeldOpenAfterTheResult(t *testing.T) {
+	const result = `{"tool_use_id":"t","execution_time_ms":1,"result_block":{"type":"code_execution_tool_result","tool_use_id":"t","content":{"type":"code_execution_result","stdout":"","stderr":"","return_code":0,"content":[]}}}`
+	ended := make(chan struct{})
+	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: result\ndata: "+result+"\n\n")
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done() // the client ended the request
+		close(ended)
+	}, func(cfg httpadapter.Config) httpadapter.Config {
+		return cfg.WithTimeoutMargin(24 * time.Hour)
+	})
+	if _, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "pass",
+		Timeout: time.Second, OnOutput: func(port.Stream, []byte) {}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-ended
+}
+
 // A backend that says it stored an upload before the adapter has sent
 // the whole file did not store that file: PutFile fails rather than
 // report the upload done.

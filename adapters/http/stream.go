@@ -30,11 +30,11 @@ import (
 // as it is read.
 //
 // The result event completes the answer, and the call returns with it.
-// What follows is drained behind the caller, within the wall clock, so
-// that the connection is reused once the backend ends the stream: a
-// backend that keeps the stream open after its result (an event framework
-// holding the connection for more, a proxy) would otherwise hold the call
-// until its wall clock ran out. The request's context is therefore not
+// What follows is drained behind the caller (drainBehind), within the
+// wall clock and until Close, so that the connection is reused once the
+// backend ends the stream: a backend that keeps the stream open after its
+// result (an event framework holding the connection for more, a proxy)
+// would otherwise hold the call until its wall clock ran out. The request's context is therefore not
 // ctx itself, which the caller (the Port) cancels as the call returns,
 // but one detached from it to which ctx's end is passed on until the
 // result has arrived.
@@ -95,10 +95,7 @@ func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func
 			if stop() {
 				// ctx has not ended: the drain is no longer the caller's.
 				draining = true
-				go func() {
-					a.finish(resp)
-					cancel()
-				}()
+				a.drainBehind(resp, cancel)
 			}
 			return resp.StatusCode, ev.Data, nil
 		case contract.EventError:
