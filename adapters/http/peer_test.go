@@ -71,47 +71,27 @@ func TestDestroyOnAnUnknownRouteFails(t *testing.T) {
 // event framework that holds the connection for more, a proxy) does not
 // hold the call: the result is complete, and Execute returns it at once
 // rather than at the end of its wall clock, which the margin here puts
-// past the test's own time.
+// past the test's own time. The rest of the stream is read behind the
+// call, and Close ends that read and awaits it: the request ends at
+// Close, long before its wall clock.
 func TestStreamHeldOpenAfterTheResult(t *testing.T) {
 	const result = `{"tool_use_id":"t","execution_time_ms":1,"result_block":{"type":"code_execution_tool_result","tool_use_id":"t","content":{"type":"code_execution_result","stdout":"ab","stderr":"","return_code":0,"content":[]}}}`
-	release := make(chan struct{})
-	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "event: stdout\ndata: {\"text\":\"ab\"}\n\nevent: result\ndata: "+result+"\n\n")
-		_ = http.NewResponseController(w).Flush()
-		<-release
-	}, func(cfg httpadapter.Config) httpadapter.Config {
-		return cfg.WithTimeoutMargin(24 * time.Hour)
-	})
-	t.Cleanup(func() { close(release) }) // before the server closes
-	var got strings.Builder
-	res, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('ab')",
-		Timeout: time.Second, OnOutput: func(_ port.Stream, b []byte) { got.Write(b) }})
-	if err != nil || res.Stdout != "ab" || got.String() != "ab" {
-		t.Fatalf("%v %+v, streamed %q", err, res, got.String())
-	}
-}
-
-// The rest of a stream held open after its result is read behind the
-// call, and Close ends that read and awaits it: the request ends, at
-// Close, long before its wall clock.
-func TestCloseEndsAStreamHeldOpenAfterTheResult(t *testing.T) {
-	const result = `{"tool_use_id":"t","execution_time_ms":1,"result_block":{"type":"code_execution_tool_result","tool_use_id":"t","content":{"type":"code_execution_result","stdout":"","stderr":"","return_code":0,"content":[]}}}`
 	ended := make(chan struct{})
 	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "event: result\ndata: "+result+"\n\n")
+		_, _ = io.WriteString(w, "event: stdout\ndata: {\"text\":\"ab\"}\n\nevent: result\ndata: "+result+"\n\n")
 		_ = http.NewResponseController(w).Flush()
 		<-r.Context().Done() // the client ended the request
 		close(ended)
 	}, func(cfg httpadapter.Config) httpadapter.Config {
 		return cfg.WithTimeoutMargin(24 * time.Hour)
 	})
-	if _, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "pass",
-		Timeout: time.Second, OnOutput: func(port.Stream, []byte) {}}); err != nil {
-		t.Fatal(err)
+	var got strings.Builder
+	res, err := a.Execute(context.Background(), "s1", port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print('ab')",
+		Timeout: time.Second, OnOutput: func(_ port.Stream, b []byte) { got.Write(b) }})
+	if err != nil || res.Stdout != "ab" || got.String() != "ab" {
+		t.Fatalf("%v %+v, streamed %q", err, res, got.String())
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)

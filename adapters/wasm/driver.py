@@ -330,22 +330,24 @@ def _install_after_import(extra):
     def fix_connection(m):
         m.Pipe = no_processes  # under every Queue, SimpleQueue and Pool
 
-    def fix_subprocess(m):
-        # Popen, and run, call, check_output and os.popen through it, fails
-        # at its start with ENOTSUP and "wasi does not support processes.":
-        # the same error, saying what the sandbox is.
-        init = m.Popen.__init__
-
+    def saying(init, why):
+        # init, whose ENOTSUP ("Not supported", or "wasi does not support
+        # processes.") is the same error saying why.
         @functools.wraps(init)
-        def popen_init(self, *args, **kwargs):
+        def sandbox_init(self, *args, **kwargs):
             try:
                 init(self, *args, **kwargs)
             except OSError as e:
                 if e.errno != errno.ENOTSUP:
                     raise
-                raise OSError(errno.ENOTSUP, "no child processes: this sandbox runs one process") from None
+                raise OSError(errno.ENOTSUP, why) from None
 
-        m.Popen.__init__ = popen_init
+        return sandbox_init
+
+    def fix_subprocess(m):
+        # Popen (and run, call, check_output and os.popen through it) fails
+        # at its start.
+        m.Popen.__init__ = saying(m.Popen.__init__, "no child processes: this sandbox runs one process")
 
     def fix_process(m):
         m.BaseProcess.start = no_processes
@@ -413,20 +415,8 @@ def _install_after_import(extra):
         m.load_tzdata = fast_load_tzdata
 
     def fix_socket(m):
-        # Making a socket fails with ENOTSUP, "Not supported": it says so,
-        # and why.
-        init = m.socket.__init__
-
-        @functools.wraps(init)
-        def socket_init(self, *args, **kwargs):
-            try:
-                init(self, *args, **kwargs)
-            except OSError as e:
-                if e.errno != errno.ENOTSUP:
-                    raise
-                raise OSError(errno.ENOTSUP, "no network: this sandbox has no sockets") from None
-
-        m.socket.__init__ = socket_init
+        # Making a socket fails.
+        m.socket.__init__ = saying(m.socket.__init__, "no network: this sandbox has no sockets")
 
     # pytest's default capture (--capture=fd) and its faulthandler plugin
     # duplicate descriptors (os.dup, os.dup2), which WASI cannot: a plain
