@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -38,17 +37,15 @@ type adapter struct {
 	log    *slog.Logger
 	// tracer makes a client span per request; nil makes none.
 	tracer trace.Tracer
-	// closed is set by Close: a download still being read then drops its
-	// connection instead of returning it to the pool.
-	closed atomic.Bool
-
-	// drains are the streamed answers read to their end behind a call
-	// that returned at its result (execStream): Close ends them (closing)
-	// and awaits them. drainMu orders a new drain against Close.
+	// closing ends at Close (close): a download still being read then
+	// drops its connection instead of returning it to the pool, and the
+	// streamed answers read to their end behind a call that returned at
+	// its result (drains, execStream) stop, and are awaited. drainMu
+	// orders a new drain against Close.
+	closing context.Context
+	close   context.CancelFunc
 	drainMu sync.Mutex
 	drains  sync.WaitGroup
-	closing context.Context
-	endAll  context.CancelFunc
 
 	capsMu sync.Mutex
 	caps   port.Capabilities
@@ -71,7 +68,7 @@ func New(cfg Config, opts ...port.Option) (*port.Port, error) {
 		cfg.client = newDefaultClient()
 	}
 	a := &adapter{cfg: cfg, base: base, client: cfg.client, log: cfg.logger}
-	a.closing, a.endAll = context.WithCancel(context.Background())
+	a.closing, a.close = context.WithCancel(context.Background())
 	if cfg.tracerProvider != nil {
 		a.tracer = cfg.tracerProvider.Tracer(tracerScope)
 	}
@@ -193,7 +190,7 @@ func (a *adapter) logCall(ctx context.Context, c *call, status int, d time.Durat
 func (a *adapter) finish(resp *http.Response) {
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	_ = resp.Body.Close()
-	if a.closed.Load() {
+	if a.closed() {
 		// A call that was under way when Close ran must not leave its
 		// connection in the pool.
 		a.client.CloseIdleConnections()
@@ -526,13 +523,15 @@ func cloneCaps(c port.Capabilities) port.Capabilities {
 // adapter does not own them (see the package documentation).
 func (a *adapter) Close() error {
 	a.drainMu.Lock()
-	a.closed.Store(true)
+	a.close()
 	a.drainMu.Unlock()
-	a.endAll()
 	a.drains.Wait()
 	a.client.CloseIdleConnections()
 	return nil
 }
+
+// closed reports whether Close has run.
+func (a *adapter) closed() bool { return a.closing.Err() != nil }
 
 // drainBehind reads the rest of resp, whose call has returned, on a
 // goroutine of its own, and then ends the request (cancel); Close ends the
@@ -540,7 +539,7 @@ func (a *adapter) Close() error {
 func (a *adapter) drainBehind(resp *http.Response, cancel context.CancelFunc) {
 	a.drainMu.Lock()
 	defer a.drainMu.Unlock()
-	if a.closed.Load() {
+	if a.closed() {
 		cancel()
 		_ = resp.Body.Close()
 		return

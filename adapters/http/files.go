@@ -184,7 +184,7 @@ func (d *fileBody) Close() error {
 		d.clock.Stop()
 		d.cancel(nil)
 		_ = d.resp.Body.Close()
-		if d.a.closed.Load() {
+		if d.a.closed() {
 			d.a.client.CloseIdleConnections()
 		}
 	})

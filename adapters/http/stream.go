@@ -34,10 +34,10 @@ import (
 // wall clock and until Close, so that the connection is reused once the
 // backend ends the stream: a backend that keeps the stream open after its
 // result (an event framework holding the connection for more, a proxy)
-// would otherwise hold the call until its wall clock ran out. The request's context is therefore not
-// ctx itself, which the caller (the Port) cancels as the call returns,
-// but one detached from it to which ctx's end is passed on until the
-// result has arrived.
+// would otherwise hold the call until its wall clock ran out. The
+// request's context is therefore not ctx itself, which the caller (the
+// Port) cancels as the call returns, but one detached from it to which
+// ctx's end is passed on until the result has arrived.
 func (a *adapter) execStream(ctx context.Context, c *call, body []byte, out func(port.Stream, []byte)) (int, []byte, error) {
 	callCtx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), c.wall, errWallClock)
 	stop := context.AfterFunc(ctx, cancel)
