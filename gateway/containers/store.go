@@ -695,7 +695,6 @@ func (s *Store) Execute(ctx context.Context, id string, req port.ExecuteRequest)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e.c.LastActiveAt = now
 	var files []File
 	for i, f := range res.Files {
 		rec := e.byName[f.Filename]
@@ -790,6 +789,8 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 		}
 		rp.uploads++
 	}
+	// Counted without begin's check: put also fills a container that
+	// Create has not listed yet.
 	e.calls++
 	s.mu.Unlock()
 	info, err := s.p.PutFile(ctx, e.session, name, r)
@@ -821,7 +822,6 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 		s.removeLocked(e, old)
 	}
 	s.addLocked(e, f)
-	e.c.LastActiveAt = now
 	return *f, nil
 }
 

@@ -601,6 +601,20 @@ func (g *gatedReader) Read(p []byte) (int, error) {
 	return g.data.Read(p)
 }
 
+// uploadUnderWay starts an upload of data as name into container id and
+// returns once it is under way, its bytes held back: closing gate lets
+// them come, and done gives the upload's error.
+func uploadUnderWay(ctx context.Context, s *containers.Store, id, name string, data io.Reader) (gate chan<- struct{}, done <-chan error) {
+	body := &gatedReader{started: make(chan struct{}), gate: make(chan struct{}), data: data}
+	started, result := body.started, make(chan error, 1)
+	go func() {
+		_, err := s.Upload(ctx, id, name, body)
+		result <- err
+	}()
+	<-started
+	return body.gate, result
+}
+
 // Files a call produces while an upload of a new name is under way do
 // not take the place the upload holds: the container never lists more
 // than WithMaxFiles.
@@ -611,16 +625,9 @@ func TestFilesProducedDuringAnUploadKeepTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
-	body := &gatedReader{started: started, gate: make(chan struct{}), data: strings.NewReader("up")}
-	uploaded := make(chan error, 1)
-	go func() {
-		_, err := s.Upload(ctx, c.ID, "u.txt", body)
-		uploaded <- err
-	}()
-	<-started
+	gate, uploaded := uploadUnderWay(ctx, s, c.ID, "u.txt", strings.NewReader("up"))
 	run(t, s, ctx, c.ID, "open('a.txt', 'w').write('a')\nopen('b.txt', 'w').write('b')")
-	close(body.gate)
+	close(gate)
 	if err := <-uploaded; err != nil {
 		t.Fatalf("Upload: %v", err)
 	}
@@ -651,14 +658,7 @@ func TestAReplacementKeepsItsPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
-	body := &gatedReader{started: started, gate: make(chan struct{}), data: strings.NewReader("new")}
-	replaced := make(chan error, 1)
-	go func() {
-		_, err := s.Upload(ctx, c.ID, "a.txt", body)
-		replaced <- err
-	}()
-	<-started
+	gate, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
 	if err := s.DeleteFile(ctx, c.ID, old.ID); err != nil {
 		t.Fatalf("DeleteFile: %v", err)
 	}
@@ -666,7 +666,7 @@ func TestAReplacementKeepsItsPlace(t *testing.T) {
 	if _, err := s.Upload(ctx, c.ID, "b.txt", strings.NewReader("b")); !errors.As(err, &le) {
 		t.Errorf("Upload of another name while the replacement holds the only place: %v, want a LimitError", err)
 	}
-	close(body.gate)
+	close(gate)
 	if err := <-replaced; err != nil {
 		t.Fatalf("the replacement: %v", err)
 	}
@@ -686,17 +686,11 @@ func TestAReplacementKeepsItsPlace(t *testing.T) {
 		t.Fatalf("Upload after the only file was deleted: %v", err)
 	}
 	// A replacement that fails frees the place it was handed.
-	started = make(chan struct{})
-	body = &gatedReader{started: started, gate: make(chan struct{}), data: iotest.ErrReader(errors.New("the client went away"))}
-	go func() {
-		_, err := s.Upload(ctx, c.ID, "b.txt", body)
-		replaced <- err
-	}()
-	<-started
+	gate, replaced = uploadUnderWay(ctx, s, c.ID, "b.txt", iotest.ErrReader(errors.New("the client went away")))
 	if err := s.DeleteFile(ctx, c.ID, b.ID); err != nil {
 		t.Fatalf("DeleteFile: %v", err)
 	}
-	close(body.gate)
+	close(gate)
 	if err := <-replaced; err == nil {
 		t.Fatal("a replacement whose body failed succeeded")
 	}
