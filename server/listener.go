@@ -60,20 +60,20 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(unwrap(w), r.Body, limit)
 		}
-		if rf, ok := w.(*refusalLog); ok {
+		if gr, ok := w.(*guardRecorder); ok {
 			// Passed: next's answer is not a refusal of the guard's.
-			w = rf.ResponseWriter
+			gr.passed = true
 		}
 		next.ServeHTTP(w, r)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rf := &refusalLog{ResponseWriter: w}
+		rf := &guardRecorder{ResponseWriter: w}
 		if err := s.checkOrigin(r); err != nil {
 			s.writeError(rf, r, err)
 		} else {
 			inner(rf, r)
 		}
-		if rf.status != 0 {
+		if rf.status != 0 && !rf.passed {
 			attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rf.status}
 			if t := tenantOf(r); t != nil {
 				attrs = append(attrs, "tenant", t.name)
@@ -83,20 +83,43 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// refusalLog records the status of an answer the guard itself wrote.
-type refusalLog struct {
+// guardRecorder records the status of the answer to a request: the
+// guard's own refusal, which it logs, or next's answer once the request
+// passed, which only the tenant's request count (codeport_tenant_requests_total)
+// needs. next gets it as its writer; Unwrap lets http.ResponseController
+// (flushes, deadlines) and http.MaxBytesReader reach the server's own.
+type guardRecorder struct {
 	http.ResponseWriter
 	status int
+	passed bool
 }
 
-func (l *refusalLog) WriteHeader(status int) {
-	if l.status == 0 {
-		l.status = status
+func (g *guardRecorder) WriteHeader(status int) {
+	if g.status == 0 {
+		g.status = status
 	}
-	l.ResponseWriter.WriteHeader(status)
+	g.ResponseWriter.WriteHeader(status)
 }
 
-func (l *refusalLog) Unwrap() http.ResponseWriter { return l.ResponseWriter }
+func (g *guardRecorder) Write(b []byte) (int, error) {
+	if g.status == 0 {
+		g.status = http.StatusOK
+	}
+	return g.ResponseWriter.Write(b)
+}
+
+// Flush serves a next that asserts http.Flusher rather than using
+// http.ResponseController.
+func (g *guardRecorder) Flush() {
+	if g.status == 0 {
+		g.status = http.StatusOK
+	}
+	_ = http.NewResponseController(g.ResponseWriter).Flush()
+}
+
+func (g *guardRecorder) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+func (g *guardRecorder) statusCode() int { return g.status }
 
 // Caller is who a request that Guard.Handler let through authenticated
 // as: with tenants, its tenant (the auth-token's is TokenTenant); without,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/server"
 )
@@ -126,5 +128,71 @@ func TestGuardAppliesTenants(t *testing.T) {
 	// Without tenants the port is p itself.
 	if server.NewGuard().Port(fp) != port.CodeExecutionPort(fp) {
 		t.Error("without tenants, Port wraps the port")
+	}
+}
+
+// A tenant's requests through a Guard are counted by the status they were
+// answered with, the guard's own refusals and next's answers alike, and
+// next may flush through it.
+func TestGuardCountsTenantRequestsByStatus(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	ts, err := server.NewTenants(server.TenantsConfig{Tenants: defaultTenants(), Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	g := server.NewGuard(server.WithTenants(ts), server.WithMaxRequestBytes(100))
+	srv := httptest.NewServer(g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		switch r.Header.Get("X-Answer") {
+		case "404":
+			http.NotFound(w, r)
+		case "stream":
+			f, ok := w.(http.Flusher)
+			if !ok {
+				t.Error("next's writer is no http.Flusher")
+				return
+			}
+			_, _ = io.WriteString(w, "data: 1\n\n")
+			f.Flush()
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})))
+	defer srv.Close()
+	do := func(answer, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+keyA)
+		req.Header.Set("X-Answer", answer)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		answer, body string
+		want         int
+	}{
+		{"", "{}", 204},
+		{"404", "{}", 404},
+		{"404", "{}", 404},
+		{"stream", "{}", 200},
+		{"", strings.Repeat("x", 101), 413}, // refused by the guard, before next
+	} {
+		if got := do(c.answer, c.body); got != c.want {
+			t.Fatalf("%q: %d, want %d", c.answer, got, c.want)
+		}
+	}
+	for status, want := range map[string]float64{"204": 1, "404": 2, "200": 1, "413": 1} {
+		if got := gathered(t, reg, "codeport_tenant_requests_total", "tenant", "a", "status", status); got != want {
+			t.Errorf("tenant a's requests answered %s: %v, want %v", status, got, want)
+		}
 	}
 }

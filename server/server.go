@@ -1287,6 +1287,8 @@ func (r *recorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+func (r *recorder) statusCode() int { return r.status }
+
 // unwrap returns the server's own writer, which http.MaxBytesReader needs to
 // tell the server to close the connection after an oversized body instead
 // of draining it: beneath the recorder, and beneath any wrapper put around
