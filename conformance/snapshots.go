@@ -22,7 +22,7 @@ func snapshotChecks() []Check {
 func (e *env) snapshots() port.SessionSnapshots {
 	e.requireTool(port.ToolCodeExecution)
 	s, ok := e.p.(port.SessionSnapshots)
-	if !ok || !s.SnapshotsOffered() {
+	if !ok || !s.SnapshotsOffered(e.ctx) {
 		e.t.Skipf("the backend offers no session snapshots")
 	}
 	return s

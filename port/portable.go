@@ -427,7 +427,7 @@ func (p *Port) Describe(ctx context.Context) (Capabilities, error) {
 	if err != nil {
 		return Capabilities{}, err
 	}
-	c.Snapshots = p.SnapshotsOffered()
+	c.Snapshots = p.SnapshotsOffered(k.ctx)
 	return c, nil
 }
 

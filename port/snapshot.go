@@ -41,7 +41,10 @@ type Snapshotter interface {
 // binds the tenant), and needs no key.
 type SealedSnapshotter interface {
 	// SealsSnapshots reports whether the backend offers snapshots now.
-	SealsSnapshots() bool
+	// Asking may take a call to the backend, which ctx bounds; a call
+	// that failed is its error (the backend unreachable, ctx ended), so
+	// that it is not mistaken for a backend without snapshots.
+	SealsSnapshots(ctx context.Context) (bool, error)
 	SnapshotSealed(ctx context.Context, sessionID string, w io.Writer, opt SnapshotOptions) error
 	RestoreSealed(ctx context.Context, r io.Reader, opt SnapshotOptions) (Session, error)
 }
@@ -50,7 +53,7 @@ type SealedSnapshotter interface {
 // besides CodeExecutionPort (*Port has it; SnapshotsOffered says whether
 // they work with its driver and configuration).
 type SessionSnapshots interface {
-	SnapshotsOffered() bool
+	SnapshotsOffered(ctx context.Context) bool
 	SnapshotSession(ctx context.Context, sessionID string, w io.Writer, opt SnapshotOptions) error
 	RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOptions) (Session, error)
 }
@@ -184,17 +187,23 @@ const MinSnapshotKeyBytes = 32
 func (p *Port) MaxSnapshotBytes() int64 { return p.maxSnapshot }
 
 // SnapshotsOffered reports whether SnapshotSession and RestoreSession can
-// succeed: the driver makes snapshots, and they can be sealed.
-func (p *Port) SnapshotsOffered() bool {
-	_, _, err := p.snapshotter()
+// succeed: the driver makes snapshots, and they can be sealed. A driver
+// that passes a backend's sealed snapshots through may ask the backend,
+// within ctx.
+func (p *Port) SnapshotsOffered(ctx context.Context) bool {
+	_, _, err := p.snapshotter(ctx)
 	return err == nil
 }
 
 // snapshotter is the driver's snapshot operations: sealed ones (passed
 // through) or the driver's own (sealed here, which needs the key).
-func (p *Port) snapshotter() (SealedSnapshotter, Snapshotter, error) {
+func (p *Port) snapshotter(ctx context.Context) (SealedSnapshotter, Snapshotter, error) {
 	if s, ok := p.d.(SealedSnapshotter); ok {
-		if !s.SealsSnapshots() {
+		offered, err := s.SealsSnapshots(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !offered {
 			return nil, nil, fmt.Errorf("%w: the %s adapter's backend offers no snapshots", ErrUnsupported, p.info.Name)
 		}
 		return s, nil, nil
@@ -217,7 +226,7 @@ func (p *Port) SnapshotSession(ctx context.Context, sessionID string, w io.Write
 	if err != nil {
 		return p.refuse(ctx, OpSnapshotSession, loggedID(sessionID), err)
 	}
-	sealed, s, err := p.snapshotter()
+	sealed, s, err := p.snapshotter(ctx)
 	if err != nil {
 		return p.refuse(ctx, OpSnapshotSession, sessionID, err)
 	}
@@ -314,7 +323,7 @@ func (p *Port) sealSnapshot(ctx context.Context, save func(ctx context.Context, 
 // is ErrInvalidSnapshot. A temporary file that cannot be written for want
 // of space is ErrAtCapacity, with a retry hint: the snapshot may be fine.
 func (p *Port) RestoreSession(ctx context.Context, r io.Reader, opt SnapshotOptions) (Session, error) {
-	sealed, s, err := p.snapshotter()
+	sealed, s, err := p.snapshotter(ctx)
 	if err != nil {
 		return Session{}, p.refuse(ctx, OpRestoreSession, "", err)
 	}

@@ -734,9 +734,9 @@ func (u *uploadReader) rest() error {
 
 // snapshots is the port's snapshot operations, or route_not_found when
 // it offers none.
-func (s *server) snapshots() (port.SessionSnapshots, error) {
+func (s *server) snapshots(ctx context.Context) (port.SessionSnapshots, error) {
 	sn, ok := s.port.(port.SessionSnapshots)
-	if !ok || !sn.SnapshotsOffered() {
+	if !ok || !sn.SnapshotsOffered(ctx) {
 		// As /metrics without a gatherer: the deployment has no such route.
 		return nil, refuse(contract.CodeRouteNotFound, "this server offers no session snapshots (see snapshots in /capabilities)")
 	}
@@ -802,7 +802,7 @@ func (s *server) snapshotTenant(r *http.Request) (port.SnapshotOptions, error) {
 // made into a temporary file first, so that a failure is an error
 // answer, never a 200 with a truncated body.
 func (s *server) snapshotSession(w http.ResponseWriter, r *http.Request) {
-	sn, err := s.snapshots()
+	sn, err := s.snapshots(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -928,7 +928,7 @@ func (s *server) restoreSession(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		s.writeError(w, r, err)
 	}
-	sn, err := s.snapshots()
+	sn, err := s.snapshots(r.Context())
 	if err != nil {
 		fail(err)
 		return

@@ -662,7 +662,7 @@ type snapshotPort struct {
 	*fakePort
 }
 
-func (p *snapshotPort) SnapshotsOffered() bool { return true }
+func (p *snapshotPort) SnapshotsOffered(context.Context) bool { return true }
 
 func (p *snapshotPort) SnapshotSession(_ context.Context, id string, w io.Writer, opt port.SnapshotOptions) error {
 	p.mu.Lock()

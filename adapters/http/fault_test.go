@@ -1050,7 +1050,7 @@ func TestSnapshotRouteErrors(t *testing.T) {
 			}
 			answer(c.status, c.body)(w, r)
 		}, nil)
-		if !a.SnapshotsOffered() {
+		if !a.SnapshotsOffered(ctx) {
 			t.Fatal("snapshots not offered although the remote says so")
 		}
 		err := a.SnapshotSession(ctx, "s1", io.Discard, port.SnapshotOptions{})
@@ -1076,5 +1076,39 @@ func TestSnapshotRouteErrors(t *testing.T) {
 	}, nil)
 	if err := short.SnapshotSession(ctx, "s1", io.Discard, port.SnapshotOptions{}); err == nil {
 		t.Error("a truncated snapshot body was accepted")
+	}
+}
+
+// Whether the remote offers snapshots is asked within the caller's
+// context: a snapshot or restore cancelled while the remote is slow to
+// describe itself ends with the cancellation, not after the request
+// timeout, and a remote that cannot be asked is not reported as one
+// without snapshots.
+func TestSnapshotOfferAskedWithinTheCallersContext(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	a, _ := backend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/capabilities" {
+			asked <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		t.Errorf("unexpected %s %s", r.Method, r.URL.Path)
+	}, func(c httpadapter.Config) httpadapter.Config { return c.WithRequestTimeout(time.Hour) })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-asked
+		cancel()
+	}()
+	err := a.SnapshotSession(ctx, "s1", io.Discard, port.SnapshotOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("snapshot cancelled while the remote describes itself: %v, want context.Canceled", err)
+	}
+	if errors.Is(err, port.ErrUnsupported) {
+		t.Fatalf("a cancelled ask reported as no snapshots: %v", err)
 	}
 }

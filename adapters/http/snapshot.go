@@ -21,12 +21,14 @@ import (
 // snapshots apart.
 
 // SealsSnapshots reports whether the remote backend offers snapshots, as
-// its capabilities say (described at most once a minute).
-func (a *adapter) SealsSnapshots() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.settings.RequestTimeout)
-	defer cancel()
+// its capabilities say (described at most once a minute, within ctx and
+// the request timeout).
+func (a *adapter) SealsSnapshots(ctx context.Context) (bool, error) {
 	caps, err := a.Describe(ctx)
-	return err == nil && caps.Snapshots
+	if err != nil {
+		return false, err
+	}
+	return caps.Snapshots, nil
 }
 
 // SnapshotSealed implements port.SealedSnapshotter: the remote's sealed

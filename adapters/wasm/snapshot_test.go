@@ -96,14 +96,14 @@ func TestSnapshotKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if off.SnapshotsOffered() {
+	if off.SnapshotsOffered(ctx) {
 		t.Error("snapshots offered without a key")
 	}
 	if err := off.SnapshotSession(ctx, s.ID, &bytes.Buffer{}, port.SnapshotOptions{}); !errors.Is(err, port.ErrUnsupported) {
 		t.Errorf("snapshot without a key: %v, want ErrUnsupported", err)
 	}
 	short := wasmtest.New(t, nil, port.WithSnapshotKey([]byte("too short")))
-	if short.SnapshotsOffered() {
+	if short.SnapshotsOffered(ctx) {
 		t.Error("snapshots offered with a 9-byte key")
 	}
 	a := snapshotPort(t, nil)
