@@ -181,10 +181,19 @@ type entry struct {
 	session    string
 	background context.Context
 	files      []*File // in creation order
-	uploading  int     // places held by uploads under way (put, replacement)
-	// replacing is, per listed name, the uploads under way that replace
-	// its file (put).
-	replacing map[string]*replacement
+	uploading  int     // places held by uploads of new names under way (put)
+	// names is, per file name, the uploads (put) and the removal
+	// (DeleteFile) of that name under way. A removal waits until no
+	// upload of its name is under way, and an upload until no removal
+	// is, so that a removal never takes the bytes of a file written
+	// after the one it was asked to remove.
+	names map[string]*nameOps
+	// changed is closed, and replaced, whenever an upload or removal
+	// ends: what waits for names waits for it.
+	changed chan struct{}
+	// waiting counts the callers waiting for changed (what a test
+	// waits for before letting the operation they wait for end).
+	waiting int
 	// calls counts the port calls running in the session (Execute,
 	// put): a container running one is not idle, however long the call
 	// takes, as the port does not reclaim a busy session.
@@ -193,14 +202,50 @@ type entry struct {
 	byFileID map[string]*File
 }
 
-// replacement is the uploads under way that replace the file of one name.
-// They hold that file's place in the count: when the file is removed
-// while they are written (DeleteFile), its place is handed to them
-// (holds, counted in uploading) rather than freed, until one of them
-// lists its file or the last of them ends.
-type replacement struct {
-	uploads int
-	holds   bool
+// nameOps is what is under way on one file name of a container.
+type nameOps struct {
+	uploads  int
+	removing bool
+}
+
+// awaitLocked waits until ready holds, or ctx ends. s.mu is held when it
+// is called and when it returns; it is released while waiting.
+func (s *Store) awaitLocked(ctx context.Context, e *entry, ready func() bool) error {
+	for !ready() {
+		changed := e.changed
+		e.waiting++
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		e.waiting--
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// opEndedLocked records that an upload or removal of name has ended
+// (its count already changed), and wakes what waits for names.
+func (s *Store) opEndedLocked(e *entry, name string) {
+	if ops := e.names[name]; ops != nil && ops.uploads == 0 && !ops.removing {
+		delete(e.names, name)
+	}
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// opsOfLocked is name's operations under way, made when there are none.
+func (e *entry) opsOfLocked(name string) *nameOps {
+	ops := e.names[name]
+	if ops == nil {
+		ops = &nameOps{}
+		e.names[name] = ops
+	}
+	return ops
 }
 
 // expired reports whether e has ended at now: past its lifetime, or idle
@@ -483,7 +528,8 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (Container, error) {
 		background: s.cfg.background(ctx),
 		byName:     map[string]*File{},
 		byFileID:   map[string]*File{},
-		replacing:  map[string]*replacement{},
+		names:      map[string]*nameOps{},
+		changed:    make(chan struct{}),
 	}
 	if sess.IdleTimeout > 0 && sess.IdleTimeout < expiry {
 		e.c.Expiry = sess.IdleTimeout
@@ -770,10 +816,17 @@ func (s *Store) copyIn(ctx context.Context, e *entry, fileID string) (File, erro
 }
 
 func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (File, error) {
+	s.mu.Lock()
+	// A removal of the name under way ends first: it would take these
+	// bytes.
+	if err := s.awaitLocked(ctx, e, func() bool { return e.names[name] == nil || !e.names[name].removing }); err != nil {
+		s.mu.Unlock()
+		return File{}, err
+	}
 	// A new name takes its place in the count before the bytes are
 	// written, so that uploads at the same moment cannot pass the limit
-	// together.
-	s.mu.Lock()
+	// together. A replacement keeps its file's place: the file is not
+	// removed while the replacement is under way.
 	isNew := e.byName[name] == nil
 	if isNew {
 		if len(e.files)+e.uploading >= s.cfg.maxFiles {
@@ -781,14 +834,8 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 			return File{}, &LimitError{What: "files", Max: s.cfg.maxFiles}
 		}
 		e.uploading++
-	} else {
-		rp := e.replacing[name]
-		if rp == nil {
-			rp = &replacement{}
-			e.replacing[name] = rp
-		}
-		rp.uploads++
 	}
+	e.opsOfLocked(name).uploads++
 	// Counted without begin's check: put also fills a container that
 	// Create has not listed yet.
 	e.calls++
@@ -800,19 +847,9 @@ func (s *Store) put(ctx context.Context, e *entry, name string, r io.Reader) (Fi
 	s.endLocked(e)
 	if isNew {
 		e.uploading--
-	} else {
-		rp := e.replacing[name]
-		rp.uploads--
-		if rp.holds && (err == nil && e.byName[name] == nil || rp.uploads == 0) {
-			// The place handed over becomes this file's, or is freed
-			// with the last upload that held it.
-			rp.holds = false
-			e.uploading--
-		}
-		if rp.uploads == 0 {
-			delete(e.replacing, name)
-		}
 	}
+	e.names[name].uploads--
+	s.opEndedLocked(e, name)
 	if err != nil {
 		return File{}, s.goneLocked(e, err)
 	}
@@ -890,36 +927,58 @@ func (s *Store) Content(ctx context.Context, id, fileID string) (io.ReadCloser, 
 // call (the port has no other way to remove a file), which displays
 // nothing and leaves no name behind; it names the file by its absolute
 // path, byte for byte, so that neither a directory the program changed to
-// nor a name that is not UTF-8 can make it remove another file.
+// nor a name that is not UTF-8 can make it remove another file. It waits
+// for uploads of the file's name under way (and they for it): a
+// replacement that succeeds has replaced the file, which is then not
+// found (ErrFileNotFound), and an upload's bytes are never removed.
 func (s *Store) DeleteFile(ctx context.Context, id, fileID string) error {
-	e, f, err := s.fileOf(ctx, id, fileID, true)
+	e, _, err := s.fileOf(ctx, id, fileID, true)
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	// Uploads of the file's name under way end first: the removal would
+	// take their bytes. One that succeeded has replaced the file, which
+	// is then no longer there to remove.
+	var f *File
+	err = s.awaitLocked(ctx, e, func() bool {
+		f = e.byFileID[fileID]
+		return f == nil || e.names[f.Name] == nil
+	})
+	if err == nil && f == nil {
+		err = fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
+	}
+	if err == nil && s.byID[e.c.ID] != e {
+		err = fmt.Errorf("%w: %q", ErrContainerNotFound, short(e.c.ID))
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	name, where := f.Name, f.Path
+	e.opsOfLocked(name).removing = true
+	e.calls++
+	s.mu.Unlock()
 	off := false
 	res, err := s.p.Execute(ctx, e.session, port.ExecuteRequest{
 		Tool:          port.ToolCodeExecution,
-		Code:          fmt.Sprintf("__import__('os').remove(bytes.fromhex('%x'))", f.Path),
+		Code:          fmt.Sprintf("__import__('os').remove(bytes.fromhex('%x'))", where),
 		DisplayValues: &off,
 	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endLocked(e)
+	e.names[name].removing = false
+	s.opEndedLocked(e, name)
 	if err != nil {
-		return s.gone(e, err)
+		return s.goneLocked(e, err)
 	}
 	if res.Outcome != port.OutcomeCompleted && !strings.Contains(res.Stderr, "FileNotFoundError") {
 		return fmt.Errorf("%w: removing %q from the container failed (%s)", port.ErrRuntimeFailure, short(fileID), res.Outcome)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.byFileID[fileID] == nil {
-		return fmt.Errorf("%w: %q", ErrFileNotFound, short(fileID))
-	}
+	// Nothing of the name was uploaded meanwhile, and a call's produced
+	// file of the name keeps its record: it is still this file's.
 	s.removeLocked(e, e.byFileID[fileID])
-	if rp := e.replacing[f.Name]; rp != nil && !rp.holds {
-		// Uploads replacing the file are under way: its place is
-		// theirs, not free.
-		rp.holds = true
-		e.uploading++
-	}
 	return nil
 }
 

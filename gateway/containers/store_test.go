@@ -17,6 +17,7 @@ import (
 	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/testkit/fakeclock"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -644,10 +645,12 @@ func TestFilesProducedDuringAnUploadKeepTheLimit(t *testing.T) {
 	}
 }
 
-// An upload that replaces a file holds that file's place: when the file
-// is deleted while the upload is written, another file cannot take the
+// A removal waits for the uploads of its file's name under way, so that
+// it never takes a newer file's bytes: a replacement that succeeded has
+// replaced the file, which is then not found; one that failed leaves it
+// to be removed. While the replacement is under way the file keeps its
 // place, and the container never lists more than WithMaxFiles.
-func TestAReplacementKeepsItsPlace(t *testing.T) {
+func TestRemovingAFileBeingReplaced(t *testing.T) {
 	s, _, _ := newStore(t, containers.WithMaxFiles(1))
 	ctx := as("acme")
 	c, err := s.Create(ctx, containers.CreateParams{Name: "one"})
@@ -659,42 +662,137 @@ func TestAReplacementKeepsItsPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	gate, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
-	if err := s.DeleteFile(ctx, c.ID, old.ID); err != nil {
-		t.Fatalf("DeleteFile: %v", err)
-	}
+	removed := make(chan error, 1)
+	go func() { removed <- s.DeleteFile(ctx, c.ID, old.ID) }()
 	var le *containers.LimitError
 	if _, err := s.Upload(ctx, c.ID, "b.txt", strings.NewReader("b")); !errors.As(err, &le) {
-		t.Errorf("Upload of another name while the replacement holds the only place: %v, want a LimitError", err)
+		t.Errorf("Upload of another name while a.txt holds the only place: %v, want a LimitError", err)
 	}
 	close(gate)
 	if err := <-replaced; err != nil {
 		t.Fatalf("the replacement: %v", err)
+	}
+	if err := <-removed; !errors.Is(err, containers.ErrFileNotFound) {
+		t.Errorf("removing the file its replacement replaced: %v, want ErrFileNotFound", err)
 	}
 	page, err := s.Files(ctx, c.ID, containers.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(page.Data) != 1 || page.Data[0].Name != "a.txt" {
-		t.Errorf("a container of at most 1 file lists %+v", page.Data)
+		t.Fatalf("a container of at most 1 file lists %+v", page.Data)
 	}
-	// The place is the file's now: deleting it frees it.
-	if err := s.DeleteFile(ctx, c.ID, page.Data[0].ID); err != nil {
-		t.Fatal(err)
+	if got := content(t, s, ctx, c.ID, page.Data[0].ID); got != "new" {
+		t.Errorf("the replacement's content: %q, want %q", got, "new")
 	}
-	b, err := s.Upload(ctx, c.ID, "b.txt", strings.NewReader("b"))
-	if err != nil {
-		t.Fatalf("Upload after the only file was deleted: %v", err)
-	}
-	// A replacement that fails frees the place it was handed.
-	gate, replaced = uploadUnderWay(ctx, s, c.ID, "b.txt", iotest.ErrReader(errors.New("the client went away")))
-	if err := s.DeleteFile(ctx, c.ID, b.ID); err != nil {
-		t.Fatalf("DeleteFile: %v", err)
-	}
+
+	// A replacement that fails leaves the file, which the removal then
+	// removes, freeing its place.
+	current := page.Data[0]
+	gate, replaced = uploadUnderWay(ctx, s, c.ID, "a.txt", iotest.ErrReader(errors.New("the client went away")))
+	go func() { removed <- s.DeleteFile(ctx, c.ID, current.ID) }()
 	close(gate)
 	if err := <-replaced; err == nil {
 		t.Fatal("a replacement whose body failed succeeded")
 	}
+	if err := <-removed; err != nil {
+		t.Fatalf("removing the file whose replacement failed: %v", err)
+	}
+	if _, _, err := s.Content(ctx, c.ID, current.ID); !errors.Is(err, containers.ErrFileNotFound) {
+		t.Errorf("Content of the removed file: %v", err)
+	}
 	if _, err := s.Upload(ctx, c.ID, "c.txt", strings.NewReader("c")); err != nil {
-		t.Errorf("Upload after a failed replacement of the deleted file: %v", err)
+		t.Errorf("Upload after the only file was removed: %v", err)
+	}
+}
+
+// gatedRemoval is the port with the removals DeleteFile runs held until
+// the test lets them run: entered says one is held.
+type gatedRemoval struct {
+	port.CodeExecutionPort
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedRemoval) Execute(ctx context.Context, id string, req port.ExecuteRequest) (port.Result, error) {
+	if strings.HasPrefix(req.Code, "__import__('os').remove(") {
+		g.entered <- struct{}{}
+		<-g.release
+	}
+	return g.CodeExecutionPort.Execute(ctx, id, req)
+}
+
+// An upload of a name whose removal is under way waits for it: the
+// removal cannot take the new bytes.
+func TestAnUploadWaitsForTheRemovalOfItsName(t *testing.T) {
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithShellAtStart(false) })
+	g := &gatedRemoval{CodeExecutionPort: p, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s := containers.New(g, containers.WithTenantOf(tenantOf))
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	ctx := as("acme")
+	c, err := s.Create(ctx, containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.Upload(ctx, c.ID, "a.txt", strings.NewReader("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := make(chan error, 1)
+	go func() { removed <- s.DeleteFile(ctx, c.ID, old.ID) }()
+	<-g.entered
+	uploaded := make(chan error, 1)
+	go func() {
+		_, err := s.Upload(ctx, c.ID, "a.txt", strings.NewReader("new"))
+		uploaded <- err
+	}()
+	testwait.For(t, "the upload to wait for the removal (or to end)", func() bool {
+		return s.Waiting(c.ID) > 0 || len(uploaded) > 0
+	})
+	close(g.release)
+	if err := <-removed; err != nil {
+		t.Fatalf("DeleteFile: %v", err)
+	}
+	if err := <-uploaded; err != nil {
+		t.Fatalf("Upload: %v", err)
+	}
+	page, err := s.Files(ctx, c.ID, containers.ListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Data) != 1 || page.Data[0].Name != "a.txt" {
+		t.Fatalf("files: %+v", page.Data)
+	}
+	if got := content(t, s, ctx, c.ID, page.Data[0].ID); got != "new" {
+		t.Errorf("the upload's content: %q, want %q", got, "new")
+	}
+}
+
+// A removal or upload waiting for the other ends with its caller's
+// context.
+func TestWaitingForAFileEndsWithTheContext(t *testing.T) {
+	s, _, _ := newStore(t)
+	ctx := as("acme")
+	c, err := s.Create(ctx, containers.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.Upload(ctx, c.ID, "a.txt", strings.NewReader("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
+	waiting, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.DeleteFile(waiting, c.ID, f.ID); !errors.Is(err, context.Canceled) {
+		t.Errorf("DeleteFile with its context ended, waiting for a replacement: %v", err)
+	}
+	close(gate)
+	if err := <-replaced; err != nil {
+		t.Fatal(err)
 	}
 }
