@@ -266,3 +266,19 @@ func TestRunCallProducedFiles(t *testing.T) {
 		t.Fatalf("an unmentioned file is cited at %d..%d, want the end %d", cites[0].StartIndex, cites[0].EndIndex, n)
 	}
 }
+
+// A model's arguments cut short by its token limit are not JSON: the
+// error the model is given quotes their start, not the whole program, and
+// a quote cut inside a character stays valid UTF-8.
+func TestNewPlanQuotesArgumentsBriefly(t *testing.T) {
+	long := `{"code":"` + strings.Repeat("print('é')\n", 100000)
+	for _, args := range []string{long, `{"code":["a` + strings.Repeat("é", 40) + `"]}`} {
+		_, err := NewPlan("call_1", args)
+		if !errors.Is(err, ErrBadArguments) {
+			t.Fatalf("err = %v", err)
+		}
+		if msg := err.Error(); len(msg) > 200 || !utf8.ValidString(msg) {
+			t.Errorf("error of %d bytes (valid UTF-8: %v): %.300q", len(msg), utf8.ValidString(msg), msg)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/purpose"
@@ -420,16 +421,28 @@ func collides(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
+// compactLimit is how many bytes of a client's or model's JSON value a
+// message quotes.
+const compactLimit = 40
+
+// compact renders a JSON value for a message: compacted, and cut to
+// compactLimit bytes on a UTF-8 boundary. Text that is not JSON (a
+// model's arguments cut short by its token limit) is cut the same way:
+// a message must not echo megabytes of code back to the model.
 func compact(b []byte) string {
 	var buf bytes.Buffer
-	if json.Compact(&buf, b) != nil {
-		return string(b)
+	s := string(b)
+	if json.Compact(&buf, b) == nil {
+		s = buf.String()
 	}
-	s := buf.String()
-	if len(s) > 40 {
-		s = s[:40] + "..."
+	if len(s) <= compactLimit {
+		return s
 	}
-	return s
+	cut := compactLimit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Description is the function description built from a capability
