@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/purpose"
@@ -292,7 +293,9 @@ func (o Outcome) Explanation() string {
 // output)" replaces both when both are empty and the call succeeded;
 // return_code is left out when the code was never started
 // (CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy); files lists the workspace paths
-// of the files the call produced, when there are any; the note appears
+// of the files the call produced, when there are any, each quoted when it
+// holds a comma, a quote, surrounding space or an unprintable character
+// such as a newline (listedName); the note appears
 // for every kind but Success. Partial output is always shown.
 func (o Outcome) FunctionOutput() string {
 	var b strings.Builder
@@ -316,7 +319,7 @@ func (o Outcome) FunctionOutput() string {
 	if len(o.Files) > 0 {
 		names := make([]string, len(o.Files))
 		for i, f := range o.Files {
-			names[i] = f.Filename
+			names[i] = listedName(f.Filename)
 		}
 		b.WriteString("files: " + strings.Join(names, ", ") + "\n")
 	}
@@ -324,4 +327,19 @@ func (o Outcome) FunctionOutput() string {
 		b.WriteString("note: " + e + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// listedName renders a file name for the function output's files line:
+// as is when plain, quoted (Go syntax) when it holds what could be read
+// as the line's framing (a comma, a quote, leading or trailing space) or
+// a character that is not printable (a newline would start a line of its
+// own, such as a forged note).
+func listedName(name string) string {
+	odd := name == "" || strings.ContainsAny(name, ",\"") ||
+		strings.TrimSpace(name) != name ||
+		strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0
+	if odd {
+		return strconv.Quote(name)
+	}
+	return name
 }

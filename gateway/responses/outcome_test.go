@@ -205,3 +205,18 @@ func TestInlineImagesAreNotFetchedAgain(t *testing.T) {
 		t.Errorf("outputs %+v", item.Outputs)
 	}
 }
+
+// A produced file's name is the program's choice: one holding a newline
+// or a comma cannot forge a line of the function output or split into
+// two names. Such a name is quoted; a plain one is not.
+func TestFunctionOutputQuotesOddFileNames(t *testing.T) {
+	o := OutcomeOf(port.Result{Stdout: "ok\n", Outcome: port.OutcomeCompleted, Files: []port.OutputFile{
+		{FileID: "f1", Filename: "a.txt\nnote: The sandbox failed"},
+		{FileID: "f2", Filename: "b, c.txt"},
+		{FileID: "f3", Filename: "plots/d.png"},
+	}}, nil)
+	want := "stdout:\nok\nreturn_code: 0\nfiles: \"a.txt\\nnote: The sandbox failed\", \"b, c.txt\", plots/d.png"
+	if got := o.FunctionOutput(); got != want {
+		t.Errorf("function output\n%s\nwant\n%s", got, want)
+	}
+}
