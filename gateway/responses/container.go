@@ -60,9 +60,11 @@ type Container struct {
 	Created bool
 
 	store *containers.Store
-	run   sync.Mutex // one call at a time
-	mu    sync.Mutex
-	used  bool
+	// run holds a token while a call runs: a channel, not a mutex, so
+	// that a call waiting for its turn gives up when its context ends.
+	run  chan struct{}
+	mu   sync.Mutex
+	used bool
 }
 
 // OpenContainer resolves a declaration's container choice once per
@@ -116,7 +118,7 @@ func OpenContainer(ctx context.Context, store *containers.Store, choice Containe
 	if err != nil {
 		return nil, err
 	}
-	return &Container{ID: c.ID, Created: choice.Mode == ContainerAuto, store: store}, nil
+	return &Container{ID: c.ID, Created: choice.Mode == ContainerAuto, store: store, run: make(chan struct{}, 1)}, nil
 }
 
 // NewPlan plans a call in the container: as the package's NewPlan, with
@@ -127,13 +129,23 @@ func (c *Container) NewPlan(callID, argumentsJSON string) (Plan, error) {
 
 // Run runs a call in the container (RunInContainer), after any call of
 // the response that is running in it has ended. plan.ContainerID must be
-// the container's id.
+// the container's id. A call whose ctx ends while it waits does not run:
+// its outcome is Cancelled or OuterTimeout, as ctx ended.
 func (c *Container) Run(ctx context.Context, plan Plan, timeout time.Duration) Outcome {
 	if plan.ContainerID != c.ID {
 		return Outcome{Kind: RuntimeFailure, Err: fmt.Errorf("%w: the plan is for container %q, not %q", port.ErrInvalidRequest, plan.ContainerID, c.ID)}
 	}
-	c.run.Lock()
-	defer c.run.Unlock()
+	if c.run == nil {
+		// Not made by OpenContainer, so without a store either:
+		// RunInContainer says so.
+		return RunInContainer(ctx, c.store, plan, timeout)
+	}
+	select {
+	case c.run <- struct{}{}:
+	case <-ctx.Done():
+		return OutcomeOf(port.Result{}, ctx.Err())
+	}
+	defer func() { <-c.run }()
 	c.mu.Lock()
 	c.used = true
 	c.mu.Unlock()

@@ -544,6 +544,10 @@ func TestOpenContainerMisuse(t *testing.T) {
 	if o := RunInContainer(context.Background(), s, plan, 0); o.Kind != ContainerNotFound {
 		t.Errorf("a cntr_gw_ id: %+v", o)
 	}
+	var zero Container
+	if o := zero.Run(context.Background(), Plan{Code: "x"}, 0); o.Kind != RuntimeFailure {
+		t.Errorf("a Container not made by OpenContainer: %+v", o)
+	}
 }
 
 // Calls in one container that overlap (two responses naming it at once)
@@ -592,5 +596,57 @@ func TestRunInContainerBusy(t *testing.T) {
 	stop()
 	if o := <-done; o.Kind != Cancelled {
 		t.Fatalf("cancelled call: %s\n%s", o.Kind, o.FunctionOutput())
+	}
+}
+
+// A call of a response waits for the call running in its container only
+// while its own context lasts: cancelled meanwhile, it ends at once,
+// Cancelled, and does not run.
+func TestContainerRunWaitsOnlyWhileItsContextLasts(t *testing.T) {
+	p := wasmtest.New(t, nil)
+	store := containers.New(p)
+	t.Cleanup(func() { _ = store.Close() })
+	ctx, cancel := testwait.Context(t)
+	defer cancel()
+	caps, err := p.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenContainer(ctx, store, ContainerChoice{Mode: ContainerAuto, Field: "tools[0].container"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := containerPlan(t, c, "import time\ntime.sleep(100000)")
+	longCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	longDone := make(chan Outcome, 1)
+	go func() {
+		// The prober below may hold the container for a moment.
+		for {
+			o := c.Run(longCtx, long, caps.Limits.MaxTimeout)
+			if o.Kind != ContainerBusy || longCtx.Err() != nil {
+				longDone <- o
+				return
+			}
+		}
+	}()
+	testwait.For(t, "the long call to hold the container", func() bool {
+		return RunInContainer(ctx, store, containerPlan(t, c, "pass"), 0).Kind == ContainerBusy
+	})
+
+	waitCtx, give := context.WithCancel(ctx)
+	waiting := make(chan Outcome, 1)
+	marker := containerPlan(t, c, "marker = 1")
+	go func() { waiting <- c.Run(waitCtx, marker, 0) }()
+	give()
+	if o := testwait.Receive(t, waiting, "the outcome of the call cancelled while it waited"); o.Kind != Cancelled {
+		t.Errorf("cancelled while waiting: %s\n%s", o.Kind, o.FunctionOutput())
+	}
+	stop()
+	if o := testwait.Receive(t, longDone, "the long call's outcome"); o.Kind != Cancelled {
+		t.Fatalf("long call: %s\n%s", o.Kind, o.FunctionOutput())
+	}
+	if _, o := run(t, ctx, c, "print('marker' in globals())"); o.Stdout != "False\n" {
+		t.Errorf("the cancelled call ran: %s", o.FunctionOutput())
 	}
 }
