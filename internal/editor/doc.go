@@ -29,6 +29,9 @@
 //	}
 //	fmt.Print(out.Stdout, out.Stderr) // "File created successfully at: hello.py"
 //
+// A view's output is bounded by Options.MaxViewBytes, which is not the
+// file's size: a larger view is refused with a range of lines that fits.
+//
 // An Editor keeps the undo history of the files it edits, within
 // Options.MaxHistoryBytes and Options.MaxHistoryPerFile, and is not safe for
 // concurrent use.

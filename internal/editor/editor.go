@@ -17,6 +17,9 @@ import (
 const (
 	DefaultMaxHistoryPerFile = 10
 	DefaultMaxHistoryBytes   = 16 << 20
+	// DefaultMaxViewBytes is the adapters' default output limit of a
+	// stream: a view is output for the model to read.
+	DefaultMaxViewBytes = 1 << 20
 )
 
 // maxReportedLines caps the line numbers listed for an ambiguous old_str.
@@ -35,6 +38,13 @@ type Options struct {
 	// MaxHistoryPerFile caps the undo snapshots kept per file; <= 0 means
 	// DefaultMaxHistoryPerFile.
 	MaxHistoryPerFile int
+	// MaxViewBytes caps the output of a file's view: a view that would be
+	// larger is refused, with the lines that would fit, so that the
+	// model asks for them with view_range. Line numbers make a view up to
+	// nine times the size of its file (a file of newlines), and a file's
+	// size is the program's to choose: it must not decide the host's
+	// memory. 0 means DefaultMaxViewBytes, < 0 no cap.
+	MaxViewBytes int64
 }
 
 // Output is the result of an editor command: ReturnCode 0 with a short
@@ -90,6 +100,9 @@ func New(ws Files, opts Options) *Editor {
 	}
 	if opts.MaxHistoryBytes == 0 {
 		opts.MaxHistoryBytes = DefaultMaxHistoryBytes
+	}
+	if opts.MaxViewBytes == 0 {
+		opts.MaxViewBytes = DefaultMaxViewBytes
 	}
 	return &Editor{ws: ws, opts: opts, history: make(map[string][]snapshot)}
 }
@@ -196,11 +209,10 @@ func (e *Editor) view(rel string, viewRange []int) Output {
 	if fail != nil {
 		return *fail
 	}
-	lines := lineSpans(text)
-	start, end := 1, len(lines)
+	n := lineCount(text)
+	start, end := 1, n
 	if viewRange != nil {
 		s, t := viewRange[0], viewRange[1]
-		n := len(lines)
 		switch {
 		case s < 1:
 			return failf("invalid view_range [%d, %d]: lines are numbered from 1", s, t)
@@ -216,8 +228,19 @@ func (e *Editor) view(rel string, viewRange []int) Output {
 		start, end = s, t
 	}
 	var b strings.Builder
-	for i := start; i <= end; i++ {
-		l := lines[i-1]
+	limit := e.opts.MaxViewBytes
+	for i, off := start, lineOffset(text, start); i <= end; i++ {
+		l := lineAtOffset(text, off)
+		off = l.next
+		// "%6d\t%s\n": the number takes at least six bytes.
+		size := int64(max(len(strconv.Itoa(i)), 6) + 1 + l.end - l.start + 1)
+		if limit > 0 && int64(b.Len())+size > limit {
+			if i == start {
+				return failf("line %d of %s is %d bytes long: its view is over the editor's output limit of %d bytes", i, show(rel), l.end-l.start, limit)
+			}
+			return failf("the view of lines %d-%d of %s is over the editor's output limit of %d bytes: view fewer lines at a time with view_range, such as [%d, %d]",
+				start, end, show(rel), limit, start, i-1)
+		}
 		fmt.Fprintf(&b, "%6d\t%s\n", i, text[l.start:l.end])
 	}
 	return Output{Stdout: b.String()}
@@ -342,8 +365,7 @@ func (e *Editor) insert(rel string, after int, newStr string) Output {
 	if fail != nil {
 		return *fail
 	}
-	lines := lineSpans(text)
-	n := len(lines)
+	n := lineCount(text)
 	if after < 0 || after > n {
 		return failf("insert_line %d is out of range: %s has %d lines, so insert_line must be between 0 and %d", after, show(rel), n, n)
 	}
@@ -354,10 +376,7 @@ func (e *Editor) insert(rel string, after int, newStr string) Output {
 	var updated string
 	switch {
 	case after < n:
-		off := 0
-		if after > 0 {
-			off = lines[after-1].next
-		}
+		off := lineOffset(text, after+1)
 		updated = text[:off] + ins + eol + text[off:]
 	case n == 0 || strings.HasSuffix(text, "\n"):
 		updated = text + ins + eol

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -42,4 +43,47 @@ func TestEditorNamesTheLimitThatRefused(t *testing.T) {
 	if out := create("bad\xff.txt"); out.ReturnCode == 0 || !strings.Contains(out.Stderr, "not valid UTF-8") {
 		t.Errorf("a name that is not UTF-8: %q", out.Stderr)
 	}
+}
+
+// allocated is how many bytes f allocates (the process's, so no other
+// test may run meanwhile: the callers are not parallel).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A file of newlines, which a program may write up to the file limit,
+// costs the host neither a view nine times its size nor a slice of line
+// spans 24 times its size: a view over the output limit is refused with
+// the lines that fit, and an insert finds its line by scanning.
+func TestAFileOfNewlinesCostsTheHostLittle(t *testing.T) {
+	const size = 8 << 20
+	e := newEnv(t, Options{MaxFileBytes: 16 << 20, MaxHistoryBytes: -1}, 64<<20)
+	e.put("nl.txt", strings.Repeat("\n", size))
+	var out Output
+	if n := allocated(func() { out = e.run(view("nl.txt")) }); n > 16*size {
+		t.Errorf("a view allocated %d MiB for a file of %d MiB", n>>20, size>>20)
+	}
+	if out.ReturnCode == 0 || out.Stdout != "" || !strings.Contains(out.Stderr, "output limit of 1048576 bytes") || !strings.Contains(out.Stderr, "view_range, such as [1, 131072]") {
+		t.Errorf("view of %d newlines: %d bytes of stdout, stderr %q", size, len(out.Stdout), out.Stderr)
+	}
+	if got := e.ok(view("nl.txt", 1, 131072)); len(got) != 1<<20 {
+		t.Errorf("the range the refusal suggests: %d bytes", len(got))
+	}
+	if n := allocated(func() { e.ok(insert("nl.txt", size-1, "x")) }); n > 16*size {
+		t.Errorf("an insert allocated %d MiB for a file of %d MiB", n>>20, size>>20)
+	}
+	e.wantFile("nl.txt", strings.Repeat("\n", size-1)+"x\n\n")
+	// What fits is shown as before, and a line too long for the limit
+	// alone is refused by its number.
+	small := newEnv(t, Options{MaxViewBytes: 32}, 1<<20)
+	small.put("a.txt", "one\ntwo\nthree\n"+strings.Repeat("x", 40)+"\n")
+	if got := small.ok(view("a.txt", 1, 2)); got != "     1\tone\n     2\ttwo\n" {
+		t.Errorf("view within the limit = %q", got)
+	}
+	small.fail(view("a.txt", 1, 3), "lines 1-3 of a.txt", "limit of 32 bytes", "such as [1, 2]")
+	small.fail(view("a.txt", 4, 4), "line 4 of a.txt is 40 bytes long")
 }

@@ -12,26 +12,40 @@ type span struct {
 	start, end, next int
 }
 
-// lineSpans splits s into lines. A final line terminator does not start
-// another line: "a\nb" and "a\nb\n" both have two lines, "" has none and
-// "\n" has one (empty) line.
-func lineSpans(s string) []span {
-	var out []span
-	for start := 0; start < len(s); {
-		i := strings.IndexByte(s[start:], '\n')
-		if i < 0 {
-			out = append(out, span{start: start, end: len(s), next: len(s)})
-			break
-		}
-		end := start + i
-		next := end + 1
-		if end > start && s[end-1] == '\r' {
-			end--
-		}
-		out = append(out, span{start: start, end: end, next: next})
-		start = next
+// lineCount is how many lines s has. A final line terminator does not
+// start another line: "a\nb" and "a\nb\n" both have two lines, "" has none
+// and "\n" has one (empty) line.
+func lineCount(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
 	}
-	return out
+	return n
+}
+
+// lineOffset is where line k of s starts, for 1 <= k <= lineCount(s).
+// Lines are found by scanning, not kept in a slice: a file of newlines
+// would need 24 bytes of spans for each byte of its text.
+func lineOffset(s string, k int) int {
+	off := 0
+	for ; k > 1; k-- {
+		off += strings.IndexByte(s[off:], '\n') + 1
+	}
+	return off
+}
+
+// lineAtOffset is the line of s that starts at offset start < len(s).
+func lineAtOffset(s string, start int) span {
+	i := strings.IndexByte(s[start:], '\n')
+	if i < 0 {
+		return span{start: start, end: len(s), next: len(s)}
+	}
+	end := start + i
+	next := end + 1
+	if end > start && s[end-1] == '\r' {
+		end--
+	}
+	return span{start: start, end: end, next: next}
 }
 
 // eolOf returns the line terminator s uses: that of its first line, "\n"
