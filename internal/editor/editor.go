@@ -247,7 +247,9 @@ func (e *Editor) view(rel string, viewRange []int) Output {
 }
 
 // viewDir lists the files and directories under rel, two levels deep,
-// without hidden entries, as paths relative to the workspace root.
+// without hidden entries, as paths relative to the workspace root, one a
+// line: a path that is not printable (a name may hold a newline) is
+// quoted, as show does, so that it cannot pass for entries of its own.
 func (e *Editor) viewDir(rel string) Output {
 	top, err := e.ws.List(rel)
 	if err != nil {
@@ -279,12 +281,12 @@ func (e *Editor) viewDir(rel string) Output {
 	}
 	slices.Sort(paths)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Files and directories up to 2 levels deep in %s, excluding hidden items:\n", guestPath(rel))
+	fmt.Fprintf(&b, "Files and directories up to 2 levels deep in %s, excluding hidden items:\n", show(guestPath(rel)))
 	if len(paths) == 0 {
 		b.WriteString("(empty directory)\n")
 	}
 	for _, p := range paths {
-		b.WriteString(p)
+		b.WriteString(show(p))
 		b.WriteByte('\n')
 	}
 	return Output{Stdout: b.String()}

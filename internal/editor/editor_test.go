@@ -297,6 +297,25 @@ func TestViewDirectory(t *testing.T) {
 	e.fail(view("etclink"), "outside the workspace", "/workspace")
 }
 
+// A listing is one entry a line: a name holding a newline (or another
+// unprintable character) is quoted, so that it cannot list an entry that
+// does not exist.
+func TestViewDirectoryQuotesOddNames(t *testing.T) {
+	e := newEnv(t, Options{}, 0)
+	e.put("ok.txt", "x")
+	e.put("d\nfake/x\ngone.txt", "x")
+	want := "Files and directories up to 2 levels deep in /workspace, excluding hidden items:\n" +
+		"\"d\\nfake/\"\n\"d\\nfake/x\\ngone.txt\"\nok.txt\n"
+	if got := e.ok(view(".")); got != want {
+		t.Errorf("view . =\n%s\nwant\n%s", got, want)
+	}
+	want = "Files and directories up to 2 levels deep in \"/workspace/d\\nfake\", excluding hidden items:\n" +
+		"\"d\\nfake/x\\ngone.txt\"\n"
+	if got := e.ok(view("d\nfake")); got != want {
+		t.Errorf("view d\\nfake =\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestCreate(t *testing.T) {
 	e := newEnv(t, Options{MaxFileBytes: 20}, 50)
 	if got := e.ok(create("a.txt", "hello\n")); !strings.Contains(got, "a.txt") {
