@@ -326,7 +326,7 @@ func (e *Editor) strReplace(rel, oldStr, newStr string) Output {
 		crlfOld := toEOL(oldStr, "\r\n")
 		if c, o := occurrences(text, crlfOld, maxReportedLines); c > 0 {
 			count, offsets = c, o
-			oldStr, newStr = crlfOld, toEOL(newStr, "\r\n")
+			oldStr = crlfOld
 		}
 	}
 	switch {
@@ -347,6 +347,8 @@ func (e *Editor) strReplace(rel, oldStr, newStr string) Output {
 		return failf("old_str occurs %d times in %s (at lines %s%s); it must occur exactly once, so include more surrounding text to make it unique",
 			count, show(rel), strings.Join(lines, ", "), more)
 	}
+	// The new lines end as the file's do, whatever old_str matched.
+	newStr = toEOL(newStr, eolOf(text))
 	off := offsets[0]
 	updated := text[:off] + newStr + text[off+len(oldStr):]
 	if fail := e.save(rel, text, updated); fail != nil {

@@ -369,6 +369,8 @@ func TestStrReplace(t *testing.T) {
 		{"crlf literal", "a\r\nb\r\n", "b", "c", "a\r\nc\r\n", "line 2"},
 		{"crlf with lf old_str", "a\r\nb\r\nc\r\n", "a\nb", "x\ny\nz", "x\r\ny\r\nz\r\nc\r\n", "lines 1-3"},
 		{"crlf with crlf old_str", "a\r\nb\r\n", "a\r\nb", "q", "q\r\n", "line 1"},
+		{"crlf one-line old_str, lf new_str", "a\r\nb\r\n", "a", "x\ny", "x\r\ny\r\nb\r\n", "lines 1-2"},
+		{"lf file, crlf new_str", "a\nb\n", "a", "x\r\ny", "x\ny\nb\n", "lines 1-2"},
 		{"same text", "a\nb\n", "a", "a", "a\nb\n", "line 1"},
 		{"whitespace matters", "if x:\n    y()\n", "    y()", "    z()", "if x:\n    z()\n", "line 2"},
 		{"unicode", "héllo ☃\n", "☃", "❄", "héllo ❄\n", "line 1"},
