@@ -279,7 +279,9 @@ func readContainerFile(ctx context.Context, store *containers.Store, containerID
 //
 //   - each cites the first mention in text of the file's path in the
 //     sandbox ("/workspace/out.csv"), else of its name relative to the
-//     workspace ("data/out.csv"), else of its base name ("out.csv");
+//     workspace ("data/out.csv"), else of its base name ("out.csv"); a
+//     mention is not part of a longer name or word ("layout.csv" does
+//     not mention out.csv);
 //   - a file that text does not mention is cited at the end of text
 //     (start_index = end_index = the text's length), so that the client
 //     still learns of it, as a citation with nothing to underline;

@@ -259,6 +259,22 @@ func TestContainerFileCitations(t *testing.T) {
 			t.Errorf("span %q", got)
 		}
 	})
+	t.Run("inside longer names", func(t *testing.T) {
+		// "out.csv" in "layout.csv" or "out.csv.bak", and "data" in
+		// "metadata", are no mentions of the files; the sentence's
+		// full stop does not lengthen a name.
+		files := []containers.File{
+			{ID: "cfile_d", Name: "data", Path: "/workspace/data"},
+			{ID: "cfile_o", Name: "out.csv", Path: "/workspace/out.csv"},
+		}
+		text := "The metadata of layout.csv and out.csv.bak is in data; see out.csv."
+		d, o := strings.Index(text, " data;")+1, strings.LastIndex(text, "out.csv")
+		got := ContainerFileCitations(containerID, files, text)
+		want := []Annotation{ann("cfile_d", "data", d, d+4), ann("cfile_o", "out.csv", o, o+7)}
+		if mustJSON(t, got) != mustJSON(t, want) {
+			t.Fatalf("citations\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, want))
+		}
+	})
 	t.Run("empty text", func(t *testing.T) {
 		check(t, "", []Annotation{ann("cfile_1", "out.csv", 0, 0), ann("cfile_2", "chärt.png", 0, 0), ann("cfile_3", "unmentioned.txt", 0, 0)})
 	})

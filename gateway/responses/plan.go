@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/codeport/codeport/port"
@@ -239,12 +240,12 @@ func (p Plan) FileCitations(o Outcome, text string) []Annotation {
 	return out
 }
 
-// cite makes the citation of one file: at the first of names found in
-// text, else at its end.
+// cite makes the citation of one file: at the first mention of the first
+// of names that text mentions, else at its end.
 func cite(containerID, fileID, filename, text string, names ...string) Annotation {
 	start, end := len(text), len(text)
 	for _, name := range names {
-		if i := strings.Index(text, name); i >= 0 && name != "" {
+		if i := mention(text, name); i >= 0 {
 			start, end = i, i+len(name)
 			break
 		}
@@ -254,6 +255,42 @@ func cite(containerID, fileID, filename, text string, names ...string) Annotatio
 		FileID: fileID, Filename: filename,
 		StartIndex: utf8.RuneCountInString(text[:start]), EndIndex: utf8.RuneCountInString(text[:end]),
 	}
+}
+
+// mention is the byte offset in text of the first mention of name, or -1:
+// an occurrence that is not part of a longer name or word, so that
+// "out.csv" is not cited inside "layout.csv" or "out.csv.bak", nor "data"
+// inside "metadata". A full stop after the name ends a sentence, not the
+// name.
+func mention(text, name string) int {
+	if name == "" {
+		return -1
+	}
+	for off := 0; off < len(text); {
+		i := strings.Index(text[off:], name)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after := text[i+len(name):]
+		next, size := utf8.DecodeRuneInString(after)
+		following, _ := utf8.DecodeRuneInString(after[size:])
+		switch {
+		case i > 0 && (nameRune(before) || before == '.'):
+		case after != "" && nameRune(next):
+		case next == '.' && nameRune(following):
+		default:
+			return i
+		}
+		off = i + 1
+	}
+	return -1
+}
+
+// nameRune reports whether r continues a file name or a word.
+func nameRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
 }
 
 // Event types, as OpenAI names them.
