@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -78,7 +80,10 @@ func ContainerParam(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return "", fmt.Errorf("%w: container must be a container id or an object", port.ErrInvalidRequest)
 	}
-	for k, v := range obj {
+	// In name order, so that an object with several faults is refused
+	// for the same one every time.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[k]
 		switch k {
 		case "id":
 			if string(v) == "null" {

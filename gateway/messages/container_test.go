@@ -76,6 +76,21 @@ func TestContainerParam(t *testing.T) {
 	}
 }
 
+// A container object with several faults is refused for the same one
+// every time: the first of its fields in name order.
+func TestContainerParamRefusesTheSameFieldEveryTime(t *testing.T) {
+	raw := json.RawMessage(`{"skills":[{"type":"anthropic","skill_id":"pptx"}],"memory":"1g","id":7,"name":"x"}`)
+	_, first := ContainerParam(raw)
+	if !errors.Is(first, port.ErrInvalidRequest) || !strings.Contains(first.Error(), "container.id must be a string") {
+		t.Fatalf("err = %v", first)
+	}
+	for range 50 {
+		if _, err := ContainerParam(raw); err.Error() != first.Error() {
+			t.Fatalf("refused as %q, then as %q", first, err)
+		}
+	}
+}
+
 // fileStore is the gateway's file store of a test.
 type fileStore map[string]string
 
