@@ -4,9 +4,10 @@
 //
 // All file access goes through a *workspace.Workspace (or another Files with
 // its rules, such as port/porttest's in-memory one), so paths are confined
-// to the workspace (relative to its root, or absolute under /workspace, with
-// no symbolic link followed) and every write is charged to the session's
-// quota. Files are handled as UTF-8 text with "\n" or "\r\n" line endings; a
+// to the workspace (relative to its root, or absolute under /workspace,
+// with no symbolic link followed; one starting with ~, which the sandbox
+// reads as the home directory, is refused) and every write is charged to
+// the session's quota. Files are handled as UTF-8 text with "\n" or "\r\n" line endings; a
 // file's line endings and whether it ends with a newline are kept by edits.
 //
 // Run returns an error only for a malformed request (unknown command, a

@@ -173,8 +173,16 @@ func validate(in port.EditorInput) error {
 	return nil
 }
 
-// resolve maps the request path to a workspace-relative one.
+// resolve maps the request path to a workspace-relative one. A path
+// starting with ~ is refused: the model's code and shell read it as the
+// home directory, and taken as a directory of the workspace named "~" it
+// would put the file where they do not look for it.
 func (e *Editor) resolve(p string) (string, *Output) {
+	if (p == "~" || strings.HasPrefix(p, "~/")) && len(p) <= workspace.MaxPathBytes {
+		out := failf("the path %s starts with ~, which the editor does not expand: give the path relative to the working directory %s, or absolute under it (./~ names a directory called ~)",
+			show(p), workspace.GuestRoot)
+		return "", &out
+	}
 	_, rel, err := e.ws.Resolve(p)
 	if err == nil {
 		return rel, nil

@@ -766,6 +766,22 @@ func TestInvalidPaths(t *testing.T) {
 	e.fail(view("new\nline.txt"), `"new\nline.txt"`)
 }
 
+// In the sandbox ~ is the home directory (Python's expanduser, the
+// shell): a path starting with ~ is refused, not taken as a directory of
+// the workspace named "~", where the model's code would not find the
+// file. "./~" still names such a directory.
+func TestTildePathsAreRefused(t *testing.T) {
+	e := newEnv(t, Options{}, 0)
+	for _, p := range []string{"~", "~/notes.txt", "~/sub/notes.txt"} {
+		for _, in := range []port.EditorInput{view(p), create(p, "x\n"), replace(p, "x", "y"), insert(p, 0, "x"), undo(p)} {
+			e.fail(in, "~", "does not expand", "/workspace")
+		}
+	}
+	e.wantGone("~")
+	e.ok(create("./~/notes.txt", "x\n"))
+	e.wantFile("~/notes.txt", "x\n")
+}
+
 func TestOutputShape(t *testing.T) {
 	e := newEnv(t, Options{MaxFileBytes: 100}, 0)
 	e.put("f.txt", "a\nb\n")
