@@ -124,7 +124,8 @@ func functionToolFor(opts Options, persistent bool) json.RawMessage {
 // refused with a *ValidationError when:
 //   - opts.Enabled is false (field tools[i]);
 //   - it is not the first declaration (tools[i]);
-//   - a client function tool is also named code_interpreter (tools[j].name).
+//   - a client function or custom tool is also named code_interpreter
+//     (tools[j].name).
 //
 // In phase one (opts.Containers nil), it is also refused when:
 //   - execution is absent or not "gateway" (tools[i].execution);
@@ -397,26 +398,37 @@ func checkAllowedCallers(field string, raw json.RawMessage) error {
 	return nil
 }
 
-// collides reports whether a tool is a function named code_interpreter, in
-// the Responses shape ({"type":"function","name":...}) or the Chat
-// Completions shape ({"type":"function","function":{"name":...}}), and the
-// field that names it.
+// collides reports whether a tool the model sees by name is named
+// code_interpreter, the name of the function ValidateTools gives it, and
+// the field that names it: a function or a custom tool, in the Responses
+// shape ({"type":"function","name":...}) or the Chat Completions shape
+// ({"type":"function","function":{"name":...}}, {"type":"custom",
+// "custom":{"name":...}}). Two tools of one name would leave it to
+// upstream to refuse, or the model to call the wrong one.
 func collides(raw json.RawMessage) (string, bool) {
+	type named struct {
+		Name string `json:"name"`
+	}
 	var t struct {
 		Type     string `json:"type"`
 		Name     string `json:"name"`
-		Function *struct {
-			Name string `json:"name"`
-		} `json:"function"`
+		Function *named `json:"function"`
+		Custom   *named `json:"custom"`
 	}
-	if json.Unmarshal(raw, &t) != nil || t.Type != "function" {
+	if json.Unmarshal(raw, &t) != nil {
+		return "", false
+	}
+	inner := t.Function
+	if t.Type == "custom" {
+		inner = t.Custom
+	} else if t.Type != "function" {
 		return "", false
 	}
 	if t.Name == ToolName {
 		return "name", true
 	}
-	if t.Function != nil && t.Function.Name == ToolName {
-		return "function.name", true
+	if inner != nil && inner.Name == ToolName {
+		return t.Type + ".name", true
 	}
 	return "", false
 }

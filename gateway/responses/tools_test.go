@@ -37,6 +37,8 @@ func TestValidateToolsErrors(t *testing.T) {
 		{"two declarations", raws(decl, fn, decl), false, "tools[2]", "only one code_interpreter"},
 		{"collision", raws(decl, `{"type":"function","name":"code_interpreter","parameters":{}}`), false, "tools[1].name", "may not be named code_interpreter"},
 		{"collision chat shape", raws(`{"type":"function","function":{"name":"code_interpreter"}}`, decl), false, "tools[0].function.name", "may not be named code_interpreter"},
+		{"collision custom tool", raws(decl, `{"type":"custom","name":"code_interpreter"}`), false, "tools[1].name", "may not be named code_interpreter"},
+		{"collision chat custom shape", raws(`{"type":"custom","custom":{"name":"code_interpreter"}}`, decl), false, "tools[0].custom.name", "may not be named code_interpreter"},
 		{"not an object", raws(`{"type":"code_interpreter","execution":"gateway"`), false, "", ""},
 	}
 	for _, c := range cases {
