@@ -257,7 +257,9 @@ func (e *Editor) view(rel string, viewRange []int) Output {
 // viewDir lists the files and directories under rel, two levels deep,
 // without hidden entries, as paths relative to the workspace root, one a
 // line: a path that is not printable (a name may hold a newline) is
-// quoted, as show does, so that it cannot pass for entries of its own.
+// quoted, as show does, so that it cannot pass for entries of its own. A
+// listing over Options.MaxViewBytes is refused: there may be as many
+// paths as the workspace's entry limit, each up to 4 KiB long.
 func (e *Editor) viewDir(rel string) Output {
 	top, err := e.ws.List(rel)
 	if err != nil {
@@ -293,8 +295,14 @@ func (e *Editor) viewDir(rel string) Output {
 	if len(paths) == 0 {
 		b.WriteString("(empty directory)\n")
 	}
+	limit := e.opts.MaxViewBytes
 	for _, p := range paths {
-		b.WriteString(show(p))
+		line := show(p)
+		if limit > 0 && int64(b.Len()+len(line)+1) > limit {
+			return failf("the listing of %s (%d entries) is over the editor's output limit of %d bytes: view its subdirectories one at a time",
+				show(guestPath(rel)), len(paths), limit)
+		}
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	return Output{Stdout: b.String()}

@@ -1,6 +1,7 @@
 package editor
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -86,4 +87,18 @@ func TestAFileOfNewlinesCostsTheHostLittle(t *testing.T) {
 	}
 	small.fail(view("a.txt", 1, 3), "lines 1-3 of a.txt", "limit of 32 bytes", "such as [1, 2]")
 	small.fail(view("a.txt", 4, 4), "line 4 of a.txt is 40 bytes long")
+}
+
+// A directory's listing is bounded as a file's view is: one over the
+// output limit is refused, and its subdirectories can be viewed.
+func TestAListingOverTheOutputLimitIsRefused(t *testing.T) {
+	e := newEnv(t, Options{MaxViewBytes: 300}, 1<<20)
+	for i := range 10 {
+		e.put(fmt.Sprintf("sub/file-with-a-long-name-%02d.txt", i), "x")
+	}
+	e.put("small/a.txt", "x")
+	e.fail(view("."), "listing of /workspace (13 entries)", "output limit of 300 bytes", "subdirectories")
+	if got := e.ok(view("small")); !strings.HasSuffix(got, "\nsmall/a.txt\n") {
+		t.Errorf("view small = %q", got)
+	}
 }
