@@ -356,12 +356,12 @@ func (e *Editor) strReplace(rel, oldStr, newStr string) Output {
 				lines = append(lines, l)
 			}
 		}
-		more := ""
-		if count > len(offsets) {
-			more = ", ..."
+		times, more := strconv.Itoa(count)+" times", ""
+		if count > len(offsets) { // occurrences stopped counting
+			times, more = fmt.Sprintf("more than %d times", len(offsets)), ", ..."
 		}
-		return failf("old_str occurs %d times in %s (at lines %s%s); it must occur exactly once, so include more surrounding text to make it unique",
-			count, show(rel), strings.Join(lines, ", "), more)
+		return failf("old_str occurs %s in %s (at lines %s%s); it must occur exactly once, so include more surrounding text to make it unique",
+			times, show(rel), strings.Join(lines, ", "), more)
 	}
 	// The new lines end as the file's do, whatever old_str matched.
 	newStr = toEOL(newStr, eolOf(text))

@@ -102,3 +102,18 @@ func TestAListingOverTheOutputLimitIsRefused(t *testing.T) {
 		t.Errorf("view small = %q", got)
 	}
 }
+
+// Counting every overlapping occurrence of old_str cost a comparison of
+// old_str at each of them: a long old_str in a file of one repeated
+// character kept the host busy for minutes, past any call's timeout (the
+// editor has none). Past maxReportedLines occurrences the count stops,
+// and the message says so.
+func TestStrReplaceStopsCountingOccurrences(t *testing.T) {
+	e := newEnv(t, Options{MaxFileBytes: 4 << 20}, 8<<20)
+	e.put("a.txt", strings.Repeat("a", 1<<20))
+	e.fail(replace("a.txt", strings.Repeat("a", 64<<10), "b"), "occurs more than 20 times", "(at lines 1, ...)")
+	e.put("many.txt", strings.Repeat("k\n", 21))
+	e.fail(replace("many.txt", "k", "j"), "occurs more than 20 times", " 20, ...)")
+	e.put("twenty.txt", strings.Repeat("k\n", 20))
+	e.fail(replace("twenty.txt", "k", "j"), "occurs 20 times", " 20)")
+}

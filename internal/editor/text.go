@@ -73,9 +73,12 @@ func isText(data []byte) bool {
 }
 
 // occurrences returns how many times sub occurs in s, overlapping matches
-// included, and the byte offsets of the first limit of them.
+// included, up to limit+1 (more are not counted), and the byte offsets of
+// the first limit of them. The count stops because each match costs a
+// comparison of sub: a long sub in a text of one repeated character
+// matches at nearly every byte, and counting them all took minutes.
 func occurrences(s, sub string, limit int) (count int, offsets []int) {
-	for i := 0; i <= len(s); {
+	for i := 0; i <= len(s) && count <= limit; {
 		j := strings.Index(s[i:], sub)
 		if j < 0 {
 			break
