@@ -36,7 +36,9 @@ func ContainerUpload(fileID string) json.RawMessage {
 // ContainerUploadFileID reads a container_upload block of a client's
 // message and returns its file id. Fields it does not need (cache_control)
 // are ignored. A block of another type, or without a non-empty string
-// file_id, is an error wrapping port.ErrInvalidRequest.
+// file_id, or whose file_id no file store's id can be (over
+// containers.MaxNameBytes, or not printable: containers.CheckFileID), is
+// an error wrapping port.ErrInvalidRequest.
 //
 // codeport has no file store: the gateway reads the file's bytes from its
 // own by this id and writes them into the conversation's session with
@@ -54,6 +56,11 @@ func ContainerUploadFileID(block json.RawMessage) (string, error) {
 		return "", fmt.Errorf("%w: not a %s block", port.ErrInvalidRequest, ContainerUploadType)
 	case b.FileID == nil || *b.FileID == "":
 		return "", fmt.Errorf("%w: file_id must be a non-empty string", port.ErrInvalidRequest)
+	}
+	// As a Responses declaration's file_ids are checked: the gateway's
+	// file store is not asked for what no store's id can be.
+	if err := containers.CheckFileID(*b.FileID); err != nil {
+		return "", fmt.Errorf("file_id: %w", err)
 	}
 	return *b.FileID, nil
 }

@@ -38,6 +38,10 @@ func TestContainerUploadFileIDRefuses(t *testing.T) {
 		`{"type":"container_upload","file_id":""}`,
 		`{"type":"container_upload","file_id":7}`,
 		`{"type":"container_upload","file_id":null}`,
+		// No file store's id: the gateway's store is not asked for it.
+		`{"type":"container_upload","file_id":"` + strings.Repeat("f", 300) + `"}`,
+		`{"type":"container_upload","file_id":"file_1\nfile_2"}`,
+		`{"type":"container_upload","file_id":"file_1\u0000"}`,
 		`null`,
 		`[]`,
 		`{"type":`,
