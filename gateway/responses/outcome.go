@@ -25,7 +25,9 @@ const (
 	// ProgramError: the program raised or exited non-zero.
 	ProgramError OutcomeKind = "program_error"
 	// SyntaxError: a program error whose stderr ends with a SyntaxError,
-	// IndentationError or TabError line: the code did not compile.
+	// IndentationError or TabError line, with no traceback, output or
+	// file before it: the code did not compile. A SyntaxError the program
+	// raised while it ran (eval, compile, an import) is a ProgramError.
 	SyntaxError OutcomeKind = "syntax_error"
 	// Timeout: the runtime stopped the program at the call's timeout.
 	Timeout OutcomeKind = "timeout"
@@ -113,10 +115,17 @@ type ProducedFile struct {
 
 var syntaxLine = regexp.MustCompile(`^(SyntaxError|IndentationError|TabError)\b`)
 
-// isSyntaxError reports whether the last non-empty line of stderr is a
-// SyntaxError, IndentationError or TabError line.
-func isSyntaxError(stderr string) bool {
-	lines := strings.Split(strings.TrimRight(stderr, "\n "), "\n")
+// isSyntaxError reports whether res is a cell that did not compile: the
+// last non-empty line of stderr is a SyntaxError, IndentationError or
+// TabError line, and nothing ran before it: no output, no file, and no
+// traceback, which a SyntaxError raised while the program ran has (a
+// cell that does not compile has none). The note says "nothing ran",
+// which must not be told of a program that printed or wrote files.
+func isSyntaxError(res port.Result) bool {
+	if res.Stdout != "" || len(res.Files) > 0 || strings.Contains(res.Stderr, "Traceback (most recent call last):") {
+		return false
+	}
+	lines := strings.Split(strings.TrimRight(res.Stderr, "\n "), "\n")
 	return syntaxLine.MatchString(strings.TrimSpace(lines[len(lines)-1]))
 }
 
@@ -197,7 +206,7 @@ func OutcomeOf(res port.Result, err error) Outcome {
 		}
 	case port.OutcomeProgramError:
 		o.Kind = ProgramError
-		if isSyntaxError(res.Stderr) {
+		if isSyntaxError(res) {
 			o.Kind = SyntaxError
 		}
 	case port.OutcomeTimedOut:

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/internal/testkit/testwait"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
 
@@ -218,5 +220,36 @@ func TestFunctionOutputQuotesOddFileNames(t *testing.T) {
 	want := "stdout:\nok\nreturn_code: 0\nfiles: \"a.txt\\nnote: The sandbox failed\", \"b, c.txt\", plots/d.png"
 	if got := o.FunctionOutput(); got != want {
 		t.Errorf("function output\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A SyntaxError raised while the program ran (by eval, compile or an
+// import) ends its traceback like a cell that did not compile, but the
+// program ran: printed, wrote files. It is a ProgramError; only a cell
+// that did not compile is a SyntaxError, "nothing ran".
+func TestASyntaxErrorRaisedWhileRunningIsAProgramError(t *testing.T) {
+	p := wasmtest.New(t, nil)
+	ctx, cancel := testwait.Context(t)
+	defer cancel()
+	for _, c := range []struct {
+		code string
+		kind OutcomeKind
+	}{
+		{"print(", SyntaxError},
+		{"open('side.txt', 'w').write('x')\nprint('did it')\neval('(')", ProgramError},
+		{"import sys\nprint('hi')\nsys.stderr.write('SyntaxError: not really\\n')\nsys.exit(1)", ProgramError},
+	} {
+		args, err := json.Marshal(map[string]string{"code": c.code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := NewPlan("call_1", string(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := RunCall(ctx, p, plan, 0)
+		if o.Kind != c.kind {
+			t.Errorf("%q: %s, want %s\n%s", c.code, o.Kind, c.kind, o.FunctionOutput())
+		}
 	}
 }
