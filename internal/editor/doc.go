@@ -7,8 +7,9 @@
 // to the workspace (relative to its root, or absolute under /workspace,
 // with no symbolic link followed; one starting with ~, which the sandbox
 // reads as the home directory, is refused) and every write is charged to
-// the session's quota. Files are handled as UTF-8 text with "\n" or "\r\n" line endings; a
-// file's line endings and whether it ends with a newline are kept by edits.
+// the session's quota. Files are handled as UTF-8 text with "\n" or "\r\n"
+// line endings; a file's line endings, its byte order mark and whether it
+// ends with a newline are kept by edits.
 //
 // Run returns an error only for a malformed request (unknown command, a
 // required field missing), which a gateway reports as HTTP 422. Everything

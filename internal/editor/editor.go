@@ -397,6 +397,12 @@ func (e *Editor) insert(rel string, after int, newStr string) Output {
 	switch {
 	case after < n:
 		off := lineOffset(text, after+1)
+		if after == 0 && strings.HasPrefix(text, byteOrderMark) {
+			// The mark belongs to the file, not its first line: a
+			// mark in the middle of a file is a stray character to
+			// Python, and csv reads it into the first field.
+			off = len(byteOrderMark)
+		}
 		updated = text[:off] + ins + eol + text[off:]
 	case n == 0 || strings.HasSuffix(text, "\n"):
 		updated = text + ins + eol

@@ -467,6 +467,8 @@ func TestInsert(t *testing.T) {
 		{"crlf end without newline", "a\r\nb", 2, "x\n", "a\r\nb\r\nx", "after line 2"},
 		{"crlf new_str into lf file", "a\nb\n", 1, "x\r\ny\r\n", "a\nx\ny\nb\n", "2 lines"},
 		{"lone newline file", "\n", 1, "x", "\nx\n", "after line 1"},
+		{"byte order mark stays first", "\ufeffa\nb\n", 0, "x", "\ufeffx\na\nb\n", "at the top"},
+		{"byte order mark alone", "\ufeff", 0, "x", "\ufeffx\n", "at the top"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,10 @@ type span struct {
 	start, end, next int
 }
 
+// byteOrderMark is UTF-8's byte order mark, which some editors write at
+// the start of a text file.
+const byteOrderMark = "\ufeff"
+
 // lineCount is how many lines s has. A final line terminator does not
 // start another line: "a\nb" and "a\nb\n" both have two lines, "" has none
 // and "\n" has one (empty) line.
