@@ -130,7 +130,8 @@ func (c *Container) NewPlan(callID, argumentsJSON string) (Plan, error) {
 // Run runs a call in the container (RunInContainer), after any call of
 // the response that is running in it has ended. plan.ContainerID must be
 // the container's id. A call whose ctx ends while it waits does not run:
-// its outcome is Cancelled or OuterTimeout, as ctx ended.
+// its outcome is Cancelled or OuterTimeout, as ctx ended, without
+// StateLost.
 func (c *Container) Run(ctx context.Context, plan Plan, timeout time.Duration) Outcome {
 	if plan.ContainerID != c.ID {
 		return Outcome{Kind: RuntimeFailure, Err: fmt.Errorf("%w: the plan is for container %q, not %q", port.ErrInvalidRequest, plan.ContainerID, c.ID)}
@@ -143,7 +144,11 @@ func (c *Container) Run(ctx context.Context, plan Plan, timeout time.Duration) O
 	select {
 	case c.run <- struct{}{}:
 	case <-ctx.Done():
-		return OutcomeOf(port.Result{}, ctx.Err())
+		// It never reached the container, whose state is as the running
+		// call leaves it.
+		o := OutcomeOf(port.Result{}, ctx.Err())
+		o.StateLost = false
+		return o
 	}
 	defer func() { <-c.run }()
 	c.mu.Lock()

@@ -260,8 +260,14 @@ func (o Outcome) Explanation() string {
 	case Timeout:
 		return "The execution timed out" + after + " and was stopped; Python state was lost."
 	case OuterTimeout:
+		if !o.StateLost {
+			return "The gateway's deadline for this call passed" + after + " before it started; the code did not run."
+		}
 		return "The gateway's deadline for this call passed" + after + " and the execution was stopped; Python state was lost."
 	case Cancelled:
+		if !o.StateLost {
+			return "The execution was cancelled before it finished; Python state was kept."
+		}
 		return "The execution was cancelled before it finished; Python state was lost."
 	case SessionLost:
 		return "The sandbox process running this session died during the call; the session, its Python state and its files are gone."
