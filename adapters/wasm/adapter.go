@@ -273,6 +273,8 @@ func (a *adapter) newEditor(sb *sandbox) *editor.Editor {
 	return editor.New(sb.ws, editor.Options{
 		MaxFileBytes:    a.cfg.settings.FileLimit,
 		MaxHistoryBytes: min(a.cfg.settings.WorkspaceLimit, 64<<20),
+		// A view is output, kept to the output limit as a call's is.
+		MaxViewBytes: a.cfg.settings.OutputLimit,
 	})
 }
 

@@ -117,7 +117,7 @@ func (d *Driver) CreateSession(_ context.Context, req port.CreateSessionRequest)
 		idle:       l.IdleTimeout(req.IdleTimeout),
 		lifetime:   l.Lifetime(req.MaxLifetime),
 		fs:         fs,
-		editor:     editor.New(fs, editor.Options{MaxFileBytes: l.FileBytes, MaxHistoryBytes: history}),
+		editor:     editor.New(fs, editor.Options{MaxFileBytes: l.FileBytes, MaxHistoryBytes: history, MaxViewBytes: l.OutputBytes}),
 		lastActive: now,
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
