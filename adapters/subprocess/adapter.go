@@ -375,13 +375,19 @@ func (a *adapter) watch(ctx context.Context) {
 // CreateSession takes an idle worker (starting one if none is idle and
 // fewer than the maximum are alive) and creates the session in it.
 func (a *adapter) CreateSession(ctx context.Context, req port.CreateSessionRequest) (port.Session, error) {
-	return a.newSession(ctx, "creating", func(w *worker) (port.Session, error) { return w.rpc.create(ctx, req) })
+	return a.newSession(ctx, "creating", func(ctx context.Context, w *worker) (port.Session, error) { return w.rpc.create(ctx, req) })
 }
 
 // newSession takes a worker's slot, has makeIn make the session there
 // (created or restored, as doing says), and registers it, or accounts for
-// the worker's failure to make one.
-func (a *adapter) newSession(ctx context.Context, doing string, makeIn func(*worker) (port.Session, error)) (port.Session, error) {
+// the worker's failure to make one. makeIn's context outlives the
+// caller's by the kill grace (graced): a caller that gives up must not
+// cost the worker, and with it the worker's other sessions.
+func (a *adapter) newSession(ctx context.Context, doing string, makeIn func(context.Context, *worker) (port.Session, error)) (port.Session, error) {
+	if err := ctx.Err(); err != nil {
+		// Gone before it was given a slot: it takes none.
+		return port.Session{}, fmt.Errorf("%s the session: %w", doing, err)
+	}
 	t := time.Now()
 	w, err := a.acquire(ctx)
 	a.metrics.poolWait.Observe(time.Since(t).Seconds())
@@ -389,7 +395,9 @@ func (a *adapter) newSession(ctx context.Context, doing string, makeIn func(*wor
 		return port.Session{}, err
 	}
 	defer a.askFill()
-	sess, err := makeIn(w)
+	gctx, cancel := a.graced(ctx)
+	sess, err := makeIn(gctx, w)
+	cancel()
 	var te *transportError
 	switch {
 	case errors.As(err, &te):
@@ -436,7 +444,7 @@ func (a *adapter) SnapshotSession(ctx context.Context, sessionID string, w io.Wr
 // RestoreSession implements port.Snapshotter: a worker is taken as for a
 // new session, and the snapshot streamed to it.
 func (a *adapter) RestoreSession(ctx context.Context, r io.Reader, _ int64) (port.Session, error) {
-	return a.newSession(ctx, "restoring", func(w *worker) (port.Session, error) { return w.rpc.restore(ctx, r) })
+	return a.newSession(ctx, "restoring", func(ctx context.Context, w *worker) (port.Session, error) { return w.rpc.restore(ctx, r) })
 }
 
 // acquire reserves a session slot on a worker. When every slot is taken
@@ -706,6 +714,32 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	return res, err
 }
 
+// graced is ctx without its cancellation until the kill grace after it:
+// for a call a worker must see through (a session made or destroyed in
+// it, which the adapter's accounting follows), its caller's going away
+// is no failure of the worker's, and losing the worker for it would take
+// the worker's other sessions too. A worker that has not answered by the
+// end of the grace is lost, as for a call past its deadline.
+func (a *adapter) graced(ctx context.Context) (context.Context, context.CancelFunc) {
+	g, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var grace *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		grace = time.AfterFunc(a.cfg.killGrace, cancel)
+	})
+	return g, func() {
+		stop()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
 // lostResult is the result of a call whose worker died.
 func lostResult(req port.ExecuteRequest, cause string, rc int, d time.Duration) port.Result {
 	why := map[string]string{
@@ -754,7 +788,9 @@ func (a *adapter) DestroySession(ctx context.Context, sessionID string) error {
 	if !ok {
 		return nil
 	}
-	err := s.w.rpc.destroy(ctx, sessionID)
+	gctx, cancel := a.graced(ctx)
+	err := s.w.rpc.destroy(gctx, sessionID)
+	cancel()
 	var te *transportError
 	if errors.As(err, &te) {
 		a.lose(s.w, "")

@@ -1,0 +1,53 @@
+package subprocess_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/internal/testkit/wasmtest"
+	"github.com/codeport/codeport/port"
+)
+
+// A caller that gives up on its own call (a client that hung up) costs
+// that call, not the worker: with sessions sharing a worker, a
+// DestroySession or CreateSession whose context is already cancelled
+// must not take the other sessions of the worker with it.
+func TestCancelledCallLeavesASharedWorkerAlone(t *testing.T) {
+	if workerBin == "" {
+		t.Fatal("no worker binary: see TestMain's output")
+	}
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 1).WithSessionsPerWorker(3).WithRecycleAfter(10)
+	})
+	keep := newSession(t, a)
+	run(t, a, keep, "y = 7")
+	pid := subprocess.SessionPID(a, keep)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	kept := func(call string) {
+		t.Helper()
+		if got := subprocess.SessionPID(a, keep); got != pid {
+			t.Fatalf("after %s, the kept session's worker %d is now %d", call, pid, got)
+		}
+	}
+	victim := newSession(t, a)
+	if err := a.DestroySession(gone, victim); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("DestroySession with a cancelled context: %v", err)
+	}
+	kept("a DestroySession with a cancelled context")
+	if _, err := a.CreateSession(gone, port.CreateSessionRequest{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("CreateSession with a cancelled context: %v, want context.Canceled", err)
+	}
+	kept("a CreateSession with a cancelled context")
+	// The destroyed session's slot is free again, and the refused one
+	// took none: the worker takes two more sessions.
+	newSession(t, a)
+	newSession(t, a)
+	kept("filling the worker")
+	if got := run(t, a, keep, "print(y)"); got.Stdout != "7\n" {
+		t.Errorf("the kept session after the cancelled calls: %+v", got)
+	}
+}
