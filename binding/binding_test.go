@@ -105,6 +105,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"isolation", map[string]string{"CODEPORT_ISOLATION": "vm"}, `isolation "vm"`},
 		{"zero sessions per worker", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_SESSIONS_PER_WORKER": "0"}, "sessions-per-worker"},
 		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
+		{"more sessions per worker than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "0", "CODEPORT_SESSIONS_PER_WORKER": "2", "CODEPORT_MAX_SESSIONS": "1"}, "sessions-per-worker (2) must be at most max-sessions (1)"},
+		{"idle workers overflowing", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "4611686018427387904", "CODEPORT_SESSIONS_PER_WORKER": "4", "CODEPORT_MAX_SESSIONS": "5"}, "min-workers"},
 		{"bad worker memory", map[string]string{"CODEPORT_WORKER_MEMORY_LIMIT": "lots"}, "CODEPORT_WORKER_MEMORY_LIMIT"},
 		{"bad sandbox url", map[string]string{"CODEPORT_SANDBOX_URL": "ftp://x"}, "http or https"},
 		{"bad warm module", map[string]string{"CODEPORT_WARM_MODULES": "json,os;rm"}, "CODEPORT_WARM_MODULES"},

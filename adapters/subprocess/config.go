@@ -46,7 +46,13 @@ func (s Settings) Validate() error {
 		errs = append(errs, errors.New("subprocess adapter settings: recycle-after must not be negative"))
 	case s.MinWorkers < 0 || s.SessionsPerWorker < 1:
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers must be 0 or more and sessions-per-worker at least 1"))
-	case s.MaxSessions > 0 && s.MinWorkers*s.SessionsPerWorker > s.MaxSessions:
+	case s.MaxSessions > 0 && s.SessionsPerWorker > s.MaxSessions:
+		// A worker is its sessions-per-worker slots: one alone would
+		// admit more sessions than max-sessions.
+		errs = append(errs, fmt.Errorf("subprocess adapter settings: sessions-per-worker (%d) must be at most max-sessions (%d)", s.SessionsPerWorker, s.MaxSessions))
+	case s.MaxSessions > 0 && s.MinWorkers > s.MaxSessions/s.SessionsPerWorker:
+		// Divided, not multiplied: the product of two large settings
+		// overflows to a small one.
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers times sessions-per-worker must be at most max-sessions"))
 	}
 	if s.HibernateAfter != 0 || s.HibernateDir != "" {
