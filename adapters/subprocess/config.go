@@ -24,7 +24,7 @@ type Settings struct {
 	wasm.Settings
 	MinWorkers        int   `json:"min_workers" setting:"min-workers" help:"with isolation process: idle worker processes kept started and warm"`
 	SessionsPerWorker int   `json:"sessions_per_worker" setting:"sessions-per-worker" help:"with isolation process: sessions a worker process hosts (1: a process per session)"`
-	RecycleAfter      int   `json:"recycle_after" setting:"recycle-after" help:"with isolation process: sessions a worker hosts in its life, one after another, before it is retired (0: sessions-per-worker; more reuses a worker whose sessions ended, its interpreter reset to the image)"`
+	RecycleAfter      int   `json:"recycle_after" setting:"recycle-after" help:"with isolation process: sessions a worker hosts in its life, one after another, before it is retired (0: sessions-per-worker, fewer is refused; more reuses a worker whose sessions ended, its interpreter reset to the image)"`
 	TenantWorkers     bool  `json:"tenant_workers" setting:"tenant-workers" help:"with isolation process: a worker hosts the sessions of one tenant only (the tenant of the caller's credential), at once (sessions-per-worker) and one after another (recycle-after), so that tenants share no process; false: any session may share a worker"`
 	WorkerMemoryLimit int64 `json:"worker_memory_limit" setting:"worker-memory-limit" unit:"bytes" help:"with isolation process: OS memory limit of a worker (RLIMIT_DATA, with RLIMIT_AS 2.5GiB above it) (0: twice the memory limit per session plus 512MiB)"`
 }
@@ -46,6 +46,11 @@ func (s Settings) Validate() error {
 		errs = append(errs, errors.New("subprocess adapter settings: recycle-after must not be negative"))
 	case s.MinWorkers < 0 || s.SessionsPerWorker < 1:
 		errs = append(errs, errors.New("subprocess adapter settings: min-workers must be 0 or more and sessions-per-worker at least 1"))
+	case s.RecycleAfter > 0 && s.RecycleAfter < s.SessionsPerWorker:
+		// A worker retired after fewer sessions than it holds at once
+		// never holds sessions-per-worker: the capacity published
+		// (workers times sessions-per-worker) would not be there.
+		errs = append(errs, fmt.Errorf("subprocess adapter settings: recycle-after (%d) must be 0 or at least sessions-per-worker (%d)", s.RecycleAfter, s.SessionsPerWorker))
 	case s.MaxSessions > 0 && s.SessionsPerWorker > s.MaxSessions:
 		// A worker is its sessions-per-worker slots: one alone would
 		// admit more sessions than max-sessions.
