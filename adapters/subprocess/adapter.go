@@ -424,7 +424,7 @@ func (a *adapter) newSession(ctx context.Context, doing string, makeIn func(cont
 // SnapshotSession implements port.Snapshotter: the session's worker writes
 // the snapshot, which is streamed here.
 func (a *adapter) SnapshotSession(ctx context.Context, sessionID string, w io.Writer) error {
-	return a.fileCall(sessionID, func(wk *worker) error {
+	return a.fileCall(ctx, sessionID, func(wk *worker) error {
 		rc, _, err := wk.rpc.getFile(ctx, fileRequest{Session: sessionID, Snapshot: true})
 		if err != nil {
 			return err
@@ -804,8 +804,10 @@ func (a *adapter) DestroySession(ctx context.Context, sessionID string) error {
 }
 
 // fileCall runs a file operation against the session's worker, mapping a
-// dead worker to a lost (not found) session.
-func (a *adapter) fileCall(sessionID string, call func(*worker) error) error {
+// dead worker to a lost (not found) session, and a call its caller gave
+// up (ctx) to the caller's reason: the connection then failed for the
+// caller, not for the worker.
+func (a *adapter) fileCall(ctx context.Context, sessionID string, call func(*worker) error) error {
 	s, err := a.lookup(sessionID)
 	if err != nil {
 		return err
@@ -816,6 +818,9 @@ func (a *adapter) fileCall(sessionID string, call func(*worker) error) error {
 		if s.w.client.Exited() {
 			a.lose(s.w, "")
 			return fmt.Errorf("%w: %q was lost with its worker", port.ErrSessionNotFound, sessionID)
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("session %q: %w", sessionID, cerr)
 		}
 		return fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
 	}
@@ -832,7 +837,7 @@ func (a *adapter) fileCall(sessionID string, call func(*worker) error) error {
 // ListFiles lists a workspace directory of the session.
 func (a *adapter) ListFiles(ctx context.Context, sessionID, dir string) ([]port.FileInfo, error) {
 	var files []port.FileInfo
-	err := a.fileCall(sessionID, func(w *worker) (err error) {
+	err := a.fileCall(ctx, sessionID, func(w *worker) (err error) {
 		files, err = w.rpc.list(ctx, sessionID, dir)
 		return err
 	})
@@ -843,7 +848,7 @@ func (a *adapter) ListFiles(ctx context.Context, sessionID, dir string) ([]port.
 func (a *adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadCloser, port.FileInfo, error) {
 	var rc io.ReadCloser
 	var info port.FileInfo
-	err := a.fileCall(sessionID, func(w *worker) (err error) {
+	err := a.fileCall(ctx, sessionID, func(w *worker) (err error) {
 		rc, info, err = w.rpc.getFile(ctx, fileRequest{Session: sessionID, Path: path})
 		return err
 	})
@@ -854,7 +859,7 @@ func (a *adapter) GetFile(ctx context.Context, sessionID, path string) (io.ReadC
 func (a *adapter) GetOutputFile(ctx context.Context, sessionID, fileID string) (io.ReadCloser, port.FileInfo, error) {
 	var rc io.ReadCloser
 	var info port.FileInfo
-	err := a.fileCall(sessionID, func(w *worker) (err error) {
+	err := a.fileCall(ctx, sessionID, func(w *worker) (err error) {
 		rc, info, err = w.rpc.getFile(ctx, fileRequest{Session: sessionID, FileID: fileID})
 		return err
 	})
@@ -865,7 +870,7 @@ func (a *adapter) GetOutputFile(ctx context.Context, sessionID, fileID string) (
 // size caps while the bytes arrive.
 func (a *adapter) PutFile(ctx context.Context, sessionID, path string, r io.Reader) (port.FileInfo, error) {
 	var info port.FileInfo
-	err := a.fileCall(sessionID, func(w *worker) (err error) {
+	err := a.fileCall(ctx, sessionID, func(w *worker) (err error) {
 		info, err = w.rpc.putFile(ctx, sessionID, path, r)
 		return err
 	})

@@ -3,6 +3,7 @@ package subprocess_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/codeport/codeport/adapters/subprocess"
@@ -49,5 +50,37 @@ func TestCancelledCallLeavesASharedWorkerAlone(t *testing.T) {
 	kept("filling the worker")
 	if got := run(t, a, keep, "print(y)"); got.Stdout != "7\n" {
 		t.Errorf("the kept session after the cancelled calls: %+v", got)
+	}
+}
+
+// A file call whose caller has gone fails with the caller's reason, not
+// as a failure of the runtime (which the port logs as a backend fault),
+// and the session is kept.
+func TestCancelledFileCallsSayCancelled(t *testing.T) {
+	if workerBin == "" {
+		t.Fatal("no worker binary: see TestMain's output")
+	}
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 2) })
+	id := newSession(t, a)
+	run(t, a, id, "open('kept.txt', 'w').write('x')")
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	check := func(call string, err error) {
+		t.Helper()
+		if !errors.Is(err, context.Canceled) || errors.Is(err, port.ErrRuntimeFailure) {
+			t.Errorf("%s with a cancelled context: %v, want context.Canceled", call, err)
+		}
+	}
+	_, err := a.ListFiles(gone, id, "")
+	check("ListFiles", err)
+	rc, _, err := a.GetFile(gone, id, "kept.txt")
+	if rc != nil {
+		rc.Close()
+	}
+	check("GetFile", err)
+	_, err = a.PutFile(gone, id, "new.txt", strings.NewReader("y"))
+	check("PutFile", err)
+	if got := run(t, a, id, "print(open('kept.txt').read())"); got.Stdout != "x\n" {
+		t.Errorf("the session after the cancelled calls: %+v", got)
 	}
 }
