@@ -506,6 +506,10 @@ func (a *adapter) acquire(ctx context.Context) (*worker, error) {
 	defer a.mu.Unlock()
 	a.starting--
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Given up by the caller: no failure of the worker's.
+			return nil, fmt.Errorf("starting a worker: %w", cerr)
+		}
 		a.metrics.restarts.WithLabelValues(causeStart).Inc()
 		return nil, fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
 	}

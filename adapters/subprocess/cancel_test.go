@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codeport/codeport/adapters/subprocess"
+	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 )
@@ -83,4 +85,29 @@ func TestCancelledFileCallsSayCancelled(t *testing.T) {
 	if got := run(t, a, id, "print(open('kept.txt').read())"); got.Stdout != "x\n" {
 		t.Errorf("the session after the cancelled calls: %+v", got)
 	}
+}
+
+// A CreateSession given up while the worker it started is still
+// starting says so, and the worker is not left behind: giving up is the
+// caller's doing, not a failure of the runtime to start.
+func TestCreateGivenUpDuringAWorkersStart(t *testing.T) {
+	// A worker that never answers the handshake: the start lasts until
+	// the caller gives up.
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(0, 1).WithWorkerCommand("/bin/sleep", "3600").WithStartTimeout(time.Hour)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+		errc <- err
+	}()
+	testwait.For(t, "the worker process to start", func() bool { kids, _ := children(t); return len(kids) > 0 })
+	cancel()
+	err := testwait.Receive(t, errc, "CreateSession")
+	if !errors.Is(err, context.Canceled) || errors.Is(err, port.ErrRuntimeFailure) {
+		t.Errorf("CreateSession given up during the start: %v, want context.Canceled", err)
+	}
+	testwait.For(t, "the worker process to be reaped", func() bool { kids, _ := children(t); return len(kids) == 0 })
 }

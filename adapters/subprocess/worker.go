@@ -50,6 +50,11 @@ type worker struct {
 	cgroup   string // its cgroup directory, "" when none
 	warm     bool
 	oomNoted atomic.Bool // its stderr reported an out-of-memory death
+	// endLife kills the process through the context it was started
+	// with: the one way to give up a start in progress (see
+	// startWorker). Called once the process is gone, it only releases
+	// the context.
+	endLife context.CancelFunc
 
 	sessions int  // sessions it hosts now
 	hosted   int  // sessions it has hosted in all
@@ -133,7 +138,12 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	if w.sockDir, err = a.socketDir(id); err != nil {
 		return nil, fmt.Errorf("start worker: socket directory: %w", err)
 	}
-	cmd := exec.Command(a.cfg.command[0], a.cfg.command[1:]...)
+	// go-plugin's Kill waits for a start in progress (the handshake, up
+	// to the start timeout) before it kills anything, so a start given
+	// up ends the process through its context instead.
+	life, endLife := context.WithCancel(context.Background())
+	w.endLife = endLife
+	cmd := exec.CommandContext(life, a.cfg.command[0], a.cfg.command[1:]...)
 	// Nothing inherited: the worker sees its spec, where to put its
 	// socket, and go-plugin's handshake variables, and no other
 	// environment.
@@ -177,7 +187,7 @@ func (a *adapter) startWorker(ctx context.Context, warm bool) (*worker, error) {
 	select {
 	case err = <-started:
 	case <-ctx.Done():
-		w.client.Kill() // Client() returns once the process is gone
+		endLife() // Client() returns once the process is gone
 		<-started
 		err = ctx.Err()
 	}
@@ -269,6 +279,9 @@ func (w *worker) exitCause() (cause string, rc int) {
 // cleanupWorker removes what a worker leaves behind when it cannot: its
 // sessions directory (a killed worker removes nothing) and its cgroup.
 func (a *adapter) cleanupWorker(w *worker) {
+	if w.endLife != nil {
+		w.endLife()
+	}
 	_ = os.RemoveAll(w.dir)
 	if w.sockDir != "" {
 		_ = os.RemoveAll(w.sockDir)
