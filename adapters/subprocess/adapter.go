@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -676,7 +677,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	wg.Add(1)
 	go func() { // the watchdog: owned by this call, ended before it returns
 		defer wg.Done()
-		hard := time.NewTimer(req.Timeout + a.cfg.killGrace)
+		hard := time.NewTimer(afterGrace(req.Timeout, a.cfg.killGrace))
 		defer hard.Stop()
 		select {
 		case <-done:
@@ -716,6 +717,17 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 		a.forget(sessionID)
 	}
 	return res, err
+}
+
+// afterGrace is timeout plus grace, or the longest duration where the
+// sum overflows (a max-timeout near it): an overflowed, negative sum
+// would fire the watchdog at once and kill a worker running a call well
+// within its time.
+func afterGrace(timeout, grace time.Duration) time.Duration {
+	if d := timeout + grace; d >= timeout {
+		return d
+	}
+	return math.MaxInt64
 }
 
 // graced is ctx without its cancellation until the kill grace after it:

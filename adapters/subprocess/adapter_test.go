@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/codeport/codeport/conformance"
 	"github.com/codeport/codeport/internal/testkit/logtest"
 	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/testcache"
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
@@ -194,6 +196,22 @@ func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {
 	lostAndGone(t, a, res, victim, other, "did not stop at the call's deadline", port.ReturnCodeTimedOut)
 	if alive(pid) {
 		t.Errorf("the hung worker %d is still alive", pid)
+	}
+}
+
+// A call may ask for as long as max-timeout allows, however long that
+// is: its watchdog, the timeout plus the kill grace, must not overflow
+// into a deadline already past, which killed the worker at once and
+// reported a call that ran for milliseconds as overrunning.
+func TestLongestTimeoutDoesNotKillTheWorker(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		wc := wasm.NewConfig().WithCompilationCacheDir(testcache.Dir()).WithTimeouts(30*time.Second, math.MaxInt64)
+		return c.WithWasm(wc).WithWorkers(1, 2)
+	})
+	id := newSession(t, a)
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(6 * 7)", Timeout: math.MaxInt64})
+	if err != nil || res.Outcome != port.OutcomeCompleted || res.Stdout != "42\n" {
+		t.Fatalf("a call with the longest timeout: %v: outcome %s rc %d stderr %q", err, res.Outcome, res.ReturnCode, res.Stderr)
 	}
 }
 
