@@ -97,6 +97,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"bad size", map[string]string{"CODEPORT_MEMORY_LIMIT": "a lot"}, "CODEPORT_MEMORY_LIMIT"},
 		{"negative size", map[string]string{"CODEPORT_FILE_LIMIT": "-1"}, "file-limit"},
 		{"bad duration", map[string]string{"CODEPORT_TIMEOUT": "soon"}, "CODEPORT_TIMEOUT"},
+		{"seconds not a number", map[string]string{"CODEPORT_HIBERNATE_AFTER": "NaN"}, "CODEPORT_HIBERNATE_AFTER"},
+		{"seconds below a nanosecond", map[string]string{"CODEPORT_HIBERNATE_AFTER": "1e-10"}, "CODEPORT_HIBERNATE_AFTER"},
 		{"timeout above max", map[string]string{"CODEPORT_TIMEOUT": "10m", "CODEPORT_MAX_TIMEOUT": "1m"}, "max-timeout"},
 		{"negative sessions", map[string]string{"CODEPORT_MAX_SESSIONS": "-1"}, "max-sessions"},
 		{"not a number", map[string]string{"CODEPORT_MAX_SESSIONS": "many"}, "CODEPORT_MAX_SESSIONS"},

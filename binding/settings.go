@@ -3,6 +3,7 @@ package binding
 import (
 	"encoding"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -263,9 +264,13 @@ func parseSize(v string) (int64, error) {
 }
 
 // parseDuration reads a Go duration ("30s", "5m") or a number of seconds.
+// A number that is not one (NaN), or that rounds to no time at all, is
+// refused: converted, NaN is whatever the platform makes of it (a
+// negative duration on amd64), and a positive number below a nanosecond
+// would be 0, which for some settings means off.
 func parseDuration(v string) (time.Duration, error) {
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 || n > float64(1<<63-1)/float64(time.Second) {
+		if math.IsNaN(n) || n <= 0 || n > float64(1<<63-1)/float64(time.Second) || time.Duration(n*float64(time.Second)) <= 0 {
 			return 0, fmt.Errorf("want a positive duration, got %q", v)
 		}
 		return time.Duration(n * float64(time.Second)), nil
