@@ -442,7 +442,9 @@ func loadYAML(path string, all []*setting, c *Config) error {
 		switch x := raw[k].(type) {
 		case string:
 			v = x
-		case int, int64, float64, bool:
+		case int, int64, uint64, float64, bool:
+			// uint64: YAML's type for a whole number past int64, which
+			// the setting then refuses as out of range.
 			v = fmt.Sprint(x)
 		case nil:
 			continue

@@ -93,6 +93,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 	}{
 		{"unknown yaml key", map[string]string{"CODEPORT_CONFIG": write("a.yaml", "memroy_limit: 1MiB\n")}, `unknown key "memroy_limit"`},
 		{"yaml not a map", map[string]string{"CODEPORT_CONFIG": write("b.yaml", "- 1\n- 2\n")}, "config file"},
+		{"yaml number past int64", map[string]string{"CODEPORT_CONFIG": write("c.yaml", "max_sessions: 18446744073709551615\n")}, `key "max_sessions": want a whole number, got "18446744073709551615"`},
 		{"missing file", map[string]string{"CODEPORT_CONFIG": filepath.Join(dir, "absent.yaml")}, "config file"},
 		{"bad size", map[string]string{"CODEPORT_MEMORY_LIMIT": "a lot"}, "CODEPORT_MEMORY_LIMIT"},
 		{"negative size", map[string]string{"CODEPORT_FILE_LIMIT": "-1"}, "file-limit"},
