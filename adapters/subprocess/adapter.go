@@ -58,6 +58,9 @@ type session struct {
 	info     port.Session
 	busy     int // calls in flight
 	lastUsed time.Time
+	// shellUp is set once a bash call has returned: the session's shell
+	// is started in its worker (see Execute).
+	shellUp bool
 }
 
 var (
@@ -656,13 +659,24 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	if err != nil {
 		return port.Result{}, err
 	}
+	// A session's first bash call starts its shell (compiled, or loaded
+	// from the cache, at the worker's first) before the command's timeout
+	// begins, and is not cancelled with the call: the watchdog allows it
+	// the time a worker may take to start, so that a slow start is not
+	// taken for an overrun or for ignoring a cancellation.
+	var allowance time.Duration
 	a.mu.Lock()
 	s.busy++
+	if req.Tool == port.ToolBashCodeExecution && !s.shellUp {
+		allowance = a.cfg.startTimeout
+	}
 	a.mu.Unlock()
+	var shellUp bool
 	defer func() {
 		a.mu.Lock()
 		s.busy--
 		s.lastUsed = time.Now()
+		s.shellUp = s.shellUp || shellUp
 		a.mu.Unlock()
 	}()
 
@@ -677,14 +691,14 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	wg.Add(1)
 	go func() { // the watchdog: owned by this call, ended before it returns
 		defer wg.Done()
-		hard := time.NewTimer(afterGrace(req.Timeout, a.cfg.killGrace))
+		hard := time.NewTimer(afterGrace(afterGrace(req.Timeout, a.cfg.killGrace), allowance))
 		defer hard.Stop()
 		select {
 		case <-done:
 			return
 		case <-hard.C:
 		case <-ctx.Done():
-			grace := time.NewTimer(a.cfg.killGrace)
+			grace := time.NewTimer(afterGrace(a.cfg.killGrace, allowance))
 			defer grace.Stop()
 			select {
 			case <-done:
@@ -698,6 +712,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req, a.cfg.settings.OutputLimit)
 	close(done)
 	wg.Wait()
+	shellUp = err == nil && req.Tool == port.ToolBashCodeExecution
 
 	var te *transportError
 	switch {

@@ -215,6 +215,34 @@ func TestLongestTimeoutDoesNotKillTheWorker(t *testing.T) {
 	}
 }
 
+// A session's first bash call starts its shell before the command's
+// timeout begins. That start is not the command overrunning: with a
+// kill grace shorter than it, the call must still end as its command
+// did (at its timeout here), not with its worker killed and the session
+// reported lost for missing its deadline.
+func TestFirstBashCallIsNotTakenForAnOverrun(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 2).WithKillGrace(time.Millisecond)
+	})
+	id := newSession(t, a)
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "while :; do :; done", Timeout: time.Second})
+	if err != nil || res.Outcome != port.OutcomeTimedOut {
+		t.Fatalf("first bash call: %v: outcome %s rc %d stderr %q; want timed_out", err, res.Outcome, res.ReturnCode, res.Stderr)
+	}
+	if got := run(t, a, id, "print(6 * 7)"); got.Stdout != "42\n" {
+		t.Errorf("the session after its first bash call: %+v", got)
+	}
+	// Nor is a cancelled one: the shell's start goes on, and the command
+	// is then cancelled.
+	id = newSession(t, a)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err = a.Execute(gone, id, port.ExecuteRequest{Tool: port.ToolBashCodeExecution, Command: "while :; do :; done", Timeout: time.Minute})
+	if err != nil || res.Outcome != port.OutcomeCancelled {
+		t.Fatalf("first bash call, cancelled: %v: outcome %s rc %d stderr %q; want cancelled", err, res.Outcome, res.ReturnCode, res.Stderr)
+	}
+}
+
 func TestCancelledCallIsStoppedAndTheSessionKept(t *testing.T) {
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 2) })
 	id := newSession(t, a)

@@ -53,7 +53,8 @@
 //     a parent-death signal so that it dies with the gateway;
 //   - under a watchdog: if a call has not returned a grace period after its
 //     deadline (or after its caller gave up), the worker is killed with
-//     SIGKILL.
+//     SIGKILL. A session's first bash call also has the start timeout,
+//     for its shell's start, which comes before the command's timeout.
 //
 // No session spends its worker's data limit: its memory does not grow
 // within a reserve of it (the program gets a MemoryError, the
