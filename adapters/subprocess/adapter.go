@@ -491,7 +491,10 @@ func (a *adapter) acquire(ctx context.Context) (*worker, error) {
 		}
 		if a.warming == 0 || a.closed {
 			a.mu.Unlock()
-			return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers() * a.cfg.settings.SessionsPerWorker, RetryAfter: a.cfg.settings.RetryAfter}
+			// The processes are what ran out: their sessions may be
+			// fewer than they hold (a worker at its recycle-after count
+			// takes none until its own end).
+			return nil, &port.CapacityError{Resource: "worker processes", Limit: a.cfg.workers(), RetryAfter: a.cfg.settings.RetryAfter}
 		}
 		warmed := a.warmed
 		a.mu.Unlock()

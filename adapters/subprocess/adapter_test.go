@@ -340,6 +340,21 @@ func TestCapacityIsWorkers(t *testing.T) {
 	newSession(t, a) // the slot is free again
 }
 
+// A refusal counts what ran out, the worker processes: with workers
+// shared by sessions, it does not call the sessions they hold processes.
+func TestCapacityErrorCountsWorkerProcesses(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(0, 1).WithSessionsPerWorker(2)
+	})
+	newSession(t, a)
+	newSession(t, a)
+	_, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+	var ce *port.CapacityError
+	if !errors.As(err, &ce) || ce.Resource != "worker processes" || ce.Limit != 1 {
+		t.Fatalf("a third session with one worker of two sessions: %v (%+v), want 1 worker processes", err, ce)
+	}
+}
+
 // With one worker, kept started, that hosts one session: each session's
 // end retires the worker and the filler starts the next one. A session
 // asked for meanwhile waits for that worker instead of being refused for
