@@ -110,6 +110,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"more idle workers than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "5", "CODEPORT_MAX_SESSIONS": "4"}, "min-workers"},
 		{"more sessions per worker than sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "0", "CODEPORT_SESSIONS_PER_WORKER": "2", "CODEPORT_MAX_SESSIONS": "1"}, "sessions-per-worker (2) must be at most max-sessions (1)"},
 		{"idle workers overflowing", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "4611686018427387904", "CODEPORT_SESSIONS_PER_WORKER": "4", "CODEPORT_MAX_SESSIONS": "5"}, "min-workers"},
+		{"sessions per worker overflowing its memory", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_SESSIONS_PER_WORKER": "1099511627776"}, "sessions-per-worker (1099511627776) is too large"},
+		{"idle workers overflowing the sessions", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_MIN_WORKERS": "4294967296", "CODEPORT_SESSIONS_PER_WORKER": "4294967296"}, "min-workers times sessions-per-worker overflows"},
 		{"workers retired before they are full", map[string]string{"CODEPORT_ISOLATION": "process", "CODEPORT_SESSIONS_PER_WORKER": "4", "CODEPORT_RECYCLE_AFTER": "2"}, "recycle-after (2) must be 0 or at least sessions-per-worker (4)"},
 		{"bad worker memory", map[string]string{"CODEPORT_WORKER_MEMORY_LIMIT": "lots"}, "CODEPORT_WORKER_MEMORY_LIMIT"},
 		{"bad sandbox url", map[string]string{"CODEPORT_SANDBOX_URL": "ftp://x"}, "http or https"},

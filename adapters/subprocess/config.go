@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -51,6 +52,14 @@ func (s Settings) Validate() error {
 		// never holds sessions-per-worker: the capacity published
 		// (workers times sessions-per-worker) would not be there.
 		errs = append(errs, fmt.Errorf("subprocess adapter settings: recycle-after (%d) must be 0 or at least sessions-per-worker (%d)", s.RecycleAfter, s.SessionsPerWorker))
+	case s.WorkerMemoryLimit == 0 && s.MemoryLimit > 0 && int64(s.SessionsPerWorker) > (math.MaxInt64-workerMemoryOverhead)/(2*s.MemoryLimit):
+		// The worker memory limit derived from it would overflow, to a
+		// limit far below what the worker's sessions may take.
+		errs = append(errs, fmt.Errorf("subprocess adapter settings: sessions-per-worker (%d) is too large: twice its sessions' memory-limit overflows a worker's memory limit", s.SessionsPerWorker))
+	case s.MaxSessions == 0 && s.MinWorkers > math.MaxInt/s.SessionsPerWorker:
+		// max-sessions is then at least what the idle workers hold,
+		// which overflows.
+		errs = append(errs, errors.New("subprocess adapter settings: min-workers times sessions-per-worker overflows"))
 	case s.MaxSessions > 0 && s.SessionsPerWorker > s.MaxSessions:
 		// A worker is its sessions-per-worker slots: one alone would
 		// admit more sessions than max-sessions.
