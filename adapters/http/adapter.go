@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,8 @@ func (c Settings) base() (string, error) {
 		return bad("base URL must be http or https, not %q", u.Scheme)
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
 		return bad("base URL has no host")
+	case !validPort(u):
+		return bad("base URL's port %q is not a port number from 1 to 65535", u.Port())
 	case u.User != nil:
 		return bad("base URL carries credentials; use WithToken")
 	case u.RawQuery != "" || u.ForceQuery:
@@ -119,6 +122,18 @@ func (c Settings) base() (string, error) {
 		}
 	}
 	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
+}
+
+// validPort reports whether u names no port, or one a connection can be
+// made to: url.Parse takes any digits ("http://host:99999"), and the
+// dial would fail at every call instead of once here.
+func validPort(u *url.URL) bool {
+	p := u.Port()
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // sessionPath is the escaped path of a session's route.

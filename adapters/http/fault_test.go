@@ -916,6 +916,7 @@ func TestConfigValidation(t *testing.T) {
 	for _, u := range []string{
 		"", "localhost:8080", "ftp://host", "http://", "http:///path", "http://user:pw@host",
 		"http://host/?x=1", "http://host/?", "http://host/#frag", "mailto:x@example.com", "http://host:port",
+		"http://host:99999", "https://host:0", "http://[::1]:65536", "http://host:0080000",
 	} {
 		if _, err := httpadapter.New(httpadapter.NewConfig(u)); err == nil {
 			t.Errorf("%q accepted", u)
