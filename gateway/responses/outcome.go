@@ -58,6 +58,11 @@ const (
 	// ContainerBusy: another call was running in the container
 	// (port.ErrSessionBusy). The code did not run.
 	ContainerBusy OutcomeKind = "container_busy"
+	// InvalidInput: the sandbox refused the call's input
+	// (port.ErrInvalidRequest: code over the source limit, a NUL in it):
+	// the model's to change, no failure of the sandbox's. The code did
+	// not run.
+	InvalidInput OutcomeKind = "invalid_input"
 )
 
 // Outcome is the one typed result of a call. FunctionOutput (what the model
@@ -139,6 +144,7 @@ func isSyntaxError(res port.Result) bool {
 //   - context.Canceled → Cancelled (return code 130 if none);
 //   - containers.ErrContainerNotFound → ContainerNotFound;
 //   - port.ErrSessionBusy → ContainerBusy;
+//   - port.ErrInvalidRequest → InvalidInput;
 //   - anything else → RuntimeFailure.
 //
 // Otherwise res.Outcome decides: completed → Success; program_error →
@@ -186,6 +192,8 @@ func OutcomeOf(res port.Result, err error) Outcome {
 			o.Kind, o.StateLost = ContainerNotFound, true
 		case errors.Is(err, port.ErrSessionBusy):
 			o.Kind = ContainerBusy
+		case errors.Is(err, port.ErrInvalidRequest):
+			o.Kind = InvalidInput
 		default:
 			o.Kind = RuntimeFailure
 		}
@@ -236,11 +244,11 @@ func (o Outcome) Ran() bool {
 }
 
 // hasReturnCode reports whether the return code means something: the code
-// was started. CapacityUnavailable, RuntimeFailure, ContainerNotFound and
-// ContainerBusy have none.
+// was started. CapacityUnavailable, RuntimeFailure, ContainerNotFound,
+// ContainerBusy and InvalidInput have none.
 func (o Outcome) hasReturnCode() bool {
 	switch o.Kind {
-	case CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy:
+	case CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy, InvalidInput:
 		return false
 	}
 	return true
@@ -290,6 +298,12 @@ func (o Outcome) Explanation() string {
 		return "The container is gone (it expired after its idle time, was deleted or was ended); the code did not run, and the variables and files of earlier calls are lost."
 	case ContainerBusy:
 		return "Another call is running in this container; the code did not run. Run it again once that call has finished."
+	case InvalidInput:
+		msg := "invalid input"
+		if o.Err != nil {
+			msg = o.Err.Error()
+		}
+		return "The sandbox refused the code (" + msg + "); it did not run. Change the code and run it again."
 	}
 	return ""
 }
@@ -307,7 +321,8 @@ func (o Outcome) Explanation() string {
 // A stream section appears only when the stream is not empty; "(no
 // output)" replaces both when both are empty and the call succeeded;
 // return_code is left out when the code was never started
-// (CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy); files lists the workspace paths
+// (CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy,
+// InvalidInput); files lists the workspace paths
 // of the files the call produced, when there are any, each quoted when it
 // holds a comma, a quote, surrounding space or an unprintable character
 // such as a newline (listedName); the note appears

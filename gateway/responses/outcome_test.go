@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codeport/codeport/adapters/wasm"
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
@@ -251,5 +252,27 @@ func TestASyntaxErrorRaisedWhileRunningIsAProgramError(t *testing.T) {
 		if o.Kind != c.kind {
 			t.Errorf("%q: %s, want %s\n%s", c.code, o.Kind, c.kind, o.FunctionOutput())
 		}
+	}
+}
+
+// Code the sandbox refuses (over its source limit) is the model's to
+// change: the outcome says so, not that the sandbox failed, and has no
+// return code, as nothing ran.
+func TestRefusedCodeIsInvalidInput(t *testing.T) {
+	p := wasmtest.New(t, func(c wasm.Config) wasm.Config { return c.WithSourceLimit(64).WithShellAtStart(false) })
+	plan, err := NewPlan("call_1", `{"code":"print('`+strings.Repeat("x", 100)+`')"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := RunCall(context.Background(), p, plan, 0)
+	if o.Kind != InvalidInput || !errors.Is(o.Err, port.ErrInvalidRequest) {
+		t.Fatalf("outcome %s (%v), want %s", o.Kind, o.Err, InvalidInput)
+	}
+	out := o.FunctionOutput()
+	if strings.Contains(out, "return_code") || strings.Contains(out, "sandbox failed") || !strings.Contains(out, "refused the code") {
+		t.Errorf("function output:\n%s", out)
+	}
+	if plan.Item(o).Status != StatusFailed {
+		t.Errorf("item status %s, want %s", plan.Item(o).Status, StatusFailed)
 	}
 }

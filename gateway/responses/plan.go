@@ -158,7 +158,8 @@ func (p Plan) InterpretingItem() Item { return p.item(StatusInterpreting, nil) }
 // ProgramError, SyntaxError, OutputLimit: the interpreter did its job, as
 // OpenAI reports a call whose program raised), "failed" otherwise
 // (Timeout, OuterTimeout, Cancelled, MemoryLimit, SessionLost,
-// CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy).
+// CapacityUnavailable, RuntimeFailure, ContainerNotFound, ContainerBusy,
+// InvalidInput).
 //
 // Outputs is one logs entry holding stdout then stderr (partial output
 // included), followed for a failed call by the one-line explanation, so a
