@@ -1,7 +1,9 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -524,5 +526,50 @@ func TestRestartWithASmallerMemoryLimitKeepsTheWorkspace(t *testing.T) {
 	}
 	if _, err := os.Stat(recent); err != nil {
 		t.Errorf("a recent unreadable file was not kept: %v", err)
+	}
+}
+
+// A hibernation file cut short inside one of its files' contents (a disk
+// that filled, an operator's copy, tampering) was taken for a host error:
+// every call on the session was refused as at capacity, for ever, and the
+// file was never set aside. What a file holds is the file's fault: it is
+// set aside and the session answered as not found, as for any other file
+// that fails its checks.
+func TestWakeFromAFileCutInsideItsContents(t *testing.T) {
+	hib := t.TempDir()
+	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
+	ctx := context.Background()
+	id := newSession(t, a)
+	// Incompressible, and several of the files section's compressed
+	// blocks long, so that the cut falls inside its contents, after its
+	// header.
+	body := make([]byte, 3<<20)
+	if _, err := rand.Read(body); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutFile(ctx, id, "big.bin", bytes.NewReader(body)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.d.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.d.hibernate(ctx, s, false) {
+		t.Fatal("not hibernated")
+	}
+	file := filepath.Join(hib, id+hibernatedSuffix)
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, fi.Size()-(1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.ListFiles(ctx, id, "")
+	if !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("waking from a cut file: %v, want ErrSessionNotFound", err)
+	}
+	if _, err := os.Stat(file + unreadableSuffix); err != nil {
+		t.Errorf("the cut file was not set aside: %v", err)
 	}
 }

@@ -775,7 +775,14 @@ func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
 			}
 		case tar.TypeReg:
 			if err = ws.MkdirAll(path.Dir(rel)); err == nil {
-				_, err = ws.WriteMode(rel, tr, a.cfg.settings.WorkspaceLimit, perm)
+				// A file's contents that end early or do not decompress
+				// are the snapshot's fault, not the host's: told apart
+				// by the error of the reader, not the writer.
+				body := &readErr{r: tr}
+				_, err = ws.WriteMode(rel, body, a.cfg.settings.WorkspaceLimit, perm)
+				if err != nil && body.err != nil {
+					return fmt.Errorf("%w: its files are malformed: %s/%s: %v", port.ErrInvalidSnapshot, top, clipName(rel), body.err)
+				}
 			}
 		default:
 			return fmt.Errorf("%w: it holds an entry that is neither a file nor a directory", port.ErrInvalidSnapshot)
