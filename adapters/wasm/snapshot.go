@@ -783,6 +783,11 @@ func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
 				if err != nil && body.err != nil {
 					return fmt.Errorf("%w: its files are malformed: %s/%s: %v", port.ErrInvalidSnapshot, top, clipName(rel), body.err)
 				}
+				if errors.Is(err, port.ErrIsDirectory) {
+					// No session's files hold both: the file was made
+					// so, and is no host error to retry.
+					return fmt.Errorf("%w: it names %s/%s as a directory and as a file", port.ErrInvalidSnapshot, top, clipName(rel))
+				}
 			}
 		default:
 			return fmt.Errorf("%w: it holds an entry that is neither a file nor a directory", port.ErrInvalidSnapshot)

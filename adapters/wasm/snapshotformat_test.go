@@ -298,3 +298,59 @@ func TestStreamedRestoreLeavesNothingBeforeItsSeal(t *testing.T) {
 	}
 	expect(t, run(t, a, r.ID, incompressibleAsk), incompressibleAns, 0, port.OutcomeCompleted)
 }
+
+// withFiles is the format 2 payload good with its files section replaced
+// by a tar archive of entries, each regular file holding body.
+func withFiles(t *testing.T, good []byte, entries []tar.Header, body []byte) []byte {
+	t.Helper()
+	_, _, files := parseV2(t, good)
+	var out bytes.Buffer
+	out.Write(good[:files])
+	w := s2.NewWriter(&out)
+	tw := tar.NewWriter(w)
+	for _, h := range entries {
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(body))
+		}
+		if err := tw.WriteHeader(&h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write(body); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// A payload whose files name a directory and then a file at the same path
+// (no session's files can: a hibernated session's file tampered with) was
+// refused as a runtime failure, which a wake takes for a host error: the
+// session was refused as at capacity for ever. It is an invalid snapshot.
+func TestSnapshotNamingAPathTwiceIsInvalid(t *testing.T) {
+	ctx := context.Background()
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	var buf bytes.Buffer
+	if err := a.d.SnapshotSession(ctx, id, &buf); err != nil {
+		t.Fatal(err)
+	}
+	b := withFiles(t, buf.Bytes(), []tar.Header{
+		{Typeflag: tar.TypeDir, Name: "workspace/a/", Mode: 0o755},
+		{Typeflag: tar.TypeReg, Name: "workspace/a", Mode: 0o644},
+	}, []byte("x"))
+	_, err := a.d.RestoreSession(ctx, bytes.NewReader(b), int64(len(b)))
+	if !errors.Is(err, port.ErrInvalidSnapshot) || !unrestorable(err) {
+		t.Errorf("a directory and a file at one path: %v; want ErrInvalidSnapshot", err)
+	}
+	if ids := a.d.SessionIDs(); len(ids) != 1 || ids[0] != id {
+		t.Errorf("sessions after the refusal: %v; want only %s", ids, id)
+	}
+}
