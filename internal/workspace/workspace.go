@@ -245,8 +245,8 @@ func (w *Workspace) WriteFile(p string, data []byte, maxBytes int64) error {
 // reserved from the quota as they are copied; a write that would go over the
 // quota is refused with a *QuotaError (also port.ErrFileTooLarge). The
 // bytes of a file being replaced count as free for its replacement, unless a
-// guest handle holds that file open. p naming a directory is
-// port.ErrIsDirectory.
+// guest handle holds that file open. p naming a directory, or spelt as one
+// (ending in "/", "." or ".."), is port.ErrIsDirectory.
 func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo, error) {
 	return w.write(p, r, maxBytes, nil)
 }
@@ -264,7 +264,7 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 		return port.FileInfo{}, err
 	}
 	defer root.Close()
-	if rel == "." || (fi != nil && fi.IsDir()) {
+	if rel == "." || (fi != nil && fi.IsDir()) || spelledAsDir(p) {
 		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory)
 	}
 	if fi != nil && !fi.Mode().IsRegular() {
@@ -390,6 +390,17 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 		return port.FileInfo{}, pathErr("write", rel, err)
 	}
 	return fileInfo(rel, st), nil
+}
+
+// spelledAsDir reports whether p names a directory by its last component
+// ("out/", "out/.", "out/sub/.."), which cleaning would drop: writing a
+// file there would put it beside the directory meant, under its name.
+func spelledAsDir(p string) bool {
+	switch p[strings.LastIndexByte(p, '/')+1:] {
+	case "", ".", "..":
+		return true
+	}
+	return false
 }
 
 // Remove removes the regular file p and releases its bytes. A missing file

@@ -763,3 +763,22 @@ func TestWriteMode(t *testing.T) {
 		t.Errorf("Write over a 0640 file: %o", got)
 	}
 }
+
+// A path that names a directory by its spelling ("out/", "out/.",
+// "out/sub/..") was cleaned to "out" and written as a file of that name:
+// an upload meant for a directory landed beside it, under the directory's
+// name. Now it is refused as a directory, as open(2) refuses it, and
+// nothing is written.
+func TestWriteRefusesAPathSpeltAsADirectory(t *testing.T) {
+	for _, p := range []string{"out/", "out/.", "out/sub/..", "/workspace/out/", "out//"} {
+		w := newWS(t, 100)
+		_, err := w.Write(p, strings.NewReader("x"), 0)
+		if !errors.Is(err, port.ErrIsDirectory) {
+			t.Errorf("Write(%q) = %v; want ErrIsDirectory", p, err)
+		}
+		if _, err := os.Lstat(filepath.Join(w.Root(), "out")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Write(%q) left something at out: %v", p, err)
+		}
+		checkUsage(t, w, 0)
+	}
+}
