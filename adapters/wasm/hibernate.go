@@ -74,6 +74,9 @@ type hibernatedHeader struct {
 	StateLost bool `json:"state_lost,omitempty"`
 }
 
+// hibernatedHeaderMax bounds the header line, its newline included.
+const hibernatedHeaderMax = 4096
+
 const (
 	hibernatedSuffix = ".hibernated"
 	unreadableSuffix = ".unreadable"
@@ -203,7 +206,7 @@ func readHibernatedHeader(path string) (hibernatedHeader, error) {
 		return h, err
 	}
 	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+	line, err := bufio.NewReader(io.LimitReader(f, hibernatedHeaderMax)).ReadString('\n')
 	if err != nil {
 		return h, fmt.Errorf("no header line: %w", err)
 	}
@@ -416,7 +419,12 @@ func (a *adapter) restoreFile(ctx context.Context, path string) (restored, error
 	defer f.Close()
 	re := &readErr{r: f}
 	br := bufio.NewReaderSize(re, 256<<10)
-	_, err = br.ReadString('\n')
+	// The header is bounded as at start (the file may have been replaced
+	// since): a line that does not end in time fails, in the buffer.
+	line, err := br.ReadSlice('\n')
+	if err == nil && len(line) > hibernatedHeaderMax {
+		err = bufio.ErrBufferFull
+	}
 	var rs restored
 	if err == nil {
 		rs, err = a.restoreSandbox(ctx, br, true, nil)

@@ -573,3 +573,40 @@ func TestWakeFromAFileCutInsideItsContents(t *testing.T) {
 		t.Errorf("the cut file was not set aside: %v", err)
 	}
 }
+
+// A hibernation file replaced, after the start read its header, by one
+// whose first line never ends was read whole into memory by the wake (the
+// header line was read without a bound): a file on disk cost the process
+// its size in memory. The line is bounded as at start; the file is set
+// aside.
+func TestWakeBoundsTheHeaderLine(t *testing.T) {
+	hib := t.TempDir()
+	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
+	ctx := context.Background()
+	id := newSession(t, a)
+	s, err := a.d.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.d.hibernate(ctx, s, false) {
+		t.Fatal("not hibernated")
+	}
+	const lineBytes = 64 << 20
+	file := filepath.Join(hib, id+hibernatedSuffix)
+	if err := os.WriteFile(file, bytes.Repeat([]byte("x"), lineBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = a.ListFiles(ctx, id, "")
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, port.ErrSessionNotFound) {
+		t.Errorf("waking from a file without a header line: %v, want ErrSessionNotFound", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got >= lineBytes/4 {
+		t.Errorf("the wake allocated %d bytes reading a %d-byte line; want it bounded", got, lineBytes)
+	}
+	if _, err := os.Stat(file + unreadableSuffix); err != nil {
+		t.Errorf("the file was not set aside: %v", err)
+	}
+}
