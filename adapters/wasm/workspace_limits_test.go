@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -290,5 +291,35 @@ func TestDefaultSessionsDirOfKilledServerIsSwept(t *testing.T) {
 	}
 	if _, err := os.Stat(claim); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the server's own directory is left after Close: %v", err)
+	}
+}
+
+// A program could make paths longer than the host takes by moving a deep
+// directory under another (each call's own paths short enough): its
+// session could then never be snapshotted or hibernated (the save failed
+// on the host's ENAMETOOLONG, the session stayed awake and was lost at
+// shutdown), and a file at such a path could not be restored. Such a move
+// is now refused with ENAMETOOLONG, and the session saves.
+func TestMoveThatMakesAPathTooLongIsRefused(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	const code = `import os, errno
+n = 'd' * 200
+a = '/'.join([n] * 15)
+os.makedirs('A/' + a)
+os.makedirs('B/' + a)
+open('B/' + a + '/f.txt', 'w').write('deep')
+try:
+    os.rename('B', 'A/' + a + '/B')
+    print('moved')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+os.rename('B', 'C')
+print(open('C/' + a + '/f.txt').read())
+`
+	expect(t, run(t, a, id, code), "ENAMETOOLONG\ndeep\n", 0, port.OutcomeCompleted)
+	var buf bytes.Buffer
+	if err := a.d.SnapshotSession(context.Background(), id, &buf); err != nil {
+		t.Fatalf("snapshot: %v", err)
 	}
 }

@@ -1,11 +1,14 @@
 package workspace
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	pathpkg "path"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -43,6 +46,9 @@ const QuotaErrno = experimentalsys.EIO
 //     its target give them back.
 //   - Link and Symlink fail with EPERM: a link could lead outside dir on the
 //     host.
+//   - A Rename of a directory that would put a path below it over the
+//     host's PATH_MAX fails with ENAMETOOLONG, as no other call can make
+//     one.
 //
 // Everything else is delegated to DirFS. Files already in dir are not
 // charged here: pair NewSysFS with a Workspace over the same directory
@@ -270,6 +276,11 @@ func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
 	defer s.mu.Unlock()
 	fromSt, ferr := s.FS.Lstat(from)
 	toSt, terr := s.FS.Lstat(to)
+	if ferr == 0 && fromSt.Mode.IsDir() && len(to) > len(from) {
+		if errno := s.fitsMoved(from, to); errno != 0 {
+			return errno
+		}
+	}
 	if errno := s.FS.Rename(from, to); errno != 0 {
 		return errno
 	}
@@ -292,6 +303,43 @@ func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
 		s.q.fileRemoved(fileKey{dev: toSt.Dev, ino: toSt.Ino}, toSt.Size)
 	}
 	return 0
+}
+
+// hostPathMax is the longest host path the host's calls take (Linux's
+// PATH_MAX less its NUL). DirFS, and the saves of a session, reach each
+// file by its whole host path.
+const hostPathMax = 4095
+
+// errPathTooLong stops fitsMoved's walk.
+var errPathTooLong = errors.New("path too long")
+
+// fitsMoved refuses (ENAMETOOLONG) moving the directory from to to when
+// a path below it would become longer than the host takes. Each call of
+// a program names paths the host takes, but moving a deep directory
+// under another made longer ones: files that neither DirFS, nor a
+// snapshot or hibernation of the session (which then always failed),
+// nor a restore could reach. Only a move to a longer name can lengthen
+// paths, so only those walk what they move.
+func (s *quotaFS) fitsMoved(from, to string) experimentalsys.Errno {
+	base := filepath.Join(s.dir, filepath.FromSlash(from))
+	room := hostPathMax - len(filepath.Join(s.dir, filepath.FromSlash(to)))
+	err := filepath.WalkDir(base, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if len(p)-len(base) > room {
+			return errPathTooLong
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errPathTooLong), errors.Is(err, syscall.ENAMETOOLONG):
+		return experimentalsys.ENAMETOOLONG
+	default:
+		return experimentalsys.UnwrapOSError(err)
+	}
 }
 
 // Link implements experimentalsys.FS: refused.
