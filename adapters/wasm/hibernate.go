@@ -199,9 +199,37 @@ func (a *adapter) loadHibernated() error {
 	return nil
 }
 
+// openHibernated opens the hibernation file at path for reading: without
+// following a link, and only a regular file. A FIFO put in its place is
+// not opened (an open for reading waits for a writer, past any deadline,
+// and would let a waiting writer through); one that takes its place
+// during the open is opened without waiting (nonBlock), and refused.
+func openHibernated(path string) (*os.File, error) {
+	notRegular := fmt.Errorf("%w: %s is not a regular file", port.ErrInvalidSnapshot, filepath.Base(path))
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = notRegular
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
 func readHibernatedHeader(path string) (hibernatedHeader, error) {
 	var h hibernatedHeader
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, err := openHibernated(path)
 	if err != nil {
 		return h, err
 	}
@@ -412,7 +440,7 @@ func (e *readErr) Read(p []byte) (int, error) {
 // process cannot take, or an interpreter that does not resume, costs the
 // session its interpreter, not its files (restoreSandbox's salvage).
 func (a *adapter) restoreFile(ctx context.Context, path string) (restored, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, err := openHibernated(path)
 	if err != nil {
 		return restored{}, err
 	}

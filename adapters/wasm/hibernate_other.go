@@ -13,6 +13,9 @@ import (
 // a Unix host anyway (lockDir).
 const noFollow = 0
 
+// nonBlock: no FIFOs to wait on here.
+const nonBlock = 0
+
 // lockDir: a hibernation directory of its own needs flock(2).
 func lockDir(string) (*os.File, error) {
 	return nil, errors.New("needs a Unix host (flock)")

@@ -17,6 +17,10 @@ import (
 // symbolic link instead of following it.
 const noFollow = unix.O_NOFOLLOW
 
+// nonBlock makes an open of a FIFO return at once instead of waiting for
+// a writer; a regular file's reads are the same with it.
+const nonBlock = unix.O_NONBLOCK
+
 // lockDir takes an exclusive lock on dir (a lock file in it, flock(2)),
 // held until the file is closed: one process uses a hibernation directory
 // at a time.
