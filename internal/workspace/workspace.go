@@ -281,6 +281,19 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 			return port.FileInfo{}, err
 		}
 	}
+	// The rest happens in the parent through a handle on it: a guest
+	// that moves it meanwhile moves the write with it, and the file is
+	// renamed into place beside its temporary, as charged.
+	dir := root
+	if parent != "." {
+		pdir, err := root.OpenRoot(parent)
+		if err != nil {
+			return port.FileInfo{}, pathErr("write", rel, err)
+		}
+		defer pdir.Close()
+		dir = pdir
+	}
+	name := path.Base(rel)
 
 	perm := fs.FileMode(0o644)
 	var credit int64
@@ -301,8 +314,8 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 			return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, err)
 		}
 	}
-	tmpRel := joinRel(parent, tmpPrefix+rand.Text())
-	f, err := root.OpenFile(tmpRel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	tmpName := tmpPrefix + rand.Text()
+	f, err := dir.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		if entry {
 			w.q.releaseEntries(1, 0)
@@ -312,7 +325,7 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 	var charged int64 // bytes reserved from the quota for the temp file
 	fail := func(err error) (port.FileInfo, error) {
 		f.Close()
-		root.Remove(tmpRel)
+		dir.Remove(tmpName)
 		w.q.Release(charged)
 		if entry {
 			w.q.releaseEntries(1, 0)
@@ -357,7 +370,7 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 	}
 
 	// What is at rel now is what the rename replaces.
-	cur, err := root.Lstat(rel)
+	cur, err := dir.Lstat(name)
 	switch {
 	case err == nil && cur.IsDir():
 		return fail(fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory))
@@ -368,7 +381,7 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 	case err != nil:
 		cur = nil
 	}
-	if err := root.Rename(tmpRel, rel); err != nil {
+	if err := dir.Rename(tmpName, name); err != nil {
 		return fail(pathErr("write", rel, err))
 	}
 	if cur != nil {
@@ -385,7 +398,7 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 	}
 
 	w.changes.record(rel)
-	st, err := root.Lstat(rel)
+	st, err := dir.Lstat(name)
 	if err != nil {
 		return port.FileInfo{}, pathErr("write", rel, err)
 	}
