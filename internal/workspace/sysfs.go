@@ -46,6 +46,8 @@ const QuotaErrno = experimentalsys.EIO
 //     its target give them back.
 //   - Link and Symlink fail with EPERM: a link could lead outside dir on the
 //     host.
+//   - The temporary files of the workspace's own Write in flight (SysFS
+//     only) cannot be opened, removed, moved or replaced: EACCES.
 //   - A Rename of a directory that would put a path below it over the
 //     host's PATH_MAX fails with ENAMETOOLONG, as no other call can make
 //     one.
@@ -55,20 +57,20 @@ const QuotaErrno = experimentalsys.EIO
 // (workspace.New charges them, and RemoveAll releases them). A nil q means
 // an unlimited quota of its own.
 func NewSysFS(dir string, q *Quota) experimentalsys.FS {
-	return newQuotaFS(dir, q, nil)
+	return newQuotaFS(dir, q, nil, nil)
 }
 
 // SysFS is NewSysFS over the workspace's root and quota that also records
 // in Changes which files the guest writes.
 func (w *Workspace) SysFS() experimentalsys.FS {
-	return newQuotaFS(w.root, w.q, w.changes)
+	return newQuotaFS(w.root, w.q, w.changes, w.writing)
 }
 
-func newQuotaFS(dir string, q *Quota, c *Changes) *quotaFS {
+func newQuotaFS(dir string, q *Quota, c *Changes, wr *writing) *quotaFS {
 	if q == nil {
 		q = NewQuota(0)
 	}
-	return &quotaFS{FS: sysfs.DirFS(dir), dir: dir, q: q, changes: c}
+	return &quotaFS{FS: sysfs.DirFS(dir), dir: dir, q: q, changes: c, writing: wr}
 }
 
 // InMount finds which of a guest's mounts, its workspace at GuestRoot and
@@ -139,6 +141,7 @@ type quotaFS struct {
 	dir     string
 	q       *Quota
 	changes *Changes // nil: writes are not recorded
+	writing *writing // the host's writes in flight; nil: none
 	// mu makes each size check and the change it guards one step, so that
 	// handles of this file system writing the same file account exactly.
 	mu sync.Mutex
@@ -150,6 +153,9 @@ func (s *quotaFS) String() string { return s.dir }
 // OpenFile implements experimentalsys.FS. Regular files are returned wrapped
 // so that their writes are charged; O_TRUNC releases the old size.
 func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if s.hostWriting(path) {
+		return nil, experimentalsys.EACCES
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var before wsys.Stat_t
@@ -206,8 +212,17 @@ func (s *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 	return qf, 0
 }
 
+// hostWriting reports whether path names a temporary file the host's
+// Write is writing (see writing), which the guest may not touch.
+func (s *quotaFS) hostWriting(path string) bool {
+	return strings.HasPrefix(pathpkg.Base(path), tmpPrefix) && s.writing.has(pathpkg.Base(path))
+}
+
 // Unlink implements experimentalsys.FS, releasing the file's bytes.
 func (s *quotaFS) Unlink(path string) experimentalsys.Errno {
+	if s.hostWriting(path) {
+		return experimentalsys.EACCES
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, serr := s.FS.Lstat(path)
@@ -272,6 +287,9 @@ func (s *quotaFS) reserveEntry(path string, dir bool) experimentalsys.Errno {
 // Rename implements experimentalsys.FS, releasing the entry of what it
 // replaces, and the bytes of a regular file it replaces.
 func (s *quotaFS) Rename(from, to string) experimentalsys.Errno {
+	if s.hostWriting(from) || s.hostWriting(to) {
+		return experimentalsys.EACCES
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fromSt, ferr := s.FS.Lstat(from)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"unicode/utf8"
 
@@ -46,6 +47,44 @@ type Workspace struct {
 	root    string
 	q       *Quota
 	changes *Changes
+	writing *writing
+}
+
+// writing holds the names of the temporary files Write is writing. The
+// workspace's SysFS keeps its guest from opening, removing, moving or
+// replacing them: what the guest did to one would be charged or released
+// once more when the write ends (a moved temporary kept bytes the failed
+// write released). Names are random, so a name alone identifies one.
+type writing struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+func (wr *writing) add(name string) {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	if wr.names == nil {
+		wr.names = make(map[string]struct{})
+	}
+	wr.names[name] = struct{}{}
+}
+
+func (wr *writing) remove(name string) {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	delete(wr.names, name)
+}
+
+// has reports whether name is a temporary being written; a nil writing
+// has none.
+func (wr *writing) has(name string) bool {
+	if wr == nil {
+		return false
+	}
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	_, ok := wr.names[name]
+	return ok
 }
 
 // New returns the workspace rooted at the host directory root, creating it
@@ -84,7 +123,7 @@ func New(root string, q *Quota) (*Workspace, error) {
 	}
 	q.charge(total)
 	q.chargeEntries(tree.entries, tree.dirs)
-	return &Workspace{root: abs, q: q, changes: &Changes{}}, nil
+	return &Workspace{root: abs, q: q, changes: &Changes{}, writing: &writing{}}, nil
 }
 
 // Root returns the host path of the workspace root.
@@ -315,6 +354,8 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 		}
 	}
 	tmpName := tmpPrefix + rand.Text()
+	w.writing.add(tmpName)
+	defer w.writing.remove(tmpName)
 	f, err := dir.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		if entry {

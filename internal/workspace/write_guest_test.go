@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
 // writeHeld starts w.Write(p) from a pipe and returns once chunk has been
@@ -39,6 +41,52 @@ func writeHeld(t *testing.T, w *Workspace, p, dir string, chunk []byte) (tmp str
 	}
 	t.Fatal("no temporary file of the write")
 	return "", nil, nil
+}
+
+// A guest that removed or moved the temporary file of a host write in
+// flight (its name is in the listing) made the quota forget bytes: the
+// guest's unlink released them and the failed write released them again,
+// or the moved file kept bytes the failed write released. The quota
+// stays the bytes on disk, and the guest can neither remove nor move a
+// temporary being written.
+func TestGuestCannotTakeAWritesTemporary(t *testing.T) {
+	chunk := bytes.Repeat([]byte("x"), 1000)
+	for name, touch := range map[string]func(fsys experimentalsys.FS, tmp string) experimentalsys.Errno{
+		"unlink":  func(fsys experimentalsys.FS, tmp string) experimentalsys.Errno { return fsys.Unlink(tmp) },
+		"rename":  func(fsys experimentalsys.FS, tmp string) experimentalsys.Errno { return fsys.Rename(tmp, "kept") },
+		"replace": func(fsys experimentalsys.FS, tmp string) experimentalsys.Errno { return fsys.Rename("other", tmp) },
+		"truncate": func(fsys experimentalsys.FS, tmp string) experimentalsys.Errno {
+			f, errno := fsys.OpenFile(tmp, experimentalsys.O_RDWR|experimentalsys.O_TRUNC, 0)
+			if errno == 0 {
+				f.Close()
+			}
+			return errno
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWS(t, 100_000)
+			fsys := w.SysFS()
+			// Bytes already charged, so that a release too many shows.
+			if err := w.WriteFile("other", chunk, 0); err != nil {
+				t.Fatal(err)
+			}
+			tmp, pw, done := writeHeld(t, w, "up.bin", w.Root(), chunk)
+			errno := touch(fsys, tmp)
+			if _, err := pw.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+			pw.Close()
+			err := <-done
+			t.Logf("guest's %s: %v; write: %v", name, errno, err)
+			checkUsage(t, w, diskUsage(t, w.Root()))
+			if errno == 0 {
+				t.Errorf("the guest's %s of a write's temporary succeeded", name)
+			}
+			if err != nil {
+				t.Errorf("the write: %v", err)
+			}
+		})
+	}
 }
 
 // A guest that moved the directory a host write in flight was writing
