@@ -184,6 +184,15 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 	if err := a.wake(ctx, s); err != nil {
 		return err
 	}
+	// No file operation runs during the snapshot (and, for a release,
+	// until the session is destroyed), so that an upload is in it whole
+	// or refused, never half saved, nor reported done and lost. One under
+	// way makes the session busy, as a call does: an upload may take
+	// long, and is not waited for.
+	if !s.hmu.TryLock() {
+		return fmt.Errorf("%w: session %s has a file operation under way", port.ErrSessionBusy, s.id)
+	}
+	defer s.hmu.Unlock()
 	s.busy.Store(true)
 	if s.interp != nil {
 		err = a.prepareLocked(ctx, s)
