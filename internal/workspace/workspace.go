@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"mime"
 	"os"
 	"path"
@@ -254,11 +255,7 @@ func (w *Workspace) ReadFile(p string, maxBytes int64) ([]byte, error) {
 	if maxBytes > 0 && info.Size > maxBytes {
 		return nil, tooLarge(info.Path, info.Size, maxBytes)
 	}
-	var r io.Reader = f
-	if maxBytes > 0 {
-		r = io.LimitReader(f, maxBytes+1)
-	}
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(overLimit(f, maxBytes))
 	if err != nil {
 		return nil, pathErr("read", info.Path, err)
 	}
@@ -377,9 +374,7 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 		return fail(pathErr("write", rel, err))
 	}
 
-	if maxBytes > 0 {
-		r = io.LimitReader(r, maxBytes+1)
-	}
+	r = overLimit(r, maxBytes)
 	var written int64
 	buf := make([]byte, 32<<10)
 	for {
@@ -832,6 +827,17 @@ func CleanPath(p string) (string, error) {
 		}
 	}
 	return c, nil
+}
+
+// overLimit bounds r to one byte over maxBytes (when maxBytes > 0), so
+// that a reader that goes over the limit is told from one that meets it
+// without reading more. A limit of math.MaxInt64 has no byte over it (the
+// bound would overflow, and read nothing): r is read whole.
+func overLimit(r io.Reader, maxBytes int64) io.Reader {
+	if maxBytes <= 0 || maxBytes == math.MaxInt64 {
+		return r
+	}
+	return io.LimitReader(r, maxBytes+1)
 }
 
 func checkRegular(op, rel string, fi fs.FileInfo) error {

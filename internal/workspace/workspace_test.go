@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -780,5 +781,20 @@ func TestWriteRefusesAPathSpeltAsADirectory(t *testing.T) {
 			t.Errorf("Write(%q) left something at out: %v", p, err)
 		}
 		checkUsage(t, w, 0)
+	}
+}
+
+// A limit of math.MaxInt64 (a configured "no limit") overflowed the
+// reader's bound of limit+1 bytes: Write wrote an empty file and
+// reported success, ReadFile returned no bytes. Every byte is kept now.
+func TestLargestLimitKeepsEveryByte(t *testing.T) {
+	w := newWS(t, 0)
+	info, err := w.Write("f", strings.NewReader("hello"), math.MaxInt64)
+	if err != nil || info.Size != 5 {
+		t.Errorf("Write under a limit of MaxInt64: %+v, %v; want 5 bytes", info, err)
+	}
+	put(t, w, "g", "world")
+	if b, err := w.ReadFile("g", math.MaxInt64); err != nil || string(b) != "world" {
+		t.Errorf("ReadFile under a limit of MaxInt64: %q, %v; want %q", b, err, "world")
 	}
 }
