@@ -181,8 +181,14 @@ func (a *adapter) loadHibernated() error {
 			setAside(path)
 			continue
 		}
+		// A time to come (a clock set back since, an edited file) would
+		// make the session's age negative, and its lifetime endless.
+		created := h.Created
+		if created.After(now) {
+			created = now
+		}
 		sctx, cancel := context.WithCancel(context.Background())
-		s := &session{id: h.ID, created: h.Created, idle: a.cfg.settings.Limits().IdleTimeout(idle),
+		s := &session{id: h.ID, created: created, idle: a.cfg.settings.Limits().IdleTimeout(idle),
 			lifetime: a.cfg.settings.Limits().Lifetime(lifetime), ctx: sctx, cancel: cancel, hibFile: path, hibLost: h.StateLost}
 		s.asleep.Store(true)
 		// The time it spent stopped counts as idle: a session past its

@@ -610,3 +610,40 @@ func TestWakeBoundsTheHeaderLine(t *testing.T) {
 		t.Errorf("the file was not set aside: %v", err)
 	}
 }
+
+// A hibernation file whose header dates the session's creation in the
+// future (a clock set back between two runs, or an edited file) gave the
+// session a lifetime that never ran out: its age was negative. The
+// creation is taken as no later than the start, as the last activity is.
+func TestRestartBoundsACreationInTheFuture(t *testing.T) {
+	dir := t.TempDir()
+	var logs logtest.Buffer
+	first := openLogged(t, dir, &logs)
+	id := newSession(t, first)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, id+hibernatedSuffix)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(b, []byte("\n"))
+	re := regexp.MustCompile(`"created":"[^"]*"`)
+	if !re.Match(header) {
+		t.Fatalf("no creation in the header %.200q", header)
+	}
+	header = re.ReplaceAll(header, []byte(`"created":"3000-01-01T00:00:00Z"`))
+	if err := os.WriteFile(file, append(append(header, '\n'), rest...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	second := newTestAdapter(t, func(c Config) Config { return c.WithHibernation(0, dir) })
+	s, err := second.d.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.created.After(time.Now()) || s.created.Before(start) {
+		t.Errorf("the session's creation after the restart: %v; want between %v and now", s.created, start)
+	}
+}
