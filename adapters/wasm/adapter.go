@@ -322,7 +322,7 @@ func (a *adapter) Execute(ctx context.Context, id string, req port.ExecuteReques
 		return port.Result{}, err
 	}
 	defer s.mu.Unlock()
-	if s.gone {
+	if s.gone.Load() {
 		return port.Result{}, fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
 	}
 	if err := a.wake(ctx, s); err != nil {

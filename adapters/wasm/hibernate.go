@@ -279,7 +279,7 @@ func (a *adapter) hibernate(ctx context.Context, s *session, wait bool) bool {
 		return false
 	}
 	defer s.mu.Unlock()
-	if s.gone || s.asleep.Load() {
+	if s.gone.Load() || s.asleep.Load() {
 		return false
 	}
 	if wait {
@@ -402,7 +402,7 @@ func (a *adapter) wake(ctx context.Context, s *session) error {
 			delete(a.sessions, s.id)
 		}
 		a.mu.Unlock()
-		s.gone = true
+		s.gone.Store(true)
 		s.cancel()
 		a.metrics.Hibernated(-1)
 		a.metrics.SessionClosed()
@@ -474,17 +474,23 @@ func (a *adapter) restoreFile(ctx context.Context, path string) (restored, error
 // awake makes sure s has its sandbox before a call that does not hold
 // s.mu (the file operations): it wakes s if needed, then holds s.hmu for
 // reading until release is called, so that s cannot be hibernated under
-// the operation.
+// the operation, nor its directories handed to another session (see
+// destroy). A session destroyed since the operation found it is not
+// found: its directories may be another session's now.
 func (a *adapter) awake(ctx context.Context, s *session) (release func(), err error) {
 	for {
 		s.hmu.RLock()
+		if s.gone.Load() {
+			s.hmu.RUnlock()
+			return nil, fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
+		}
 		if !s.asleep.Load() {
 			return s.hmu.RUnlock, nil
 		}
 		s.hmu.RUnlock()
 		s.mu.Lock()
 		err := a.wake(ctx, s)
-		gone := s.gone
+		gone := s.gone.Load()
 		s.mu.Unlock()
 		if err != nil {
 			return nil, err

@@ -37,7 +37,9 @@ type session struct {
 	mu     sync.Mutex
 	editor *editor.Editor
 	shell  *wasmshell.Shell // nil until the first bash call
-	gone   bool
+	// gone is set under mu; the file operations, which do not take it,
+	// read it too.
+	gone atomic.Bool
 	// lost, guarded by mu, says why the session's interpreter was lost
 	// outside a call (a host step the program did not let finish, a
 	// snapshot saved without the memory): its next call reports it
@@ -88,21 +90,30 @@ func (s *session) expired(now time.Time) string {
 // destroy stops a call in progress, waits for it, and removes everything
 // the session holds; it reports whether the session was hibernated (it
 // then held no slot). The session must already be out of the adapter's
-// map.
+// map. A file operation that found the session before finds it gone
+// (awake); one already under way is not waited for (an upload may take
+// long), but the session's directories are then removed, never handed
+// to another session while it may still reach them.
 func (s *session) destroy() (wasAsleep bool) {
 	s.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.hmu.TryLock() {
+		defer s.hmu.Unlock()
+	} else if s.sandbox != nil {
+		s.spareDirs = nil
+	}
 	return s.destroyLocked()
 }
 
-// destroyLocked is destroy with s.mu held.
+// destroyLocked is destroy with s.mu held, and s.hmu unless the
+// sandbox's directories will not be reused.
 func (s *session) destroyLocked() (wasAsleep bool) {
 	s.cancel()
-	if s.gone {
+	if s.gone.Load() {
 		return false
 	}
-	s.gone = true
+	s.gone.Store(true)
 	if s.asleep.Load() {
 		_ = os.Remove(s.hibFile)
 		return true

@@ -176,7 +176,7 @@ func (a *adapter) snapshot(ctx context.Context, id string, w io.Writer, commit f
 		return err
 	}
 	defer s.mu.Unlock()
-	if s.gone {
+	if s.gone.Load() {
 		return fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
 	}
 	// A hibernated session is woken: its file may hold only what differs
