@@ -569,7 +569,7 @@ func (a *adapter) restoreSandbox(ctx context.Context, r io.Reader, salvage bool,
 	if format != snapshotFormatStream {
 		files = s2.NewReader(br)
 	}
-	if err := a.restoreFiles(tar.NewReader(files), sb); err != nil {
+	if err := a.restoreFiles(files, sb); err != nil {
 		return rs, err
 	}
 	if seal != nil {
@@ -746,21 +746,53 @@ func readChunks(r io.Reader, t *memoryTarget) ([]byte, error) {
 	}
 }
 
-// restoreFiles writes the snapshot's files into the sandbox through its
-// workspaces, so that every byte and entry is charged to the session's
-// quota: a snapshot whose files do not fit is refused.
-func (a *adapter) restoreFiles(tr *tar.Reader, sb *sandbox) error {
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// tarBlock is the unit of a tar archive; its end is two zero blocks.
+const tarBlock = 512
+
+// restoreFiles writes the snapshot's files, the tar archive r holds, into
+// the sandbox through its workspaces, so that every byte and entry is
+// charged to the session's quota: a snapshot whose files do not fit is
+// refused. The archive must end with its trailer (tarTree's writer always
+// writes it): the tar reader takes an input that ends between two entries
+// for the archive's end, and a file cut there (an unsealed hibernation
+// file) would otherwise restore without its later files, and no error.
+func (a *adapter) restoreFiles(r io.Reader, sb *sandbox) error {
 	tmp, err := workspace.New(sb.tmpDir, sb.quota)
 	if err != nil {
 		return fmt.Errorf("%w: %v", port.ErrRuntimeFailure, err)
 	}
+	in := &countingReader{r: r}
+	tr := tar.NewReader(in)
+	// Where the last entry's contents end, padded: the reader takes
+	// exactly its headers, contents and padding from in.
+	var end int64
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			if in.n != end+2*tarBlock {
+				return fmt.Errorf("%w: its files end early (no end of archive)", port.ErrInvalidSnapshot)
+			}
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("%w: its files are malformed: %v", port.ErrInvalidSnapshot, err)
+		}
+		if hdr.Typeflag == tar.TypeReg { // a directory has no contents, whatever its size says
+			end = in.n + (hdr.Size+tarBlock-1)/tarBlock*tarBlock
+		} else {
+			end = in.n
 		}
 		top, rel, found := strings.Cut(strings.TrimSuffix(hdr.Name, "/"), "/")
 		if !found || rel == "" || path.Clean(rel) != rel {

@@ -354,3 +354,59 @@ func TestSnapshotNamingAPathTwiceIsInvalid(t *testing.T) {
 		t.Errorf("sessions after the refusal: %v; want only %s", ids, id)
 	}
 }
+
+// A payload cut where its files section begins, or between two of its
+// files at a boundary of its compression, restored as a session with none
+// or only some of its files, and no error: the archive's reader takes an
+// end of its input between entries for the archive's end. The archive's
+// own end (its trailer) is required now: such a cut is an invalid
+// snapshot.
+func TestSnapshotCutBetweenItsFilesIsInvalid(t *testing.T) {
+	ctx := context.Background()
+	a := newTestAdapter(t, nil)
+	id := newSession(t, a)
+	if _, err := a.d.PutFile(ctx, id, "kept.txt", strings.NewReader("kept")); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := a.d.SnapshotSession(ctx, id, &buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	_, _, files := parseV2(t, good)
+	// The same files, written as an archive without its trailer (a cut
+	// at an entry's end that falls on a block of the compression).
+	var open bytes.Buffer
+	w := s2.NewWriter(&open)
+	tw := tar.NewWriter(w)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "workspace/kept.txt", Mode: 0o644, Size: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Flush(); err != nil { // the entry's padding, not the trailer
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"cut where its files begin": good[:files],
+		"without its trailer":       append(bytes.Clone(good[:files]), open.Bytes()...),
+	} {
+		r, err := a.d.RestoreSession(ctx, bytes.NewReader(b), int64(len(b)))
+		if !errors.Is(err, port.ErrInvalidSnapshot) {
+			t.Errorf("%s: session %q, %v; want ErrInvalidSnapshot", name, r.ID, err)
+		}
+	}
+	r, err := a.d.RestoreSession(ctx, bytes.NewReader(good), int64(len(good)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc, _, err := a.d.GetFile(ctx, r.ID, "kept.txt"); err != nil {
+		t.Errorf("the whole snapshot restored without its file: %v", err)
+	} else {
+		rc.Close()
+	}
+}
