@@ -323,3 +323,31 @@ print(open('C/' + a + '/f.txt').read())
 		t.Fatalf("snapshot: %v", err)
 	}
 }
+
+// PutFile took any path of up to workspace.MaxPathBytes, however long the
+// host path it made under the session's directory: a file past the
+// host's PATH_MAX, which the program could not reach and which made every
+// snapshot and hibernation of the session fail. Such a path is now an
+// invalid request, and nothing is written.
+func TestUploadPastTheHostsPathLimitIsRefused(t *testing.T) {
+	a := newTestAdapter(t, nil)
+	ctx := context.Background()
+	id := newSession(t, a)
+	s, err := a.d.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Past PATH_MAX under this root, within MaxPathBytes.
+	want := 4096 - len(s.ws.Root()) + 8
+	name := strings.Repeat(strings.Repeat("d", 199)+"/", want/200+1)[:want-2] + "/f"
+	if len(name) > workspace.MaxPathBytes {
+		t.Fatalf("the session's root is too long for this test (%d bytes)", len(s.ws.Root()))
+	}
+	if _, err := a.d.PutFile(ctx, id, name, strings.NewReader("x")); !errors.Is(err, port.ErrInvalidRequest) {
+		t.Errorf("an upload to a %d-byte path under a %d-byte root: %v; want ErrInvalidRequest", len(name), len(s.ws.Root()), err)
+	}
+	var buf bytes.Buffer
+	if err := a.d.SnapshotSession(ctx, id, &buf); err != nil {
+		t.Errorf("the snapshot after the upload: %v", err)
+	}
+}

@@ -24,12 +24,15 @@ var (
 	ErrNotUTF8 = errors.New("not valid UTF-8")
 )
 
-// PathTooLongError is the error of a path over MaxPathBytes. It matches
-// port.ErrInvalidRequest with errors.Is.
+// PathTooLongError is the error of a path over MaxPathBytes, or of a new
+// file or directory whose host path would be over the host's PATH_MAX
+// (see Workspace.Write). It matches port.ErrInvalidRequest with
+// errors.Is.
 type PathTooLongError struct {
 	// Bytes is the length of the refused path.
 	Bytes int
-	// Limit is MaxPathBytes.
+	// Limit is MaxPathBytes, or less under a root whose host path
+	// leaves less room.
 	Limit int
 }
 

@@ -282,7 +282,8 @@ func (w *Workspace) WriteFile(p string, data []byte, maxBytes int64) error {
 // quota is refused with a *QuotaError (also port.ErrFileTooLarge). The
 // bytes of a file being replaced count as free for its replacement, unless a
 // guest handle holds that file open. p naming a directory, or spelt as one
-// (ending in "/", "." or ".."), is port.ErrIsDirectory.
+// (ending in "/", "." or ".."), is port.ErrIsDirectory; one whose host
+// path would be over the host's PATH_MAX is a *PathTooLongError.
 func (w *Workspace) Write(p string, r io.Reader, maxBytes int64) (port.FileInfo, error) {
 	return w.write(p, r, maxBytes, nil)
 }
@@ -302,6 +303,9 @@ func (w *Workspace) write(p string, r io.Reader, maxBytes int64, mode *fs.FileMo
 	defer root.Close()
 	if rel == "." || (fi != nil && fi.IsDir()) || spelledAsDir(p) {
 		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w", rel, port.ErrIsDirectory)
+	}
+	if err := w.hostFits(rel); err != nil {
+		return port.FileInfo{}, err
 	}
 	if fi != nil && !fi.Mode().IsRegular() {
 		return port.FileInfo{}, fmt.Errorf("workspace: write %s: %w: %w", rel, ErrNotRegular, port.ErrInvalidRequest)
@@ -486,6 +490,9 @@ func (w *Workspace) Mkdir(p string) error {
 	if rel == "." || fi != nil {
 		return fmt.Errorf("workspace: mkdir %s: %w", rel, fs.ErrExist)
 	}
+	if err := w.hostFits(rel); err != nil {
+		return err
+	}
 	parent := path.Dir(rel)
 	pfi, err := w.statIn(root, parent)
 	switch {
@@ -511,7 +518,22 @@ func (w *Workspace) MkdirAll(p string) error {
 	if rel == "." {
 		return nil
 	}
+	if err := w.hostFits(rel); err != nil {
+		return err
+	}
 	return w.mkdirAllIn(root, "mkdir", rel, rel)
+}
+
+// hostFits refuses (a *PathTooLongError) making rel when its host path
+// would be longer than the host's calls take (hostPathMax): the guest's
+// file system and the saves of a session reach each file by its whole
+// host path, so such a file would be out of the program's reach and
+// would make every snapshot and hibernation of the session fail.
+func (w *Workspace) hostFits(rel string) error {
+	if limit := hostPathMax - len(w.root) - 1; len(rel) > limit {
+		return fmt.Errorf("workspace: %w", &PathTooLongError{Bytes: len(rel), Limit: limit})
+	}
+	return nil
 }
 
 // AllowedMode is what a guest may set of perm on a file of the host's
