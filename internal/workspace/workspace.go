@@ -201,8 +201,9 @@ func (w *Workspace) List(dir string) ([]port.FileInfo, error) {
 }
 
 // Open opens the regular file p for reading. A missing file is
-// port.ErrFileNotFound, a directory port.ErrIsDirectory, any other kind of
-// file port.ErrInvalidRequest with ErrNotRegular.
+// port.ErrFileNotFound, a directory (or a file spelt as one, "a.txt/":
+// ErrNotDirectory) port.ErrIsDirectory, any other kind of file
+// port.ErrInvalidRequest with ErrNotRegular.
 func (w *Workspace) Open(p string) (io.ReadCloser, port.FileInfo, error) {
 	root, err := w.openRoot()
 	if err != nil {
@@ -223,6 +224,9 @@ func (w *Workspace) openIn(root *os.Root, p string) (*os.File, port.FileInfo, er
 	}
 	if err := checkRegular("open", rel, fi); err != nil {
 		return nil, port.FileInfo{}, err
+	}
+	if spelledAsDir(p) { // "a.txt/": ENOTDIR on every host
+		return nil, port.FileInfo{}, fmt.Errorf("workspace: open %s/: %w", rel, notDirError{})
 	}
 	f, err := root.OpenFile(rel, os.O_RDONLY, 0)
 	if err != nil {

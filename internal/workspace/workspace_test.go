@@ -798,3 +798,20 @@ func TestLargestLimitKeepsEveryByte(t *testing.T) {
 		t.Errorf("ReadFile under a limit of MaxInt64: %q, %v; want %q", b, err, "world")
 	}
 }
+
+// A path spelt as a directory ("a.txt/") that names a file opened the
+// file, where every host says ENOTDIR: a client could read a.txt under a
+// name that is not its own. It is refused as not a directory (which the
+// contract counts as port.ErrIsDirectory, as a listing of a file is).
+func TestOpenRefusesAFileSpeltAsADirectory(t *testing.T) {
+	w := newWS(t, 0)
+	put(t, w, "a.txt", "x")
+	for _, p := range []string{"a.txt/", "a.txt/.", "/workspace/a.txt/"} {
+		if _, _, err := w.Open(p); !errors.Is(err, port.ErrIsDirectory) || !errors.Is(err, ErrNotDirectory) {
+			t.Errorf("Open(%q) = %v; want ErrIsDirectory with ErrNotDirectory", p, err)
+		}
+		if _, err := w.ReadFile(p, 0); !errors.Is(err, ErrNotDirectory) {
+			t.Errorf("ReadFile(%q) = %v; want ErrNotDirectory", p, err)
+		}
+	}
+}
