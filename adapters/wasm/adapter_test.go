@@ -1119,3 +1119,75 @@ func TestCloseDuringStartIsNoFailure(t *testing.T) {
 		t.Errorf("the start's end was not logged:\n%s", got)
 	}
 }
+
+// slowBody is an upload's body that sends its first byte, says so on
+// started, and sends the rest once gate is closed.
+type slowBody struct {
+	data    string
+	sent    bool
+	started chan struct{}
+	gate    chan struct{}
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		close(b.started)
+		return copy(p, b.data[:1]), nil
+	}
+	<-b.gate
+	if len(b.data) == 1 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data[1:])
+	b.data = b.data[:1] + b.data[1+n:]
+	return n, nil
+}
+
+// A session is not idle while a file operation runs in it: an upload
+// slower than the idle timeout keeps its session, as a call does, and
+// the session's idle time starts as it ends.
+func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
+	a := newTestAdapter(t, func(c Config) Config { return noPool(c).withReapInterval(20 * time.Millisecond) })
+	ctx := context.Background()
+	short := port.CreateSessionRequest{IdleTimeout: 200 * time.Millisecond}
+	up, err := a.CreateSession(ctx, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := &slowBody{data: "uploaded", started: make(chan struct{}), gate: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(body.gate) })
+	t.Cleanup(release) // before the adapter closes, if the test fails
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.PutFile(ctx, up.ID, "slow.txt", body)
+		done <- err
+	}()
+	<-body.started
+	// A session made after the upload started, and idle since: once it
+	// is reclaimed, the uploading one has been idle as long, by the
+	// clock, in a pass of the reaper.
+	witness, err := a.CreateSession(ctx, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the idle witness session to be reclaimed", func() bool {
+		_, err := a.d.lookup(witness.ID)
+		return errors.Is(err, port.ErrSessionNotFound)
+	})
+	if _, err := a.d.lookup(up.ID); err != nil {
+		t.Fatalf("the session of an upload under way was reclaimed: %v", err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("PutFile: %v", err)
+	}
+	rc, _, err := a.GetFile(ctx, up.ID, "slow.txt")
+	if err != nil {
+		t.Fatalf("GetFile after the upload: %v", err)
+	}
+	defer rc.Close()
+	if b, _ := io.ReadAll(rc); string(b) != "uploaded" {
+		t.Errorf("the upload's content: %q", b)
+	}
+}

@@ -485,7 +485,14 @@ func (a *adapter) awake(ctx context.Context, s *session) (release func(), err er
 			return nil, fmt.Errorf("%w: %q", port.ErrSessionNotFound, s.id)
 		}
 		if !s.asleep.Load() {
-			return s.hmu.RUnlock, nil
+			// The session is in use until the operation ends (expired):
+			// an upload may outlast the idle timeout.
+			s.fileOps.Add(1)
+			return func() {
+				s.touch()
+				s.fileOps.Add(-1)
+				s.hmu.RUnlock()
+			}, nil
 		}
 		s.hmu.RUnlock()
 		s.mu.Lock()
@@ -509,7 +516,7 @@ func (a *adapter) hibernateIdle(ctx context.Context, now time.Time) {
 	a.mu.Lock()
 	var sleepy []*session
 	for _, s := range a.sessions {
-		if !s.asleep.Load() && !s.busy.Load() && now.Sub(time.Unix(0, s.lastActive.Load())) >= a.cfg.settings.HibernateAfter {
+		if !s.asleep.Load() && s.idleSince(now) >= a.cfg.settings.HibernateAfter {
 			sleepy = append(sleepy, s)
 		}
 	}

@@ -26,6 +26,9 @@ type session struct {
 
 	lastActive atomic.Int64 // UnixNano
 	busy       atomic.Bool
+	// fileOps counts the file operations under way (awake): like a
+	// call, they keep the session from being idle.
+	fileOps atomic.Int32
 
 	// ctx ends when the session is destroyed; a running call watches it.
 	ctx    context.Context
@@ -81,10 +84,19 @@ func (s *session) expired(now time.Time) string {
 	if now.Sub(s.created) >= s.lifetime {
 		return "lifetime"
 	}
-	if !s.busy.Load() && now.Sub(time.Unix(0, s.lastActive.Load())) >= s.idle {
+	if s.idleSince(now) >= s.idle {
 		return "idle"
 	}
 	return ""
+}
+
+// idleSince is how long s has been idle at now: 0 while a call or a file
+// operation is under way (an upload may outlast the idle timeout).
+func (s *session) idleSince(now time.Time) time.Duration {
+	if s.busy.Load() || s.fileOps.Load() > 0 {
+		return 0
+	}
+	return now.Sub(time.Unix(0, s.lastActive.Load()))
 }
 
 // destroy stops a call in progress, waits for it, and removes everything
