@@ -118,6 +118,11 @@ func (e *Editor) Run(in port.EditorInput) (Output, error) {
 	if fail != nil {
 		return *fail, nil
 	}
+	if in.Command != port.EditorView && spelledAsDir(in.Path) {
+		// Resolving drops the spelling ("notes/" is "notes"): a file made
+		// or changed there would not be where the model meant.
+		return failf("the path %s names a directory (it ends in /, /. or /..); %s works on a file: give the file's name", show(in.Path), in.Command), nil
+	}
 	switch in.Command {
 	case port.EditorView:
 		return e.view(rel, in.ViewRange), nil
@@ -171,6 +176,16 @@ func validate(in port.EditorInput) error {
 		}
 	}
 	return nil
+}
+
+// spelledAsDir reports whether p names a directory by its spelling: it
+// ends in "/", "/." or "/..".
+func spelledAsDir(p string) bool {
+	switch p[strings.LastIndexByte(p, '/')+1:] {
+	case "", ".", "..":
+		return true
+	}
+	return false
 }
 
 // resolve maps the request path to a workspace-relative one. A path

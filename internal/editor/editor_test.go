@@ -332,6 +332,11 @@ func TestCreate(t *testing.T) {
 	e.fail(create("/workspace/a.txt", "other"), "already exists")
 	e.fail(create("deep", "x"), "directory")
 	e.fail(create("/workspace", "x"), "directory")
+	// Spelt as a directory, the name is not taken for a file's.
+	for _, p := range []string{"notes/", "notes/.", "deep/..", "/workspace/"} {
+		e.fail(create(p, "x"), "names a directory")
+	}
+	e.wantGone("notes")
 	stderr := e.fail(create("a.txt/child", "x"), "a parent is not a directory")
 	if strings.Contains(stderr, "invalid request") {
 		t.Errorf("stderr %q carries the sentinel text", stderr)
