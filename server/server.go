@@ -590,7 +590,9 @@ func (s *server) spoolFile(part *multipart.Part, body *bodyTracker) (*spool, err
 	sp := &spool{f: f, name: part.FileName()}
 	src := io.Reader(part)
 	fileMax := s.fileLimit()
-	if fileMax > 0 {
+	if fileMax > 0 && fileMax < math.MaxInt64 {
+		// One byte over tells a file over the limit; no file can be over
+		// the largest.
 		src = io.LimitReader(part, fileMax+1)
 	}
 	dst := &writeTracker{w: f}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -1464,5 +1465,31 @@ func TestSessionRoutePatternFindsTheNode(t *testing.T) {
 		if route.MatchString(path) {
 			t.Errorf("%s matched the session route pattern", path)
 		}
+	}
+}
+
+// The largest file limit a port can state takes every byte of an upload:
+// one byte over it cannot be asked for.
+func TestUploadUnderTheLargestFileLimit(t *testing.T) {
+	p := porttest.New(porttest.WithLimits(port.Limits{FileBytes: math.MaxInt64}))
+	defer p.Close()
+	s, err := p.CreateSession(context.Background(), port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := servePort(t, p)
+	body, ct := multipartBody(t, "", "a.txt", "every byte")
+	req, _ := http.NewRequest("POST", h.srv.URL+"/sessions/"+s.ID+"/files", body)
+	req.Header.Set("Content-Type", ct)
+	if r := h.send(req); r.status != http.StatusCreated {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	rc, _, err := p.GetFile(context.Background(), s.ID, "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if b, _ := io.ReadAll(rc); string(b) != "every byte" {
+		t.Errorf("stored %q", b)
 	}
 }

@@ -251,7 +251,13 @@ func (a *adapter) readAnswer(ctx, callCtx context.Context, c *call, resp *http.R
 		return status, nil, a.settleNotFound(ctx, c, statusError(c, status, resp.Header, readErrorBody(resp.Body)))
 	}
 	limit := a.cfg.settings.MaxResponseBytes
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body := io.Reader(resp.Body)
+	if limit < math.MaxInt64 {
+		// One byte over tells an answer over the cap; none is over the
+		// largest.
+		body = io.LimitReader(resp.Body, limit+1)
+	}
+	b, err := io.ReadAll(body)
 	if err != nil {
 		return status, nil, transportError(ctx, callCtx, c, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -1111,5 +1112,17 @@ func TestSnapshotOfferAskedWithinTheCallersContext(t *testing.T) {
 	}
 	if errors.Is(err, port.ErrUnsupported) {
 		t.Fatalf("a cancelled ask reported as no snapshots: %v", err)
+	}
+}
+
+// The largest response cap takes every byte of an answer: one byte over
+// it cannot be asked for.
+func TestLargestResponseCap(t *testing.T) {
+	a, _ := backend(t, answer(200, `{"session_id":"s1"}`), func(c httpadapter.Config) httpadapter.Config {
+		return c.WithMaxResponseBytes(math.MaxInt64)
+	})
+	s, err := a.CreateSession(context.Background(), port.CreateSessionRequest{})
+	if err != nil || s.ID != "s1" {
+		t.Fatalf("CreateSession under the largest cap: %+v, %v", s, err)
 	}
 }
