@@ -344,6 +344,15 @@ func tarTree(tw *tar.Writer, prefix, root string) error {
 			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: int64(info.Mode().Perm()), Format: tar.FormatPAX})
 		case d.Type().IsRegular():
 			f, err := os.Open(p)
+			if errors.Is(err, fs.ErrPermission) {
+				// A file the program made unreadable (chmod 000): the
+				// session is held, so no program races the bits back.
+				info, ierr := d.Info()
+				if ierr == nil {
+					f, err = workspace.OpenUnreadable(err, info.Mode().Perm(), func(perm fs.FileMode) error { return os.Chmod(p, perm) },
+						func() (*os.File, error) { return os.Open(p) })
+				}
+			}
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -324,4 +326,50 @@ func TestSnapshotOfASessionThatDrewCharts(t *testing.T) {
 	mustRun(t, b, r.ID, "kept.axes[0].set_title('after, with new text: αβγ')\nb = io.BytesIO()\nkept.savefig(b, format='png')\n"+
 		"fig2, ax2 = plt.subplots()\nax2.text(0.5, 0.5, 'a new figure')\nb2 = io.BytesIO()\nfig2.savefig(b2, format='png')\n"+
 		"plt.close('all')\nprint(b.getvalue()[:4] == b2.getvalue()[:4] == b'\\x89PNG')", "True\n")
+}
+
+// A file the program made unreadable (chmod 000) is kept: its result
+// lists a copy of it, a snapshot holds it, and the restored session has
+// it with its bits. Root never meets the bits, so the check needs another
+// user (the container image runs as one).
+func TestSnapshotKeepsAFileTheProgramMadeUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a file whatever its bits; run this test as another user (the Dockerfile's uid 65532) to exercise it")
+	}
+	ctx := context.Background()
+	a := snapshotPort(t, nil)
+	s, err := a.CreateSession(ctx, port.CreateSessionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Execute(ctx, s.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import os\nopen('secret.txt', 'w').write('kept')\nos.chmod('secret.txt', 0)"})
+	if err != nil || res.Outcome != port.OutcomeCompleted || len(res.Files) != 1 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if rc, _, err := a.GetOutputFile(ctx, s.ID, res.Files[0].FileID); err != nil {
+		t.Errorf("the result's copy: %v", err)
+	} else {
+		rc.Close()
+	}
+	var buf bytes.Buffer
+	if err := a.SnapshotSession(ctx, s.ID, &buf, port.SnapshotOptions{}); err != nil {
+		t.Fatalf("SnapshotSession: %v", err)
+	}
+	r, err := a.RestoreSession(ctx, &buf, port.SnapshotOptions{})
+	if err != nil {
+		t.Fatalf("RestoreSession: %v", err)
+	}
+	rc, _, err := a.GetFile(ctx, r.ID, "secret.txt")
+	if err != nil {
+		t.Fatalf("GetFile in the restored session: %v", err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "kept" {
+		t.Errorf("restored content %q", b)
+	}
+	res, err = a.Execute(ctx, r.ID, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "import os, stat\nprint(oct(stat.S_IMODE(os.stat('secret.txt').st_mode)))"})
+	if err != nil || res.Stdout != "0o0\n" {
+		t.Errorf("the restored file's bits: %+v, %v", res, err)
+	}
 }

@@ -815,3 +815,39 @@ func TestOpenRefusesAFileSpeltAsADirectory(t *testing.T) {
 		}
 	}
 }
+
+// A file a program made unreadable (chmod 000) is still the host's to
+// read: a download, an output's copy and the editor open it, and its bits
+// stay as the program set them. Root never meets the bits, so the check
+// needs another user (the container image runs as one).
+func TestHostReadsAFileTheProgramMadeUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a file whatever its bits; run this test as another user (the Dockerfile's uid 65532) to exercise it")
+	}
+	w := newWS(t, 0)
+	if _, err := w.Write("f", strings.NewReader("kept"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Chmod("f", 0); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := w.Open("f")
+	if err != nil {
+		t.Fatalf("Open of a file chmod 000: %v", err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || string(b) != "kept" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	if b, err := w.ReadFile("f", 0); err != nil || string(b) != "kept" {
+		t.Fatalf("ReadFile: %q, %v", b, err)
+	}
+	fi, err := os.Stat(filepath.Join(w.Root(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0 {
+		t.Errorf("bits after the host's reads: %o, want 0", fi.Mode().Perm())
+	}
+}
