@@ -36,8 +36,15 @@ type adapter struct {
 	// (and replaced) as each ends: a caller that finds every slot taken
 	// by a worker the filler is starting waits for it rather than being
 	// refused for a slot that is about to open.
-	warming  int
-	warmed   chan struct{}
+	warming int
+	warmed  chan struct{}
+	// started says a worker has started at least once; until one has,
+	// startErr is the filler's last failure to start one, which
+	// WaitReady reports (a configuration no worker can start under,
+	// such as a worker-memory-limit below what a worker needs, would
+	// otherwise keep it waiting for ever).
+	started  bool
+	startErr error
 	sessions map[string]*session
 	closed   bool // set by Close, for the background work
 
@@ -205,9 +212,13 @@ func (a *adapter) WaitReady(ctx context.Context) error {
 		// workers may start, there is nothing to wait for.
 		idle := a.countLocked(func(w *worker) bool { return a.availableForLocked(w, tenant) })
 		full := a.cfg.settings.TenantWorkers && a.liveLocked()+a.starting >= a.cfg.workers() && a.warming == 0
+		started, startErr := a.started, a.startErr
 		a.mu.Unlock()
 		if idle >= a.cfg.settings.MinWorkers || full {
 			return nil
+		}
+		if !started && startErr != nil {
+			return fmt.Errorf("%w: no worker process has started: %w", port.ErrRuntimeFailure, startErr)
 		}
 		select {
 		case <-ctx.Done():
@@ -292,6 +303,11 @@ func (a *adapter) askFill() {
 // are alive, starting one at a time so that starting never takes every
 // core.
 func (a *adapter) fill(ctx context.Context) {
+	// failures counts the starts that failed in a row: the wait before
+	// the next doubles with each, up to maxStartBackoff, so that a worker
+	// that cannot start costs a few log records a minute, not one a
+	// second.
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -316,6 +332,9 @@ func (a *adapter) fill(ctx context.Context) {
 			if err == nil {
 				a.workers = append(a.workers, w)
 				a.metrics.live.Set(float64(len(a.workers)))
+				a.started, a.startErr = true, nil
+			} else if !a.started && ctx.Err() == nil {
+				a.startErr = err
 			}
 			close(a.warmed)
 			a.warmed = make(chan struct{})
@@ -325,15 +344,31 @@ func (a *adapter) fill(ctx context.Context) {
 					return
 				}
 				a.metrics.restarts.WithLabelValues(causeStart).Inc()
-				a.cfg.logger.Error("could not start a worker", "error", err)
+				failures++
+				wait := startBackoff(failures)
+				a.cfg.logger.Error("could not start a worker", "error", err, "retry_in", wait.String())
 				select { // do not spin on a worker that cannot start
 				case <-ctx.Done():
 					return
-				case <-time.After(time.Second):
+				case <-time.After(wait):
 				}
+			} else {
+				failures = 0
 			}
 		}
 	}
+}
+
+// maxStartBackoff bounds the filler's wait after failed starts.
+const maxStartBackoff = time.Minute
+
+// startBackoff is the filler's wait after failures starts failed in a
+// row: a second, doubling, at most maxStartBackoff.
+func startBackoff(failures int) time.Duration {
+	if failures > 6 {
+		return maxStartBackoff
+	}
+	return min(time.Second<<(failures-1), maxStartBackoff)
 }
 
 // watch replaces idle workers that died (nobody else would notice) and
@@ -522,6 +557,7 @@ func (a *adapter) acquire(ctx context.Context) (*worker, error) {
 	}
 	a.workers = append(a.workers, w)
 	a.metrics.live.Set(float64(len(a.workers)))
+	a.started, a.startErr = true, nil
 	w.take(tenant)
 	return w, nil
 }

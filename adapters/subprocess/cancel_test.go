@@ -111,3 +111,21 @@ func TestCreateGivenUpDuringAWorkersStart(t *testing.T) {
 	}
 	testwait.For(t, "the worker process to be reaped", func() bool { kids, _ := children(t); return len(kids) == 0 })
 }
+
+// A configuration no worker can start under (here a worker that exits at
+// once; in practice a worker-memory-limit below what a worker needs) is
+// reported by WaitReady, which would otherwise wait for ever for the
+// minimum of workers.
+func TestWaitReadyReportsWorkersThatCannotStart(t *testing.T) {
+	a, err := subprocess.New(subprocess.NewConfig().WithWorkerCommand("/bin/false").WithWorkers(1, 1).WithSessionsDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := testwait.Context(t)
+	defer cancel()
+	err = a.WaitReady(ctx)
+	if !errors.Is(err, port.ErrRuntimeFailure) || ctx.Err() != nil {
+		t.Fatalf("WaitReady with workers that cannot start: %v, want ErrRuntimeFailure", err)
+	}
+}
