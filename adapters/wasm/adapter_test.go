@@ -1191,3 +1191,25 @@ func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
 		t.Errorf("the upload's content: %q", b)
 	}
 }
+
+// A produced file the host could not copy (here its copies' directory is
+// gone) is still named in the result's note, which says why: not the
+// workspace limit, which would send the program looking for room it has.
+func TestAnOutputTheHostCouldNotCopyIsNotBlamedOnTheLimit(t *testing.T) {
+	a := newTestAdapter(t, noPool)
+	id := newSession(t, a)
+	s, err := a.d.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.sandbox.dir, "outputs")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Execute(context.Background(), id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "open('out.txt', 'w').write('x')"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stderr, "the host could not copy it") || !strings.Contains(res.Stderr, `"out.txt"`) || strings.Contains(res.Stderr, "workspace limit") {
+		t.Errorf("stderr %q", res.Stderr)
+	}
+}

@@ -28,7 +28,7 @@ const (
 // cannot list it says in res.Stderr.
 func (a *adapter) collectOutputs(s *session, res *port.Result) {
 	paths, overflow := s.ws.Changes().Take()
-	var notKept, notInline []string
+	var notKept, notCopied, notInline []string
 	more := 0
 	images, imageBytes := a.cfg.settings.InlineImages, a.cfg.settings.InlineImageBytes
 	for _, rel := range paths {
@@ -64,7 +64,7 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 			notKept = append(notKept, rel)
 		default:
 			a.cfg.logger.Warn("keeping an output file failed", "session", s.id, "error", errors.Unwrap(err))
-			notKept = append(notKept, rel)
+			notCopied = append(notCopied, rel)
 		}
 	}
 	if more > 0 || overflow {
@@ -76,6 +76,11 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 	}
 	if len(notKept) > 0 {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %s]", plural(len(notKept), "produced file was", "produced files were"), someNames(notKept)))
+	}
+	if len(notCopied) > 0 {
+		// A host error, not the quota: saying the limit left no room
+		// would send the program looking for room it has.
+		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the host could not copy it; fetch by path instead: %s]", plural(len(notCopied), "produced file was", "produced files were"), someNames(notCopied)))
 	}
 }
 
