@@ -725,7 +725,9 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	streamCtx, cancelStream := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelStream()
 	done := make(chan struct{})
-	var overran atomic.Bool
+	// forced is why the watchdog ended the call: causeDeadline, or
+	// causeCancel for a call that did not stop once cancelled.
+	var forced atomic.Value
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // the watchdog: owned by this call, ended before it returns
@@ -736,6 +738,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 		case <-done:
 			return
 		case <-hard.C:
+			forced.Store(causeDeadline)
 		case <-ctx.Done():
 			grace := time.NewTimer(afterGrace(a.cfg.killGrace, allowance))
 			defer grace.Stop()
@@ -743,9 +746,9 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 			case <-done:
 				return
 			case <-grace.C:
+				forced.Store(causeCancel)
 			}
 		}
-		overran.Store(true)
 		cancelStream()
 	}()
 	res, err := s.w.rpc.execute(streamCtx, ctx.Done(), sessionID, req, a.cfg.settings.OutputLimit)
@@ -756,13 +759,15 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	var te *transportError
 	switch {
 	case errors.As(err, &te):
-		forced := ""
-		if overran.Load() {
-			forced = causeDeadline
-		}
-		cause := a.lose(s.w, forced)
-		rc := port.ReturnCodeTimedOut
-		if cause != causeDeadline {
+		why, _ := forced.Load().(string)
+		cause := a.lose(s.w, why)
+		var rc int
+		switch cause {
+		case causeDeadline:
+			rc = port.ReturnCodeTimedOut
+		case causeCancel:
+			rc = port.ReturnCodeCancelled
+		default:
 			_, rc = s.w.exitCause()
 		}
 		return lostResult(req, cause, rc, time.Since(start)), nil
@@ -814,6 +819,7 @@ func (a *adapter) graced(ctx context.Context) (context.Context, context.CancelFu
 func lostResult(req port.ExecuteRequest, cause string, rc int, d time.Duration) port.Result {
 	why := map[string]string{
 		causeDeadline: "did not stop at the call's deadline and was killed",
+		causeCancel:   "did not stop when the call was cancelled and was killed",
 		causeOOM:      "ran out of memory and was killed by the operating system",
 		causeKilled:   "was killed",
 		causeCrashed:  "crashed",

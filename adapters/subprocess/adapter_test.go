@@ -170,6 +170,35 @@ func TestMemoryBombMeetsTheWorkersOSLimitAsAMemoryError(t *testing.T) {
 	}
 }
 
+// A worker that does not stop a cancelled call within the grace is
+// killed, and the call says it was cancelled, not that it overran its
+// deadline, which was hours away.
+func TestHungWorkerIsKilledAfterItsCancellation(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
+		return c.WithWorkers(1, 4).WithKillGrace(500 * time.Millisecond)
+	})
+	victim, other := twoSessions(t, a)
+	pid := subprocess.SessionPID(a, victim)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := testwait.StartCall(ctx, t, a, victim, port.ExecuteRequest{Tool: port.ToolCodeExecution,
+		Code: "print('started', flush=True)\nwhile True: pass", Timeout: time.Hour})
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped before the cancellation, or it might still answer it.
+	testwait.For(t, "the worker to be stopped", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		return err == nil && procState(string(b)) == "T"
+	})
+	cancel()
+	res := testwait.Receive(t, done, "the call")
+	lostAndGone(t, a, res, victim, other, "did not stop when the call was cancelled", port.ReturnCodeCancelled)
+	if alive(pid) {
+		t.Errorf("the hung worker %d is still alive", pid)
+	}
+}
+
 func TestHungWorkerIsKilledAfterTheGrace(t *testing.T) {
 	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config {
 		return c.WithWorkers(1, 4).WithKillGrace(500 * time.Millisecond)

@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "codeport_worker_restarts_total",
-			Help: "Worker processes ended and replaced, by cause (recycled, evicted, deadline, oom, killed, crashed, start).",
+			Help: "Worker processes ended and replaced, by cause (recycled, evicted, deadline, cancel, oom, killed, crashed, start).",
 		}, []string{"cause"}),
 		poolWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "codeport_worker_pool_wait_seconds",

@@ -30,6 +30,7 @@ const (
 	causeRecycled = "recycled" // hosted its share of sessions; retired by us
 	causeEvicted  = "evicted"  // a tenant worker hosting nothing, retired by us to make room for another tenant's
 	causeDeadline = "deadline" // a call overran its deadline by the grace; killed by us
+	causeCancel   = "cancel"   // a call did not stop within the grace of its cancellation; killed by us
 	causeOOM      = "oom"      // ran out of memory under its OS limit
 	causeKilled   = "killed"   // killed by a signal we did not send
 	causeCrashed  = "crashed"  // exited on its own
