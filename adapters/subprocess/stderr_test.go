@@ -87,3 +87,39 @@ func TestWorkerOutOfMemoryLines(t *testing.T) {
 		}
 	}
 }
+
+// A line that is no record and starts no crash report (a library's stray
+// print), or a record longer than a logged line, does not turn what
+// follows into a crash report: the records after it keep their levels,
+// and the rest of a long line is dropped, not logged as lines of its own.
+func TestWorkerStderrAfterAStrayLine(t *testing.T) {
+	var logs logtest.Buffer
+	s := &stderrLog{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	long := `{"time":"2026-12-01T00:00:00Z","level":"WARN","msg":"keeping an output file failed","error":"` + strings.Repeat("x", 3*maxLogLine) + `"}`
+	in := "a stray print\n" + long + "\n" + `{"time":"2026-12-01T00:00:00Z","level":"INFO","msg":"session reclaimed"}` + "\n"
+	b := []byte(in)
+	for len(b) > 0 {
+		n := min(len(b), 1000)
+		if _, err := s.Write(b[:n]); err != nil {
+			t.Fatal(err)
+		}
+		b = b[n:]
+	}
+	got := logs.String()
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines logged, want 3:\n%s", len(lines), got)
+	}
+	if !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "a stray print") {
+		t.Errorf("the stray line: %s", lines[0])
+	}
+	if !strings.Contains(lines[1], "cut=true") {
+		t.Errorf("the long record: %.200s", lines[1])
+	}
+	if !strings.Contains(lines[2], "level=INFO") || !strings.Contains(lines[2], "session reclaimed") {
+		t.Errorf("the record after them: %s", lines[2])
+	}
+	if strings.Contains(got, "crash report") {
+		t.Errorf("taken for a crash report:\n%.500s", got)
+	}
+}

@@ -326,9 +326,13 @@ func outOfMemory(line string) bool {
 // stderrLog passes a worker's stderr to the parent's logger, a line at a
 // time: the worker's own log records (JSON, which never hold a program's
 // output: the wasm adapter captures that in memory) keep their level and
-// attributes; anything else is the Go runtime's crash report, whose first
-// lines are logged as an error and the rest (a dump of every goroutine)
-// counted, not logged. An out-of-memory death is noted for the cause.
+// attributes; a line that starts the Go runtime's crash report, and all
+// after it, are the crash report, whose first lines are logged as an
+// error and the rest (a dump of every goroutine) counted, not logged;
+// any other line (a library's stray print) is logged as a warning, its
+// first ones only, and the records after it keep their levels. A line
+// over maxLogLine is logged cut, and the rest of it dropped. An
+// out-of-memory death is noted for the cause.
 type stderrLog struct {
 	log *slog.Logger
 	w   *worker
@@ -336,6 +340,10 @@ type stderrLog struct {
 	buf []byte
 	// crash counts the lines of a crash report seen so far.
 	crash int
+	// stray counts the other lines that were not records.
+	stray int
+	// skip drops what is left of a line logged cut, up to its newline.
+	skip bool
 }
 
 // maxLogLine caps one logged line; the rest of a longer line is dropped
@@ -354,14 +362,29 @@ func (s *stderrLog) Write(p []byte) (int, error) {
 		i := bytes.IndexByte(s.buf, '\n')
 		if i < 0 {
 			if len(s.buf) > maxLogLine {
-				s.emit(s.buf[:maxLogLine], true)
-				s.buf = s.buf[:0]
+				if !s.skip {
+					s.emit(s.buf[:maxLogLine], true)
+				}
+				s.buf, s.skip = s.buf[:0], true
 			}
 			return len(p), nil
 		}
-		s.emit(s.buf[:i], false)
-		s.buf = s.buf[i+1:]
+		if !s.skip {
+			s.emit(s.buf[:i], false)
+		}
+		s.buf, s.skip = s.buf[i+1:], false
 	}
+}
+
+// crashStart reports whether line starts the Go runtime's report of a
+// dying process.
+func crashStart(line string) bool {
+	for _, p := range []string{"panic: ", "fatal error: ", "runtime: ", "runtime/cgo: ", "unexpected fault address", "fatal: morestack", "SIG"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *stderrLog) emit(line []byte, cut bool) {
@@ -377,6 +400,16 @@ func (s *stderrLog) emit(line []byte, cut bool) {
 	}
 	if len(text) > maxLogLine {
 		text, cut = text[:maxLogLine], true
+	}
+	if s.crash == 0 && !crashStart(text) {
+		s.stray++
+		switch {
+		case s.stray <= maxCrashLines:
+			s.log.Warn("worker stderr", "line", text, "cut", cut)
+		case s.stray == maxCrashLines+1:
+			s.log.Warn("worker stderr: further lines that are not log records are not logged")
+		}
+		return
 	}
 	s.crash++
 	switch {
