@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codeport/codeport/internal/purpose"
+	"github.com/codeport/codeport/internal/textclip"
 	"github.com/codeport/codeport/port"
 )
 
@@ -269,13 +270,5 @@ func portError(err error, sessionID string) error {
 
 // quote quotes a value a client sent, shortened.
 func quote(s string) string {
-	const limit = 64
-	if len(s) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", textclip.Clip(s, 64))
 }

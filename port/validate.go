@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/codeport/codeport/internal/textclip"
 )
 
 // NewToolUseID mints a tool use id for a call that brought none, in the
@@ -14,14 +16,7 @@ func NewToolUseID() string { return "srvtoolu_" + rand.Text() }
 
 // shortID keeps an error message bounded whatever a caller sends.
 func shortID(s string) string {
-	if len(s) > 64 {
-		cut := 64
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
+	return textclip.Clip(s, 64)
 }
 
 // usableID reports whether id can name a session at all.

@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/codeport/codeport/contract"
+	"github.com/codeport/codeport/internal/textclip"
 	"github.com/codeport/codeport/port"
 )
 
@@ -314,15 +314,7 @@ func quotesAny(detail string, secrets []string) bool {
 
 // shorten makes s valid UTF-8 of at most n bytes, cut at a rune boundary.
 func shorten(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return textclip.Clip(strings.ToValidUTF8(s, "\uFFFD"), n)
 }
 
 // parseRetryAfter reads a Retry-After header: delay seconds or an HTTP

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/codeport/codeport/gateway/containers"
 	"github.com/codeport/codeport/internal/purpose"
+	"github.com/codeport/codeport/internal/textclip"
 	"github.com/codeport/codeport/port"
 )
 
@@ -447,14 +447,7 @@ func compact(b []byte) string {
 	if json.Compact(&buf, b) == nil {
 		s = buf.String()
 	}
-	if len(s) <= compactLimit {
-		return s
-	}
-	cut := compactLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return textclip.Clip(s, compactLimit)
 }
 
 // Description is the function description built from a capability
