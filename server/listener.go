@@ -60,14 +60,16 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(unwrap(w), r.Body, limit)
 		}
-		if gr, ok := w.(*guardRecorder); ok {
+		if rec, ok := w.(*recorder); ok {
 			// Passed: next's answer is not a refusal of the guard's.
-			gr.passed = true
+			rec.passed = true
 		}
 		next.ServeHTTP(w, r)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rf := &guardRecorder{ResponseWriter: w}
+		// next gets the recorder as its writer: its status is the
+		// tenant's request count's (codeport_tenant_requests_total).
+		rf := &recorder{ResponseWriter: w}
 		if err := s.checkOrigin(r); err != nil {
 			s.writeError(rf, r, err)
 		} else {
@@ -82,44 +84,6 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		}
 	})
 }
-
-// guardRecorder records the status of the answer to a request: the
-// guard's own refusal, which it logs, or next's answer once the request
-// passed, which only the tenant's request count (codeport_tenant_requests_total)
-// needs. next gets it as its writer; Unwrap lets http.ResponseController
-// (flushes, deadlines) and http.MaxBytesReader reach the server's own.
-type guardRecorder struct {
-	http.ResponseWriter
-	status int
-	passed bool
-}
-
-func (g *guardRecorder) WriteHeader(status int) {
-	if g.status == 0 {
-		g.status = status
-	}
-	g.ResponseWriter.WriteHeader(status)
-}
-
-func (g *guardRecorder) Write(b []byte) (int, error) {
-	if g.status == 0 {
-		g.status = http.StatusOK
-	}
-	return g.ResponseWriter.Write(b)
-}
-
-// Flush serves a next that asserts http.Flusher rather than using
-// http.ResponseController.
-func (g *guardRecorder) Flush() {
-	if g.status == 0 {
-		g.status = http.StatusOK
-	}
-	_ = http.NewResponseController(g.ResponseWriter).Flush()
-}
-
-func (g *guardRecorder) Unwrap() http.ResponseWriter { return g.ResponseWriter }
-
-func (g *guardRecorder) statusCode() int { return g.status }
 
 // Caller is who a request that Guard.Handler let through authenticated
 // as: with tenants, its tenant (the auth-token's is TokenTenant); without,

@@ -1270,6 +1270,9 @@ type recorder struct {
 	err    error
 	// tenant names the caller's tenant, with WithTenants.
 	tenant string
+	// passed says, behind a Guard, that the request passed the guard:
+	// its answer is next's, not a refusal the guard logs.
+	passed bool
 }
 
 func (r *recorder) WriteHeader(status int) {
@@ -1286,10 +1289,22 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+// FlushError flushes the underlying writer, and is what
+// http.ResponseController calls: its error (the client gone) reaches the
+// caller.
+func (r *recorder) FlushError() error {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+// Flush serves a handler that asserts http.Flusher rather than using
+// http.ResponseController (a Guard's next).
+func (r *recorder) Flush() { _ = r.FlushError() }
+
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func (r *recorder) statusCode() int { return r.status }
 
 // unwrap returns the server's own writer, which http.MaxBytesReader needs to
 // tell the server to close the connection after an oversized body instead

@@ -792,8 +792,8 @@ func sessionOrNil(sess port.Session, err error) *port.Session {
 
 // statusOf is the status the handler answered with, as the recorder saw it.
 func statusOf(w http.ResponseWriter) int {
-	if rec, ok := w.(interface{ statusCode() int }); ok && rec.statusCode() != 0 {
-		return rec.statusCode()
+	if rec, ok := w.(*recorder); ok && rec.status != 0 {
+		return rec.status
 	}
 	return http.StatusOK
 }
