@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/codeport/codeport/internal/testkit/metrictest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/server"
 )
@@ -191,7 +192,7 @@ func TestGuardCountsTenantRequestsByStatus(t *testing.T) {
 		}
 	}
 	for status, want := range map[string]float64{"204": 1, "404": 2, "200": 1, "413": 1} {
-		if got := gathered(t, reg, "codeport_tenant_requests_total", "tenant", "a", "status", status); got != want {
+		if got := metrictest.Value(t, reg, "codeport_tenant_requests_total", "tenant", "a", "status", status); got != want {
 			t.Errorf("tenant a's requests answered %s: %v, want %v", status, got, want)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/codeport/codeport/contract"
 	"github.com/codeport/codeport/internal/testkit/logtest"
+	"github.com/codeport/codeport/internal/testkit/metrictest"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
 	"github.com/codeport/codeport/port"
 	"github.com/codeport/codeport/server"
@@ -465,7 +466,7 @@ func TestTenantMetrics(t *testing.T) {
 
 	counter := func(name string, labels ...string) float64 {
 		t.Helper()
-		return gathered(t, h.reg, name, labels...)
+		return metrictest.Value(t, h.reg, name, labels...)
 	}
 	for _, c := range []struct {
 		name   string
@@ -858,38 +859,4 @@ func TestTenantReachesThePort(t *testing.T) {
 	if want := []string{"a", "b", server.TokenTenant}; !slices.Equal(got, want) {
 		t.Fatalf("the port saw tenants %q; want %q", got, want)
 	}
-}
-
-// gathered is the value of the counter or gauge name whose labels include
-// the label/value pairs, from reg; -1 if there is none.
-func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels ...string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
-						found = true
-					}
-				}
-				if !found {
-					continue metrics
-				}
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return -1
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/codeport/codeport/conformance"
 	"github.com/codeport/codeport/internal/testkit/logtest"
 	"github.com/codeport/codeport/internal/testkit/measure"
+	"github.com/codeport/codeport/internal/testkit/metrictest"
 	"github.com/codeport/codeport/internal/testkit/testcache"
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/internal/testkit/wasmtest"
@@ -106,7 +107,7 @@ func TestKillNineMidCall(t *testing.T) {
 	}
 	res := testwait.Receive(t, done, "the call after its worker was killed")
 	lostAndGone(t, a, res, victim, other, "was killed", 128+int(syscall.SIGKILL))
-	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
+	if n := metrictest.Value(t, reg, "codeport_worker_restarts_total", "cause", "killed"); n != 1 {
 		t.Errorf("restarts{cause=killed} = %v, want 1", n)
 	}
 	// The pool is topped up again.
@@ -427,28 +428,6 @@ func TestCreateWaitsForTheWorkerBeingStarted(t *testing.T) {
 	}
 }
 
-// counterValue reads a counter of reg by its one label's value.
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetValue() == label {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
 func alive(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -625,7 +604,7 @@ func TestIdleWorkerDeathIsNoticed(t *testing.T) {
 		now := subprocess.WorkerPIDs(a)
 		return len(now) == 1 && now[0] != pids[0] && a.Ready()
 	})
-	if n := counterValue(t, reg, "codeport_worker_restarts_total", "killed"); n != 1 {
+	if n := metrictest.Value(t, reg, "codeport_worker_restarts_total", "cause", "killed"); n != 1 {
 		t.Errorf("restarts{cause=killed} = %v, want 1", n)
 	}
 	if got := run(t, a, newSession(t, a), "print('fine')"); got.Stdout != "fine\n" {
