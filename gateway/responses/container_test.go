@@ -566,15 +566,26 @@ func TestOpenContainerMisuse(t *testing.T) {
 	}
 }
 
-// Calls in one container that overlap (two responses naming it at once)
-// are not queued: the second is ContainerBusy and does not run. A call
-// whose context is cancelled is Cancelled.
-func TestRunInContainerBusy(t *testing.T) {
+// longCall is a container with a call that runs until stop cancels it
+// (as long as the test needs, not for a time a loaded machine may
+// exceed), started through start (RunInContainer, or Container.Run);
+// done gives its outcome.
+type longCall struct {
+	ctx   context.Context
+	store *containers.Store
+	c     *Container
+	plan  Plan
+	stop  context.CancelFunc
+	done  chan Outcome
+}
+
+func startLongCall(t *testing.T, start func(ctx context.Context, lc *longCall, timeout time.Duration) Outcome) *longCall {
+	t.Helper()
 	p := wasmtest.New(t, nil)
 	store := containers.New(p)
 	t.Cleanup(func() { _ = store.Close() })
 	ctx, cancel := testwait.Context(t)
-	defer cancel()
+	t.Cleanup(cancel)
 	caps, err := p.Describe(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -583,34 +594,42 @@ func TestRunInContainerBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The long call lasts until the prober has been refused (it is
-	// cancelled then), not for a time a loaded machine may exceed.
-	long := containerPlan(t, c, "import time\ntime.sleep(100000)")
+	lc := &longCall{ctx: ctx, store: store, c: c, plan: containerPlan(t, c, "import time\ntime.sleep(100000)"), done: make(chan Outcome, 1)}
 	longCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan Outcome, 1)
+	t.Cleanup(stop)
+	lc.stop = stop
 	go func() {
-		// The prober may hold the container for a moment: retry until the
-		// long call itself is admitted.
+		// The test's prober may hold the container for a moment: retry
+		// until the long call itself is admitted.
 		for {
-			o := RunInContainer(longCtx, store, long, caps.Limits.MaxTimeout)
+			o := start(longCtx, lc, caps.Limits.MaxTimeout)
 			if o.Kind != ContainerBusy || longCtx.Err() != nil {
-				done <- o
+				lc.done <- o
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
+	return lc
+}
+
+// Calls in one container that overlap (two responses naming it at once)
+// are not queued: the second is ContainerBusy and does not run. A call
+// whose context is cancelled is Cancelled.
+func TestRunInContainerBusy(t *testing.T) {
+	lc := startLongCall(t, func(ctx context.Context, lc *longCall, timeout time.Duration) Outcome {
+		return RunInContainer(ctx, lc.store, lc.plan, timeout)
+	})
 	var busy Outcome
 	testwait.For(t, "a second call refused as busy", func() bool {
-		busy = RunInContainer(ctx, store, containerPlan(t, c, "marker = 1"), 0)
+		busy = RunInContainer(lc.ctx, lc.store, containerPlan(t, lc.c, "marker = 1"), 0)
 		return busy.Kind == ContainerBusy
 	})
-	if item := long.Item(busy); item.Status != StatusFailed || !strings.Contains(busy.FunctionOutput(), "note: Another call is running in this container") || strings.Contains(busy.FunctionOutput(), "return_code") {
+	if item := lc.plan.Item(busy); item.Status != StatusFailed || !strings.Contains(busy.FunctionOutput(), "note: Another call is running in this container") || strings.Contains(busy.FunctionOutput(), "return_code") {
 		t.Fatalf("busy: %+v\n%s", item, busy.FunctionOutput())
 	}
-	stop()
-	if o := <-done; o.Kind != Cancelled {
+	lc.stop()
+	if o := <-lc.done; o.Kind != Cancelled {
 		t.Fatalf("cancelled call: %s\n%s", o.Kind, o.FunctionOutput())
 	}
 }
@@ -619,35 +638,12 @@ func TestRunInContainerBusy(t *testing.T) {
 // while its own context lasts: cancelled meanwhile, it ends at once,
 // Cancelled, and does not run.
 func TestContainerRunWaitsOnlyWhileItsContextLasts(t *testing.T) {
-	p := wasmtest.New(t, nil)
-	store := containers.New(p)
-	t.Cleanup(func() { _ = store.Close() })
-	ctx, cancel := testwait.Context(t)
-	defer cancel()
-	caps, err := p.Describe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := OpenContainer(ctx, store, ContainerChoice{Mode: ContainerAuto, Field: "tools[0].container"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := containerPlan(t, c, "import time\ntime.sleep(100000)")
-	longCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	longDone := make(chan Outcome, 1)
-	go func() {
-		// The prober below may hold the container for a moment.
-		for {
-			o := c.Run(longCtx, long, caps.Limits.MaxTimeout)
-			if o.Kind != ContainerBusy || longCtx.Err() != nil {
-				longDone <- o
-				return
-			}
-		}
-	}()
+	lc := startLongCall(t, func(ctx context.Context, lc *longCall, timeout time.Duration) Outcome {
+		return lc.c.Run(ctx, lc.plan, timeout)
+	})
+	ctx, c := lc.ctx, lc.c
 	testwait.For(t, "the long call to hold the container", func() bool {
-		return RunInContainer(ctx, store, containerPlan(t, c, "pass"), 0).Kind == ContainerBusy
+		return RunInContainer(ctx, lc.store, containerPlan(t, c, "pass"), 0).Kind == ContainerBusy
 	})
 
 	waitCtx, give := context.WithCancel(ctx)
@@ -659,8 +655,8 @@ func TestContainerRunWaitsOnlyWhileItsContextLasts(t *testing.T) {
 	if o := testwait.Receive(t, waiting, "the outcome of the call cancelled while it waited"); o.Kind != Cancelled || o.StateLost || strings.Contains(o.FunctionOutput(), "state was lost") {
 		t.Errorf("cancelled while waiting: %s, state lost %v\n%s", o.Kind, o.StateLost, o.FunctionOutput())
 	}
-	stop()
-	if o := testwait.Receive(t, longDone, "the long call's outcome"); o.Kind != Cancelled {
+	lc.stop()
+	if o := testwait.Receive(t, lc.done, "the long call's outcome"); o.Kind != Cancelled {
 		t.Fatalf("long call: %s\n%s", o.Kind, o.FunctionOutput())
 	}
 	if _, o := run(t, ctx, c, "print('marker' in globals())"); o.Stdout != "False\n" {
