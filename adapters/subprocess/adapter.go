@@ -63,7 +63,7 @@ type session struct {
 	id       string
 	w        *worker
 	info     port.Session
-	busy     int // calls in flight
+	busy     int // calls and file operations in flight
 	lastUsed time.Time
 	// shellUp is set once a bash call has returned: the session's shell
 	// is started in its worker (see Execute).
@@ -888,6 +888,16 @@ func (a *adapter) fileCall(ctx context.Context, sessionID string, call func(*wor
 	if err != nil {
 		return err
 	}
+	// In flight, the session is not idle (watch): an upload may outlast
+	// the idle timeout.
+	a.mu.Lock()
+	s.busy++
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		s.busy--
+		a.mu.Unlock()
+	}()
 	err = call(s.w)
 	var te *transportError
 	if errors.As(err, &te) {

@@ -3,7 +3,9 @@ package subprocess_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,5 +129,74 @@ func TestWaitReadyReportsWorkersThatCannotStart(t *testing.T) {
 	err = a.WaitReady(ctx)
 	if !errors.Is(err, port.ErrRuntimeFailure) || ctx.Err() != nil {
 		t.Fatalf("WaitReady with workers that cannot start: %v, want ErrRuntimeFailure", err)
+	}
+}
+
+// gatedBody sends its first byte, says so on started, and the rest once
+// gate is closed.
+type gatedBody struct {
+	data    string
+	sent    bool
+	started chan struct{}
+	gate    chan struct{}
+}
+
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		close(b.started)
+		return copy(p, b.data[:1]), nil
+	}
+	<-b.gate
+	if len(b.data) == 1 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data[1:])
+	b.data = b.data[:1] + b.data[1+n:]
+	return n, nil
+}
+
+// A session is not idle while a file operation runs in it: an upload
+// slower than the idle timeout keeps its session, as a call does.
+func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
+	a := wasmtest.NewSubprocess(t, workerBin, func(c subprocess.Config) subprocess.Config { return c.WithWorkers(1, 2) })
+	ctx := context.Background()
+	short := port.CreateSessionRequest{IdleTimeout: 300 * time.Millisecond}
+	up, err := a.CreateSession(ctx, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := &gatedBody{data: "uploaded", started: make(chan struct{}), gate: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(body.gate) })
+	t.Cleanup(release)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.PutFile(ctx, up.ID, "slow.txt", body)
+		done <- err
+	}()
+	<-body.started
+	// A session made after the upload started, and idle since: once it
+	// is reclaimed, the uploading one has been idle as long.
+	witness, err := a.CreateSession(ctx, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the idle witness session to be reclaimed", func() bool {
+		return subprocess.SessionPID(a, witness.ID) == 0
+	})
+	if subprocess.SessionPID(a, up.ID) == 0 {
+		t.Fatal("the session of an upload under way was reclaimed")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("PutFile: %v", err)
+	}
+	rc, _, err := a.GetFile(ctx, up.ID, "slow.txt")
+	if err != nil {
+		t.Fatalf("GetFile after the upload: %v", err)
+	}
+	defer rc.Close()
+	if b, _ := io.ReadAll(rc); string(b) != "uploaded" {
+		t.Errorf("the upload's content: %q", b)
 	}
 }
