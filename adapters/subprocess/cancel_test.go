@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -132,30 +131,6 @@ func TestWaitReadyReportsWorkersThatCannotStart(t *testing.T) {
 	}
 }
 
-// gatedBody sends its first byte, says so on started, and the rest once
-// gate is closed.
-type gatedBody struct {
-	data    string
-	sent    bool
-	started chan struct{}
-	gate    chan struct{}
-}
-
-func (b *gatedBody) Read(p []byte) (int, error) {
-	if !b.sent {
-		b.sent = true
-		close(b.started)
-		return copy(p, b.data[:1]), nil
-	}
-	<-b.gate
-	if len(b.data) == 1 {
-		return 0, io.EOF
-	}
-	n := copy(p, b.data[1:])
-	b.data = b.data[:1] + b.data[1+n:]
-	return n, nil
-}
-
 // A session is not idle while a file operation runs in it: an upload
 // slower than the idle timeout keeps its session, as a call does.
 func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
@@ -166,15 +141,14 @@ func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := &gatedBody{data: "uploaded", started: make(chan struct{}), gate: make(chan struct{})}
-	release := sync.OnceFunc(func() { close(body.gate) })
-	t.Cleanup(release)
+	body := testwait.NewBody(strings.NewReader("uploaded"))
+	t.Cleanup(body.Release)
 	done := make(chan error, 1)
 	go func() {
 		_, err := a.PutFile(ctx, up.ID, "slow.txt", body)
 		done <- err
 	}()
-	<-body.started
+	<-body.Started()
 	// A session made after the upload started, and idle since: once it
 	// is reclaimed, the uploading one has been idle as long.
 	witness, err := a.CreateSession(ctx, short)
@@ -187,7 +161,7 @@ func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
 	if subprocess.SessionPID(a, up.ID) == 0 {
 		t.Fatal("the session of an upload under way was reclaimed")
 	}
-	release()
+	body.Release()
 	if err := <-done; err != nil {
 		t.Fatalf("PutFile: %v", err)
 	}

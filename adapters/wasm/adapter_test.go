@@ -1120,30 +1120,6 @@ func TestCloseDuringStartIsNoFailure(t *testing.T) {
 	}
 }
 
-// slowBody is an upload's body that sends its first byte, says so on
-// started, and sends the rest once gate is closed.
-type slowBody struct {
-	data    string
-	sent    bool
-	started chan struct{}
-	gate    chan struct{}
-}
-
-func (b *slowBody) Read(p []byte) (int, error) {
-	if !b.sent {
-		b.sent = true
-		close(b.started)
-		return copy(p, b.data[:1]), nil
-	}
-	<-b.gate
-	if len(b.data) == 1 {
-		return 0, io.EOF
-	}
-	n := copy(p, b.data[1:])
-	b.data = b.data[:1] + b.data[1+n:]
-	return n, nil
-}
-
 // A session is not idle while a file operation runs in it: an upload
 // slower than the idle timeout keeps its session, as a call does, and
 // the session's idle time starts as it ends.
@@ -1155,15 +1131,14 @@ func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := &slowBody{data: "uploaded", started: make(chan struct{}), gate: make(chan struct{})}
-	release := sync.OnceFunc(func() { close(body.gate) })
-	t.Cleanup(release) // before the adapter closes, if the test fails
+	body := testwait.NewBody(strings.NewReader("uploaded"))
+	t.Cleanup(body.Release) // before the adapter closes, if the test fails
 	done := make(chan error, 1)
 	go func() {
 		_, err := a.PutFile(ctx, up.ID, "slow.txt", body)
 		done <- err
 	}()
-	<-body.started
+	<-body.Started()
 	// A session made after the upload started, and idle since: once it
 	// is reclaimed, the uploading one has been idle as long, by the
 	// clock, in a pass of the reaper.
@@ -1178,7 +1153,7 @@ func TestAnUploadKeepsItsSessionFromIdling(t *testing.T) {
 	if _, err := a.d.lookup(up.ID); err != nil {
 		t.Fatalf("the session of an upload under way was reclaimed: %v", err)
 	}
-	release()
+	body.Release()
 	if err := <-done; err != nil {
 		t.Fatalf("PutFile: %v", err)
 	}

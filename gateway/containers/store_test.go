@@ -585,35 +585,18 @@ func TestAContainerRunningACallDoesNotExpire(t *testing.T) {
 	}
 }
 
-// gatedReader is an upload's body whose bytes come when the test says:
-// its first Read reports that the upload is under way, then waits.
-type gatedReader struct {
-	started chan struct{}
-	gate    chan struct{}
-	data    io.Reader
-}
-
-func (g *gatedReader) Read(p []byte) (int, error) {
-	if g.started != nil {
-		close(g.started)
-		g.started = nil
-		<-g.gate
-	}
-	return g.data.Read(p)
-}
-
 // uploadUnderWay starts an upload of data as name into container id and
-// returns once it is under way, its bytes held back: closing gate lets
-// them come, and done gives the upload's error.
-func uploadUnderWay(ctx context.Context, s *containers.Store, id, name string, data io.Reader) (gate chan<- struct{}, done <-chan error) {
-	body := &gatedReader{started: make(chan struct{}), gate: make(chan struct{}), data: data}
-	started, result := body.started, make(chan error, 1)
+// returns once it is under way, its bytes held back: release lets them
+// come, and done gives the upload's error.
+func uploadUnderWay(ctx context.Context, s *containers.Store, id, name string, data io.Reader) (release func(), done <-chan error) {
+	body := testwait.NewBody(data)
+	result := make(chan error, 1)
 	go func() {
 		_, err := s.Upload(ctx, id, name, body)
 		result <- err
 	}()
-	<-started
-	return body.gate, result
+	<-body.Started()
+	return body.Release, result
 }
 
 // Files a call produces while an upload of a new name is under way do
@@ -626,9 +609,9 @@ func TestFilesProducedDuringAnUploadKeepTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, uploaded := uploadUnderWay(ctx, s, c.ID, "u.txt", strings.NewReader("up"))
+	release, uploaded := uploadUnderWay(ctx, s, c.ID, "u.txt", strings.NewReader("up"))
 	run(t, s, ctx, c.ID, "open('a.txt', 'w').write('a')\nopen('b.txt', 'w').write('b')")
-	close(gate)
+	release()
 	if err := <-uploaded; err != nil {
 		t.Fatalf("Upload: %v", err)
 	}
@@ -661,14 +644,14 @@ func TestRemovingAFileBeingReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
+	release, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
 	removed := make(chan error, 1)
 	go func() { removed <- s.DeleteFile(ctx, c.ID, old.ID) }()
 	var le *containers.LimitError
 	if _, err := s.Upload(ctx, c.ID, "b.txt", strings.NewReader("b")); !errors.As(err, &le) {
 		t.Errorf("Upload of another name while a.txt holds the only place: %v, want a LimitError", err)
 	}
-	close(gate)
+	release()
 	if err := <-replaced; err != nil {
 		t.Fatalf("the replacement: %v", err)
 	}
@@ -689,9 +672,9 @@ func TestRemovingAFileBeingReplaced(t *testing.T) {
 	// A replacement that fails leaves the file, which the removal then
 	// removes, freeing its place.
 	current := page.Data[0]
-	gate, replaced = uploadUnderWay(ctx, s, c.ID, "a.txt", iotest.ErrReader(errors.New("the client went away")))
+	release, replaced = uploadUnderWay(ctx, s, c.ID, "a.txt", iotest.ErrReader(errors.New("the client went away")))
 	go func() { removed <- s.DeleteFile(ctx, c.ID, current.ID) }()
-	close(gate)
+	release()
 	if err := <-replaced; err == nil {
 		t.Fatal("a replacement whose body failed succeeded")
 	}
@@ -785,13 +768,13 @@ func TestWaitingForAFileEndsWithTheContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
+	release, replaced := uploadUnderWay(ctx, s, c.ID, "a.txt", strings.NewReader("new"))
 	waiting, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := s.DeleteFile(waiting, c.ID, f.ID); !errors.Is(err, context.Canceled) {
 		t.Errorf("DeleteFile with its context ended, waiting for a replacement: %v", err)
 	}
-	close(gate)
+	release()
 	if err := <-replaced; err != nil {
 		t.Fatal(err)
 	}

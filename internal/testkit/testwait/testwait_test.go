@@ -3,6 +3,8 @@ package testwait
 import (
 	"context"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +65,27 @@ func TestDeadline(t *testing.T) {
 	_, ok := t.Deadline()
 	if d := Deadline(t); d.IsZero() == ok {
 		t.Errorf("Deadline %v with a test deadline: %v", d, ok)
+	}
+}
+
+// A Body's bytes come once it is released, not before; releasing twice
+// is no fault.
+func TestBody(t *testing.T) {
+	b := NewBody(strings.NewReader("bytes"))
+	got := make(chan string, 1)
+	go func() {
+		data, _ := io.ReadAll(b)
+		got <- string(data)
+	}()
+	<-b.Started()
+	select {
+	case s := <-got:
+		t.Fatalf("read %q before the release", s)
+	default:
+	}
+	b.Release()
+	b.Release()
+	if s := <-got; s != "bytes" {
+		t.Errorf("read %q", s)
 	}
 }
