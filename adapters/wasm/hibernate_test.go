@@ -386,18 +386,11 @@ func TestCallDuringHibernationWaitsForIt(t *testing.T) {
 // file and the session are left as they were, and the next call, once
 // the host has recovered, wakes the session whole.
 func TestWakeAfterAHostErrorKeepsTheSession(t *testing.T) {
-	hib := t.TempDir()
-	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
+	a, hib := hibernatingAdapter(t)
 	ctx := context.Background()
 	id := newSession(t, a)
 	expect(t, run(t, a, id, "x = 7\nprint(x)"), "7\n", 0, port.OutcomeCompleted)
-	s, err := a.d.lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.d.hibernate(ctx, s, false) {
-		t.Fatal("not hibernated")
-	}
+	hibernateNow(t, a, id)
 	dir := a.d.sessionsDir
 	if err := os.Rename(dir, dir+".aside"); err != nil {
 		t.Fatal(err)
@@ -405,7 +398,7 @@ func TestWakeAfterAHostErrorKeepsTheSession(t *testing.T) {
 	if err := os.WriteFile(dir, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
+	_, err := a.Execute(ctx, id, port.ExecuteRequest{Tool: port.ToolCodeExecution, Code: "print(x)"})
 	var ce *port.CapacityError
 	if !errors.As(err, &ce) || ce.RetryAfter <= 0 {
 		t.Errorf("waking during a host error: %v, want a capacity refusal with a retry hint", err)
@@ -433,9 +426,7 @@ func TestWakeAfterAHostErrorKeepsTheSession(t *testing.T) {
 // is written 0600. A directory others can write is refused; one they can
 // read is accepted with a warning.
 func TestHibernateDirFollowsNoLinksAndChecksItsMode(t *testing.T) {
-	hib := t.TempDir()
-	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
-	ctx := context.Background()
+	a, hib := hibernatingAdapter(t)
 	id := newSession(t, a)
 	expect(t, run(t, a, id, "x = 'kept'\nprint(x)"), "kept\n", 0, port.OutcomeCompleted)
 	target := filepath.Join(t.TempDir(), "target")
@@ -445,13 +436,7 @@ func TestHibernateDirFollowsNoLinksAndChecksItsMode(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(hib, id+hibernatedSuffix+".tmp")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := a.d.lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.d.hibernate(ctx, s, false) {
-		t.Fatal("not hibernated")
-	}
+	hibernateNow(t, a, id)
 	if b, err := os.ReadFile(target); err != nil || string(b) != "precious" {
 		t.Errorf("the link's target: %.40q (%d bytes) %v, want it untouched", b, len(b), err)
 	}
@@ -536,8 +521,7 @@ func TestRestartWithASmallerMemoryLimitKeepsTheWorkspace(t *testing.T) {
 // set aside and the session answered as not found, as for any other file
 // that fails its checks.
 func TestWakeFromAFileCutInsideItsContents(t *testing.T) {
-	hib := t.TempDir()
-	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
+	a, hib := hibernatingAdapter(t)
 	ctx := context.Background()
 	id := newSession(t, a)
 	// Incompressible, and several of the files section's compressed
@@ -550,13 +534,7 @@ func TestWakeFromAFileCutInsideItsContents(t *testing.T) {
 	if _, err := a.PutFile(ctx, id, "big.bin", bytes.NewReader(body)); err != nil {
 		t.Fatal(err)
 	}
-	s, err := a.d.lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.d.hibernate(ctx, s, false) {
-		t.Fatal("not hibernated")
-	}
+	hibernateNow(t, a, id)
 	file := filepath.Join(hib, id+hibernatedSuffix)
 	fi, err := os.Stat(file)
 	if err != nil {
@@ -580,17 +558,10 @@ func TestWakeFromAFileCutInsideItsContents(t *testing.T) {
 // its size in memory. The line is bounded as at start; the file is set
 // aside.
 func TestWakeBoundsTheHeaderLine(t *testing.T) {
-	hib := t.TempDir()
-	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
+	a, hib := hibernatingAdapter(t)
 	ctx := context.Background()
 	id := newSession(t, a)
-	s, err := a.d.lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.d.hibernate(ctx, s, false) {
-		t.Fatal("not hibernated")
-	}
+	hibernateNow(t, a, id)
 	const lineBytes = 64 << 20
 	file := filepath.Join(hib, id+hibernatedSuffix)
 	if err := os.WriteFile(file, bytes.Repeat([]byte("x"), lineBytes), 0o600); err != nil {
@@ -598,7 +569,7 @@ func TestWakeBoundsTheHeaderLine(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = a.ListFiles(ctx, id, "")
+	_, err := a.ListFiles(ctx, id, "")
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, port.ErrSessionNotFound) {
 		t.Errorf("waking from a file without a header line: %v, want ErrSessionNotFound", err)
@@ -645,5 +616,26 @@ func TestRestartBoundsACreationInTheFuture(t *testing.T) {
 	}
 	if s.created.After(time.Now()) || s.created.Before(start) {
 		t.Errorf("the session's creation after the restart: %v; want between %v and now", s.created, start)
+	}
+}
+
+// hibernatingAdapter is an adapter that hibernates a session into hib
+// (a directory of the test's) when the test says (hibernateNow), not on
+// a timer.
+func hibernatingAdapter(t *testing.T) (a *testAdapter, hib string) {
+	t.Helper()
+	hib = t.TempDir()
+	return newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) }), hib
+}
+
+// hibernateNow hibernates session id of a.
+func hibernateNow(t *testing.T, a *testAdapter, id string) {
+	t.Helper()
+	s, err := a.d.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.d.hibernate(context.Background(), s, false) {
+		t.Fatal("not hibernated")
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
@@ -21,17 +20,10 @@ import (
 // shutdown waiting for it). What is not a regular file is now refused
 // without opening it, and set aside.
 func TestWakeOpensNoFIFO(t *testing.T) {
-	hib := t.TempDir()
-	a := newTestAdapter(t, func(c Config) Config { return noPool(c).WithHibernation(time.Hour, hib) })
+	a, hib := hibernatingAdapter(t)
 	ctx := context.Background()
 	id := newSession(t, a)
-	s, err := a.d.lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.d.hibernate(ctx, s, false) {
-		t.Fatal("not hibernated")
-	}
+	hibernateNow(t, a, id)
 	file := filepath.Join(hib, id+hibernatedSuffix)
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
