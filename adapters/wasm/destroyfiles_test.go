@@ -1,33 +1,15 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/codeport/codeport/internal/testkit/testwait"
 	"github.com/codeport/codeport/port"
 )
-
-// blockedIn reports whether a goroutine's stack holds every one of calls.
-func blockedIn(calls ...string) bool {
-	buf := make([]byte, 4<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	for g := range bytes.SplitSeq(buf, []byte("\n\n")) {
-		all := true
-		for _, c := range calls {
-			all = all && bytes.Contains(g, []byte(c))
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
 
 // A file operation that had found its session before the session was
 // destroyed (DestroySession, or the reaper) went on in the session's
@@ -55,7 +37,7 @@ func TestFileOperationOfADestroyedSessionSeesNoOther(t *testing.T) {
 		listed <- listing{files, err}
 	}()
 	testwait.For(t, "the listing to wait for the session's files", func() bool {
-		return blockedIn("(*adapter).awake", "(*adapter).ListFiles")
+		return testwait.InStack("(*adapter).awake", "(*adapter).ListFiles")
 	})
 	if err := a.d.DestroySession(ctx, idA); err != nil {
 		t.Fatal(err)

@@ -12,14 +12,3 @@ func (s *Store) SessionOf(id string) string {
 
 // Sweep ends every expired container now, as the sweeper does.
 func (s *Store) Sweep() { s.sweep() }
-
-// Waiting is how many callers wait for an upload or removal of a file of
-// container id to end.
-func (s *Store) Waiting(id string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.byID[id]; e != nil {
-		return e.waiting
-	}
-	return 0
-}

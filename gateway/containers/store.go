@@ -191,9 +191,6 @@ type entry struct {
 	// changed is closed, and replaced, whenever an upload or removal
 	// ends: what waits for names waits for it.
 	changed chan struct{}
-	// waiting counts the callers waiting for changed (what a test
-	// waits for before letting the operation they wait for end).
-	waiting int
 	// calls counts the port calls running in the session (Execute,
 	// put): a container running one is not idle, however long the call
 	// takes, as the port does not reclaim a busy session.
@@ -213,14 +210,12 @@ type nameOps struct {
 func (s *Store) awaitLocked(ctx context.Context, e *entry, ready func() bool) error {
 	for !ready() {
 		changed := e.changed
-		e.waiting++
 		s.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
 		}
 		s.mu.Lock()
-		e.waiting--
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}

@@ -734,7 +734,7 @@ func TestAnUploadWaitsForTheRemovalOfItsName(t *testing.T) {
 		uploaded <- err
 	}()
 	testwait.For(t, "the upload to wait for the removal (or to end)", func() bool {
-		return s.Waiting(c.ID) > 0 || len(uploaded) > 0
+		return testwait.InStack("(*Store).awaitLocked", "(*Store).put") || len(uploaded) > 0
 	})
 	close(g.release)
 	if err := <-removed; err != nil {
