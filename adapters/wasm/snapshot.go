@@ -323,6 +323,13 @@ func writeSnapshot(w io.Writer, meta snapshotMeta, mem []byte, base *image, comp
 // prefix/relative path, without following symbolic links (the sandbox
 // makes none; anything else is left out).
 func tarTree(tw *tar.Writer, prefix, root string) error {
+	// Files are opened through the tree's root: by the names the walk
+	// found, never out of it.
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -343,14 +350,12 @@ func tarTree(tw *tar.Writer, prefix, root string) error {
 			}
 			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: int64(info.Mode().Perm()), Format: tar.FormatPAX})
 		case d.Type().IsRegular():
-			f, err := os.Open(p)
+			f, err := r.Open(rel)
 			if errors.Is(err, fs.ErrPermission) {
 				// A file the program made unreadable (chmod 000): the
 				// session is held, so no program races the bits back.
-				info, ierr := d.Info()
-				if ierr == nil {
-					f, err = workspace.OpenUnreadable(err, info.Mode().Perm(), func(perm fs.FileMode) error { return os.Chmod(p, perm) },
-						func() (*os.File, error) { return os.Open(p) })
+				if info, ierr := d.Info(); ierr == nil {
+					f, err = workspace.OpenUnreadable(r, rel, info.Mode().Perm(), err)
 				}
 			}
 			if err != nil {

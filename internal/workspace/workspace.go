@@ -217,23 +217,21 @@ func (w *Workspace) Open(p string) (io.ReadCloser, port.FileInfo, error) {
 	return f, info, nil
 }
 
-// OpenUnreadable opens for reading a file of the host's whose owner read
-// bit a program cleared (chmod 000, which AllowedMode lets a guest set on
-// a file), after open failed with openErr: the host owns the sessions'
-// files, and a download, an output's copy, a snapshot or a hibernation
-// must read them whatever bits the program set (a host running as root
-// never saw the bits at all). The owner's read bit is set for the open
-// and perm restored at once, so the program sees its bits unchanged;
-// openErr is returned for a file whose owner may read it already.
-func OpenUnreadable(openErr error, perm fs.FileMode, chmod func(fs.FileMode) error, open func() (*os.File, error)) (*os.File, error) {
-	if perm&0o400 != 0 {
+// OpenUnreadable opens rel in root for reading after an open failed
+// with openErr (fs.ErrPermission) because a program cleared the owner's
+// read bit of the file (chmod 000, which AllowedMode lets a guest set):
+// the host owns the sessions' files, and a download, an output's copy, a
+// snapshot or a hibernation must read them whatever bits the program set
+// (a host running as root never saw the bits at all). The owner's read
+// bit, absent from perm (the file's bits), is set for the open and perm
+// restored at once, so the program sees its bits unchanged; otherwise
+// openErr is returned.
+func OpenUnreadable(root *os.Root, rel string, perm fs.FileMode, openErr error) (*os.File, error) {
+	if perm&0o400 != 0 || root.Chmod(rel, perm|0o400) != nil {
 		return nil, openErr
 	}
-	if err := chmod(perm | 0o400); err != nil {
-		return nil, openErr
-	}
-	f, err := open()
-	if cerr := chmod(perm); cerr != nil && err == nil {
+	f, err := root.Open(rel)
+	if cerr := root.Chmod(rel, perm); cerr != nil && err == nil {
 		f.Close()
 		return nil, cerr
 	}
@@ -253,8 +251,7 @@ func (w *Workspace) openIn(root *os.Root, p string) (*os.File, port.FileInfo, er
 	}
 	f, err := root.OpenFile(rel, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrPermission) {
-		f, err = OpenUnreadable(err, fi.Mode().Perm(), func(perm fs.FileMode) error { return root.Chmod(rel, perm) },
-			func() (*os.File, error) { return root.OpenFile(rel, os.O_RDONLY, 0) })
+		f, err = OpenUnreadable(root, rel, fi.Mode().Perm(), err)
 	}
 	if err != nil {
 		return nil, port.FileInfo{}, pathErr("open", rel, err)
