@@ -726,8 +726,9 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	defer cancelStream()
 	done := make(chan struct{})
 	// forced is why the watchdog ended the call: causeDeadline, or
-	// causeCancel for a call that did not stop once cancelled.
-	var forced atomic.Value
+	// causeCancel for a call that did not stop once cancelled. Read
+	// after wg.Wait, which orders the watchdog's write before it.
+	var forced string
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // the watchdog: owned by this call, ended before it returns
@@ -738,7 +739,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 		case <-done:
 			return
 		case <-hard.C:
-			forced.Store(causeDeadline)
+			forced = causeDeadline
 		case <-ctx.Done():
 			grace := time.NewTimer(afterGrace(a.cfg.killGrace, allowance))
 			defer grace.Stop()
@@ -746,7 +747,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 			case <-done:
 				return
 			case <-grace.C:
-				forced.Store(causeCancel)
+				forced = causeCancel
 			}
 		}
 		cancelStream()
@@ -759,8 +760,7 @@ func (a *adapter) Execute(ctx context.Context, sessionID string, req port.Execut
 	var te *transportError
 	switch {
 	case errors.As(err, &te):
-		why, _ := forced.Load().(string)
-		cause := a.lose(s.w, why)
+		cause := a.lose(s.w, forced)
 		var rc int
 		switch cause {
 		case causeDeadline:
