@@ -403,20 +403,21 @@ func (s *stderrLog) emit(line []byte, cut bool) {
 	}
 	if s.crash == 0 && !crashStart(text) {
 		s.stray++
-		switch {
-		case s.stray <= maxCrashLines:
-			s.log.Warn("worker stderr", "line", text, "cut", cut)
-		case s.stray == maxCrashLines+1:
-			s.log.Warn("worker stderr: further lines that are not log records are not logged")
-		}
+		logCapped(s.stray, func(msg string, args ...any) { s.log.Warn(msg, args...) }, "worker stderr", "that are not log records ", text, cut)
 		return
 	}
 	s.crash++
+	logCapped(s.crash, func(msg string, args ...any) { s.log.Error(msg, args...) }, "worker crash report", "", text, cut)
+}
+
+// logCapped logs the nth line of a kind (msg) up to maxCrashLines, then
+// once that further lines (which) are not logged, then nothing.
+func logCapped(n int, log func(string, ...any), msg, which, text string, cut bool) {
 	switch {
-	case s.crash <= maxCrashLines:
-		s.log.Error("worker crash report", "line", text, "cut", cut)
-	case s.crash == maxCrashLines+1:
-		s.log.Error("worker crash report: further lines are not logged")
+	case n <= maxCrashLines:
+		log(msg, "line", text, "cut", cut)
+	case n == maxCrashLines+1:
+		log(msg + ": further lines " + which + "are not logged")
 	}
 }
 
