@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -71,13 +72,19 @@ func TestDeadline(t *testing.T) {
 // A Body's bytes come once it is released, not before; releasing twice
 // is no fault.
 func TestBody(t *testing.T) {
-	b := NewBody(strings.NewReader("bytes"))
+	src := &countingReader{r: strings.NewReader("bytes")}
+	b := NewBody(src)
 	got := make(chan string, 1)
 	go func() {
 		data, _ := io.ReadAll(b)
 		got <- string(data)
 	}()
 	<-b.Started()
+	// Started is closed before the first read of the source, which then
+	// waits for the release.
+	if n := src.reads.Load(); n != 0 {
+		t.Fatalf("the source was read %d times before the release", n)
+	}
 	select {
 	case s := <-got:
 		t.Fatalf("read %q before the release", s)
@@ -88,4 +95,15 @@ func TestBody(t *testing.T) {
 	if s := <-got; s != "bytes" {
 		t.Errorf("read %q", s)
 	}
+}
+
+// countingReader counts the reads of r.
+type countingReader struct {
+	r     io.Reader
+	reads atomic.Int32
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.r.Read(p)
 }
