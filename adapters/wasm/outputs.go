@@ -74,13 +74,16 @@ func (a *adapter) collectOutputs(s *session, res *port.Result) {
 		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not in this result (it carries at most %d images, %s in all): %s; fetch by file id]",
 			plural(len(notInline), "image is", "images are"), a.cfg.settings.InlineImages, bytesize.Format(a.cfg.settings.InlineImageBytes), someNames(notInline)))
 	}
-	if len(notKept) > 0 {
-		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the workspace limit leaves no room for a copy; fetch by path instead: %s]", plural(len(notKept), "produced file was", "produced files were"), someNames(notKept)))
-	}
-	if len(notCopied) > 0 {
-		// A host error, not the quota: saying the limit left no room
-		// would send the program looking for room it has.
-		res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: the host could not copy it; fetch by path instead: %s]", plural(len(notCopied), "produced file was", "produced files were"), someNames(notCopied)))
+	// A host error is not the quota: saying the limit left no room would
+	// send the program looking for room it has.
+	for _, n := range []struct {
+		names []string
+		why   string
+	}{{notKept, "the workspace limit leaves no room for a copy"}, {notCopied, "the host could not copy it"}} {
+		if len(n.names) > 0 {
+			res.Stderr = appendNote(res.Stderr, fmt.Sprintf("[codeport: %s not kept for retrieval by file id: %s; fetch by path instead: %s]",
+				plural(len(n.names), "produced file was", "produced files were"), n.why, someNames(n.names)))
+		}
 	}
 }
 
